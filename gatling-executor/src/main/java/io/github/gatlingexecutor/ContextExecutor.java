@@ -1,0 +1,81 @@
+package io.github.gatlingexecutor;
+
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * A {@link ScheduledExecutorService} that knows about task <em>contexts</em>.
+ *
+ * <p>Three kinds of task share one pool of threads:
+ * <ul>
+ *   <li><b>sequential</b> tasks of one context run one at a time, in submission order, each seeing the memory
+ *       effects of the one before it; different contexts run in parallel;</li>
+ *   <li><b>coalescing</b> tasks of one context run one at a time, and a task that has not started yet is replaced by
+ *       a newer one of the same context (the replaced one never runs; the newest always does);</li>
+ *   <li>any other {@link Runnable} runs unordered.</li>
+ * </ul>
+ * {@link #execute(Runnable)} tells the kinds apart by {@link SequentialRunnable} and {@link CoalescingRunnable};
+ * {@link #sequential(Object)} and {@link #coalescing(Object)} give an {@link Executor} bound to one context for tasks
+ * that are plain {@code Runnable}s. Every other submission method ({@code submit}, {@code invokeAll},
+ * {@code invokeAny}, {@code schedule*}) keeps a task's kind and context.
+ */
+public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable {
+
+    /**
+     * Returns an executor whose tasks run one at a time, in the order their {@code execute} calls completed, in the
+     * sequential lane of {@code context}. The handle stays valid for the life of this executor and may be kept and
+     * shared between threads; the lane behind it is released whenever it has nothing queued or running, so holding a
+     * handle costs no memory per idle context.
+     *
+     * @throws NullPointerException if {@code context} is null
+     */
+    Executor sequential(Object context);
+
+    /**
+     * Returns an executor for the coalescing lane of {@code context}: at most one of its tasks runs at a time, and a
+     * task submitted while an earlier one has not started replaces that one (it is counted in
+     * {@link ExecutorStatistics#coalesced()}; if it was a {@code Future}, it is cancelled). The last task submitted
+     * always runs. The sequential and coalescing lanes of one context are independent.
+     *
+     * @throws NullPointerException if {@code context} is null
+     */
+    Executor coalescing(Object context);
+
+    /** The name given at construction; threads are named after it. */
+    String name();
+
+    /**
+     * A snapshot of the executor's counters. Each counter is read once, without stopping the executor, so counters
+     * may be a few tasks apart from one another while tasks are moving; once the executor is quiescent they are
+     * exact. Cost: a few dozen reads, no allocation beyond the snapshot; safe to call every second.
+     */
+    ExecutorStatistics statistics();
+
+    /**
+     * Per-context counters for every live context (one with queued or running work). Its cost grows with the number
+     * of live contexts; use {@link #statistics()} for a cheap summary.
+     */
+    List<ContextStatistics> contextStatistics();
+
+    /**
+     * Starts an orderly shutdown and waits until every accepted task has run, as
+     * {@code ExecutorService.close()} does on JDK 19 and later. If interrupted while waiting, it calls
+     * {@link #shutdownNow()} and keeps waiting, then restores the interrupt status.
+     *
+     * @throws IllegalStateException if called from one of this executor's own tasks, which would wait for itself
+     */
+    @Override
+    void close();
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws RejectedExecutionException if the executor has been shut down
+     * @throws NullPointerException if {@code command} is null, or it is a {@link SequentialRunnable} or
+     *         {@link CoalescingRunnable} whose {@code context()} is null
+     */
+    @Override
+    void execute(Runnable command);
+}

@@ -1,0 +1,103 @@
+package io.github.gatlingexecutor;
+
+/**
+ * A snapshot of a {@link ContextExecutor}'s counters, taken by {@link ContextExecutor#statistics()}.
+ *
+ * <p>Task counters count tasks that entered the pool: a task given to {@code execute}, a lane, {@code submit} or
+ * {@code invoke*} counts once when accepted; a scheduled task counts each time it becomes due and enters the pool.
+ * Once the executor is quiescent, {@code submitted = executed + coalesced + queued + returned}.
+ */
+public final class ExecutorStatistics {
+    private final long submitted;
+    private final long executed;
+    private final long coalesced;
+    private final long failed;
+    private final long returned;
+    private final long liveContexts;
+    private final int threads;
+    private final int peakThreads;
+    private final int coreThreads;
+    private final long auxiliaryThreadsStarted;
+    private final long coreBumps;
+    private final long transfers;
+    private final long blockedDetections;
+    private final long threadStartFailures;
+
+    ExecutorStatistics(long submitted, long executed, long coalesced, long failed, long returned,
+                       long liveContexts, int threads, int peakThreads, int coreThreads,
+                       long auxiliaryThreadsStarted, long coreBumps, long transfers, long blockedDetections,
+                       long threadStartFailures) {
+        this.submitted = submitted;
+        this.executed = executed;
+        this.coalesced = coalesced;
+        this.failed = failed;
+        this.returned = returned;
+        this.liveContexts = liveContexts;
+        this.threads = threads;
+        this.peakThreads = peakThreads;
+        this.coreThreads = coreThreads;
+        this.auxiliaryThreadsStarted = auxiliaryThreadsStarted;
+        this.coreBumps = coreBumps;
+        this.transfers = transfers;
+        this.blockedDetections = blockedDetections;
+        this.threadStartFailures = threadStartFailures;
+    }
+
+    /** Tasks accepted into the pool. */
+    public long submitted() { return submitted; }
+
+    /** Tasks that ran, whether or not they threw (a cancelled {@code Future} that was reached counts too). */
+    public long executed() { return executed; }
+
+    /** Coalescing tasks dropped because a newer task of the same context replaced them before they started. */
+    public long coalesced() { return coalesced; }
+
+    /** Tasks that ran and threw. */
+    public long failed() { return failed; }
+
+    /** Tasks handed back, never started, by {@code shutdownNow()}. */
+    public long returned() { return returned; }
+
+    /**
+     * Accepted tasks that have neither run, been coalesced away, nor been returned:
+     * {@code submitted - executed - coalesced - returned}, never negative.
+     */
+    public long queued() { return Math.max(0, submitted - executed - coalesced - returned); }
+
+    /** Lanes that exist now: contexts with queued or running work (idle lanes are released). */
+    public long liveContexts() { return liveContexts; }
+
+    /** Worker threads alive now (the checker is not a worker). */
+    public int threads() { return threads; }
+
+    /** The most worker threads alive at once. */
+    public int peakThreads() { return peakThreads; }
+
+    /** The current core size: the configured one plus every core bump. */
+    public int coreThreads() { return coreThreads; }
+
+    /** Auxiliary threads started since construction. */
+    public long auxiliaryThreadsStarted() { return auxiliaryThreadsStarted; }
+
+    /** Times the core size was raised by one because auxiliary threads were needed often. */
+    public long coreBumps() { return coreBumps; }
+
+    /** Lane batches that ran on a different worker than the lane's previous batch. */
+    public long transfers() { return transfers; }
+
+    /** Times the checker found a worker stuck in one task for longer than the blocked threshold. */
+    public long blockedDetections() { return blockedDetections; }
+
+    /** Times the thread factory failed to give a thread (threw, or returned {@code null}). */
+    public long threadStartFailures() { return threadStartFailures; }
+
+    @Override
+    public String toString() {
+        return "ExecutorStatistics{submitted=" + submitted + ", executed=" + executed + ", coalesced=" + coalesced
+                + ", failed=" + failed + ", returned=" + returned + ", queued=" + queued()
+                + ", liveContexts=" + liveContexts + ", threads=" + threads + ", peakThreads=" + peakThreads
+                + ", coreThreads=" + coreThreads + ", auxiliaryThreadsStarted=" + auxiliaryThreadsStarted
+                + ", coreBumps=" + coreBumps + ", transfers=" + transfers
+                + ", blockedDetections=" + blockedDetections + ", threadStartFailures=" + threadStartFailures + '}';
+    }
+}

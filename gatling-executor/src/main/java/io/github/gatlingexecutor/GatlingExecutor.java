@@ -1,0 +1,379 @@
+package io.github.gatlingexecutor;
+
+import java.lang.Thread.UncaughtExceptionHandler;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The GatlingExecutor: sequential, coalescing and unordered tasks on one small elastic pool of threads.
+ *
+ * <p>See {@link ContextExecutor} for the semantics of the three task kinds. This class adds the pool: {@code
+ * coreThreads} workers that live as long as the executor (started on demand), auxiliary workers started when work
+ * waits while the busy workers are blocked, retired after {@code auxiliaryKeepAlive} idle, and a hard cap of {@code
+ * maxThreads} workers. One housekeeping thread per executor, the checker, watches for workers stuck in one task and
+ * fires scheduled tasks; it never runs a task itself.
+ *
+ * <pre>{@code
+ * try (GatlingExecutor executor = GatlingExecutor.builder().name("orders").coreThreads(4).build()) {
+ *     Executor account = executor.sequential(accountId);
+ *     account.execute(() -> debit(accountId, 10));
+ *     account.execute(() -> credit(accountId, 5));     // runs after the debit, maybe on another thread
+ *     executor.coalescing(instrument).execute(() -> publish(latestPrice(instrument)));
+ * }
+ * }</pre>
+ *
+ * <p>Threads are named {@code <name>-core-<n>}, {@code <name>-aux-<n>} and {@code <name>-checker}, unless a
+ * {@link ThreadFactory} is given (it then makes the workers; the checker is always the executor's own daemon thread).
+ */
+public final class GatlingExecutor implements ContextExecutor {
+
+    private final Engine engine;
+
+    /**
+     * An executor with the given name and core size, and every other setting at its default.
+     *
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty or {@code coreThreads < 1}
+     */
+    public GatlingExecutor(String name, int coreThreads) {
+        this(builder().name(name).coreThreads(coreThreads).settings());
+    }
+
+    private GatlingExecutor(Settings settings) {
+        this.engine = new Engine(settings);
+    }
+
+    /** A builder with every setting at its default. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public Executor sequential(Object context) {
+        return engine.laneHandle(Objects.requireNonNull(context, "context"), false);
+    }
+
+    @Override
+    public Executor coalescing(Object context) {
+        return engine.laneHandle(Objects.requireNonNull(context, "context"), true);
+    }
+
+    @Override
+    public void execute(Runnable command) {
+        engine.execute(Objects.requireNonNull(command, "command"));
+    }
+
+    @Override
+    public String name() {
+        return engine.settings.name;
+    }
+
+    @Override
+    public ExecutorStatistics statistics() {
+        return engine.statistics();
+    }
+
+    @Override
+    public List<ContextStatistics> contextStatistics() {
+        return engine.contextStatistics();
+    }
+
+    // ---- ExecutorService -------------------------------------------------------------------------------------
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The returned future runs in the task's lane when the task is a {@link SequentialRunnable} or
+     * {@link CoalescingRunnable}, and implements the same interface with the same context.
+     */
+    @Override
+    public Future<?> submit(Runnable task) {
+        return engine.submit(Objects.requireNonNull(task, "task"), null);
+    }
+
+    /** {@inheritDoc} See {@link #submit(Runnable)} for how the task's kind is kept. */
+    @Override
+    public <T> Future<T> submit(Runnable task, T result) {
+        return engine.submit(Objects.requireNonNull(task, "task"), result);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A {@code Callable} that also implements {@link SequentialRunnable} or {@link CoalescingRunnable} runs in
+     * that lane (its {@code call()} is what runs).
+     */
+    @Override
+    public <T> Future<T> submit(Callable<T> task) {
+        return engine.submit(Objects.requireNonNull(task, "task"));
+    }
+
+    @Override
+    public <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> tasks) throws InterruptedException {
+        return engine.invokeAll(tasks, false, 0L);
+    }
+
+    @Override
+    public <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
+            throws InterruptedException {
+        return engine.invokeAll(tasks, true, unit.toNanos(timeout));
+    }
+
+    @Override
+    public <T> T invokeAny(Collection<? extends Callable<T>> tasks) throws InterruptedException, ExecutionException {
+        try {
+            return engine.invokeAny(tasks, false, 0L);
+        } catch (TimeoutException impossible) {
+            throw new AssertionError(impossible);
+        }
+    }
+
+    @Override
+    public <T> T invokeAny(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        return engine.invokeAny(tasks, true, unit.toNanos(timeout));
+    }
+
+    // ---- ScheduledExecutorService ----------------------------------------------------------------------------
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>When due, the task enters its lane (if it is a {@link SequentialRunnable} or {@link CoalescingRunnable})
+     * and runs on a worker, never on the checker.
+     */
+    @Override
+    public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+        return engine.schedule(Objects.requireNonNull(command, "command"), null, delay, unit);
+    }
+
+    @Override
+    public <V> ScheduledFuture<V> schedule(Callable<V> callable, long delay, TimeUnit unit) {
+        return engine.schedule(null, Objects.requireNonNull(callable, "callable"), delay, unit);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Each run enters the task's lane when due. Runs never overlap: a run that is late makes the next one start
+     * late, as in {@code ScheduledThreadPoolExecutor}. Periodic tasks stop at shutdown.
+     */
+    @Override
+    public ScheduledFuture<?> scheduleAtFixedRate(Runnable command, long initialDelay, long period, TimeUnit unit) {
+        return engine.schedulePeriodic(Objects.requireNonNull(command, "command"), initialDelay, period, true, unit);
+    }
+
+    @Override
+    public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay,
+                                                     TimeUnit unit) {
+        return engine.schedulePeriodic(Objects.requireNonNull(command, "command"), initialDelay, delay, false, unit);
+    }
+
+    // ---- lifecycle -------------------------------------------------------------------------------------------
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Every accepted task still runs: lanes drain, the last coalescing task of each context runs, delayed one-shot
+     * tasks run when due; periodic tasks stop. Does not wait.
+     */
+    @Override
+    public void shutdown() {
+        engine.shutdown();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Returns exactly the accepted tasks that never started: the caller's own {@code Runnable} for {@code execute}
+     * and lane submissions, the {@code Future} for {@code submit}, {@code invoke*} and {@code schedule*}. No task is
+     * both returned and run. Running tasks are interrupted.
+     */
+    @Override
+    public List<Runnable> shutdownNow() {
+        return engine.shutdownNow();
+    }
+
+    @Override
+    public boolean isShutdown() {
+        return engine.isShutdown();
+    }
+
+    /** {@inheritDoc} True only once no task runs and every worker thread has ended. */
+    @Override
+    public boolean isTerminated() {
+        return engine.isTerminated();
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+        return engine.awaitTermination(unit.toNanos(timeout));
+    }
+
+    @Override
+    public void close() {
+        engine.close();
+    }
+
+    @Override
+    public String toString() {
+        return "GatlingExecutor[" + name() + ", " + engine.stateName() + ", " + statistics() + ']';
+    }
+
+    /**
+     * Settings for a {@link GatlingExecutor}. Each setter checks its own argument and throws at once:
+     * {@link NullPointerException} for a null, {@link IllegalArgumentException} naming the setting and the value
+     * otherwise. {@link #build()} checks the settings against one another.
+     */
+    public static final class Builder {
+        private String name = "gatling";
+        private int coreThreads = Math.max(1, Runtime.getRuntime().availableProcessors());
+        private int maxThreads = -1; // unset: max(256, coreThreads)
+        private Duration auxiliaryKeepAlive = Duration.ofSeconds(10);
+        private Duration checkPeriod = Duration.ofMillis(250);
+        private Duration blockedThreshold = Duration.ofMillis(250);
+        private int coreBumpThreshold = 10;
+        private int batchSize = 64;
+        private ThreadFactory threadFactory;
+        private UncaughtExceptionHandler uncaughtExceptionHandler;
+
+        private Builder() {
+        }
+
+        /** The executor's name, used in thread names (default {@code "gatling"}). Must not be empty. */
+        public Builder name(String name) {
+            Objects.requireNonNull(name, "name");
+            if (name.isEmpty()) {
+                throw new IllegalArgumentException("name must not be empty");
+            }
+            this.name = name;
+            return this;
+        }
+
+        /** Workers that live as long as the executor (default: available processors). At least 1. */
+        public Builder coreThreads(int coreThreads) {
+            if (coreThreads < 1) {
+                throw new IllegalArgumentException("coreThreads must be at least 1, was " + coreThreads);
+            }
+            this.coreThreads = coreThreads;
+            return this;
+        }
+
+        /**
+         * The hard cap on worker threads, never exceeded (default {@code max(256, coreThreads)}). At least 1, and
+         * not below {@code coreThreads} (checked by {@link #build()}).
+         */
+        public Builder maxThreads(int maxThreads) {
+            if (maxThreads < 1) {
+                throw new IllegalArgumentException("maxThreads must be at least 1, was " + maxThreads);
+            }
+            this.maxThreads = maxThreads;
+            return this;
+        }
+
+        /** How long an auxiliary worker stays idle before it ends (default 10 s). Positive. */
+        public Builder auxiliaryKeepAlive(Duration keepAlive) {
+            this.auxiliaryKeepAlive = positive("auxiliaryKeepAlive", keepAlive);
+            return this;
+        }
+
+        /** How often the checker looks for stuck workers (default 250 ms). Positive. */
+        public Builder checkPeriod(Duration checkPeriod) {
+            this.checkPeriod = positive("checkPeriod", checkPeriod);
+            return this;
+        }
+
+        /**
+         * How long a worker may run one task before the checker counts it as stuck and lets other workers take the
+         * queued work (default 250 ms). Positive.
+         */
+        public Builder blockedThreshold(Duration blockedThreshold) {
+            this.blockedThreshold = positive("blockedThreshold", blockedThreshold);
+            return this;
+        }
+
+        /** Every this many auxiliary thread starts, the core size grows by one (default 10). At least 1. */
+        public Builder coreBumpThreshold(int coreBumpThreshold) {
+            if (coreBumpThreshold < 1) {
+                throw new IllegalArgumentException("coreBumpThreshold must be at least 1, was " + coreBumpThreshold);
+            }
+            this.coreBumpThreshold = coreBumpThreshold;
+            return this;
+        }
+
+        /**
+         * How many tasks of one lane a worker runs before it puts the lane at the back of the queue, so that a busy
+         * context cannot starve the others (default 64). At least 1.
+         */
+        public Builder batchSize(int batchSize) {
+            if (batchSize < 1) {
+                throw new IllegalArgumentException("batchSize must be at least 1, was " + batchSize);
+            }
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /**
+         * Makes the worker threads (default: the executor's own, non-daemon, named after the executor). A factory
+         * that throws or returns {@code null} is survived: the executor goes on with the threads it has.
+         */
+        public Builder threadFactory(ThreadFactory threadFactory) {
+            this.threadFactory = Objects.requireNonNull(threadFactory, "threadFactory");
+            return this;
+        }
+
+        /**
+         * Receives what a task given to {@code execute} or to a lane throws (default: the worker thread's own
+         * handler). Tasks given to {@code submit}, {@code invoke*} or {@code schedule*} report through their future.
+         */
+        public Builder uncaughtExceptionHandler(UncaughtExceptionHandler handler) {
+            this.uncaughtExceptionHandler = Objects.requireNonNull(handler, "uncaughtExceptionHandler");
+            return this;
+        }
+
+        /**
+         * Builds the executor. No thread starts until work arrives.
+         *
+         * @throws IllegalArgumentException if {@code maxThreads} was set below {@code coreThreads}
+         */
+        public GatlingExecutor build() {
+            return new GatlingExecutor(settings());
+        }
+
+        Settings settings() {
+            int max = maxThreads < 0 ? Math.max(256, coreThreads) : maxThreads;
+            if (max < coreThreads) {
+                throw new IllegalArgumentException("maxThreads (" + max + ") must not be below coreThreads ("
+                        + coreThreads + ")");
+            }
+            return new Settings(name, coreThreads, max, nanos(auxiliaryKeepAlive), nanos(checkPeriod),
+                    nanos(blockedThreshold), coreBumpThreshold, batchSize, threadFactory, uncaughtExceptionHandler);
+        }
+
+        private static Duration positive(String setting, Duration value) {
+            Objects.requireNonNull(value, setting);
+            if (value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException(setting + " must be positive, was " + value);
+            }
+            return value;
+        }
+
+        private static long nanos(Duration d) {
+            try {
+                return d.toNanos();
+            } catch (ArithmeticException tooLong) {
+                return Long.MAX_VALUE;
+            }
+        }
+    }
+}

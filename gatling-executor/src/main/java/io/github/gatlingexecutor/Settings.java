@@ -1,0 +1,33 @@
+package io.github.gatlingexecutor;
+
+import java.lang.Thread.UncaughtExceptionHandler;
+import java.util.concurrent.ThreadFactory;
+
+/** The validated, immutable settings of one executor, as the builder produced them. */
+final class Settings {
+    final String name;
+    final int coreThreads;
+    final int maxThreads;
+    final long auxiliaryKeepAliveNanos;
+    final long checkPeriodNanos;
+    final long blockedThresholdNanos;
+    final int coreBumpThreshold;
+    final int batchSize;
+    final ThreadFactory threadFactory;               // null: the executor names and creates its own threads
+    final UncaughtExceptionHandler exceptionHandler; // null: the worker thread's own handler
+
+    Settings(String name, int coreThreads, int maxThreads, long auxiliaryKeepAliveNanos, long checkPeriodNanos,
+             long blockedThresholdNanos, int coreBumpThreshold, int batchSize, ThreadFactory threadFactory,
+             UncaughtExceptionHandler exceptionHandler) {
+        this.name = name;
+        this.coreThreads = coreThreads;
+        this.maxThreads = maxThreads;
+        this.auxiliaryKeepAliveNanos = auxiliaryKeepAliveNanos;
+        this.checkPeriodNanos = checkPeriodNanos;
+        this.blockedThresholdNanos = blockedThresholdNanos;
+        this.coreBumpThreshold = coreBumpThreshold;
+        this.batchSize = batchSize;
+        this.threadFactory = threadFactory;
+        this.exceptionHandler = exceptionHandler;
+    }
+}

@@ -1,0 +1,8 @@
+/**
+ * GatlingExecutor: per-context ordered, coalescing and unordered execution on a small elastic pool.
+ *
+ * <p>Only {@code io.github.gatlingexecutor} is exported; the engine behind it is package-private.
+ */
+module io.github.gatlingexecutor {
+    exports io.github.gatlingexecutor;
+}
