@@ -1,28 +1,586 @@
 package io.github.gatlingexecutor;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.*;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
-/** Temporary stub: replaced by the real engine. */
+/**
+ * Everything behind {@link GatlingExecutor}: the lane maps, the ready queue, the submit paths and the life cycle.
+ *
+ * <h2>Data path</h2>
+ * A sequential or coalescing task goes to its context's lane ({@link SequentialLane}, {@link CoalescingLane}); the
+ * submit that finds the lane idle activates it and puts the lane in the ready queue. An unordered task goes to the
+ * ready queue itself. Workers take from the ready queue, run a bounded batch of a lane, and put it back at the end if
+ * it has more (the rotating barrel).
+ *
+ * <h2>Shutdown without losing or double-running a task</h2>
+ * A submit looks its lane up (creating it if needed) <em>before</em> it reads the executor state, and the lane's state
+ * decides acceptance. Shutdown writes the state first and then walks the lane maps. So a submit that read RUNNING
+ * created its lane before the walk began, and the walk sees that lane: it either closes it (the submit's CAS then fails
+ * and the task is rejected) or finds it active (the task is accepted and will run, or is returned by
+ * {@code shutdownNow}). An unordered task is offered to the ready queue and the state read again afterwards; if it
+ * changed, the submitter takes the task back out if it still can, and otherwise someone took it and will run or return
+ * it, as in {@code ThreadPoolExecutor}.
+ */
 final class Engine {
+    static final int RUNNING = 0;
+    static final int SHUTDOWN = 1;
+    static final int STOP = 2;
+    static final int TERMINATED = 3;
+
     final Settings settings;
-    Engine(Settings s) { this.settings = s; }
-    Executor laneHandle(Object c, boolean coalescing) { throw new UnsupportedOperationException(); }
-    void execute(Runnable r) { throw new UnsupportedOperationException(); }
-    ExecutorStatistics statistics() { throw new UnsupportedOperationException(); }
-    List<ContextStatistics> contextStatistics() { throw new UnsupportedOperationException(); }
-    <T> Future<T> submit(Runnable r, T v) { throw new UnsupportedOperationException(); }
-    <T> Future<T> submit(Callable<T> c) { throw new UnsupportedOperationException(); }
-    <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> t, boolean timed, long n) throws InterruptedException { throw new UnsupportedOperationException(); }
-    <T> T invokeAny(Collection<? extends Callable<T>> t, boolean timed, long n) throws InterruptedException, ExecutionException, TimeoutException { throw new UnsupportedOperationException(); }
-    <V> ScheduledFuture<V> schedule(Runnable r, Callable<V> c, long d, TimeUnit u) { throw new UnsupportedOperationException(); }
-    ScheduledFuture<?> schedulePeriodic(Runnable r, long i, long p, boolean rate, TimeUnit u) { throw new UnsupportedOperationException(); }
-    void shutdown() {}
-    List<Runnable> shutdownNow() { return List.of(); }
-    boolean isShutdown() { return false; }
-    boolean isTerminated() { return false; }
-    boolean awaitTermination(long n) { return false; }
-    void close() {}
-    String stateName() { return "?"; }
+    /** Lanes with work and unordered tasks, in arrival order. */
+    final ConcurrentLinkedQueue<Object> readyQueue = new ConcurrentLinkedQueue<>();
+    private final ConcurrentHashMap<Object, SequentialLane> sequentialLanes = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Object, CoalescingLane> coalescingLanes = new ConcurrentHashMap<>();
+    final WorkerPool pool;
+    final Checker checker;
+
+    private volatile int state = RUNNING;
+    /**
+     * shutdownNow calls that have not finished draining. Incremented before STOP is written, so whoever sees STOP and
+     * a zero here knows every accepted task has been drained or has run; termination (which drops the lane maps)
+     * waits for it.
+     */
+    private final AtomicInteger draining = new AtomicInteger();
+    private final CountDownLatch terminated = new CountDownLatch(1);
+
+    private final LongAdder submitted = new LongAdder();
+    private final LongAdder coalesced = new LongAdder();
+    private final LongAdder failedFutures = new LongAdder();
+    private final AtomicLong returned = new AtomicLong();
+
+    Engine(Settings settings) {
+        this.settings = settings;
+        this.checker = new Checker(this);
+        this.pool = new WorkerPool(this);
+    }
+
+    int state() {
+        return state;
+    }
+
+    boolean stopping() {
+        return state >= STOP;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    ConcurrentHashMap<Object, Lane> lanes(boolean coalescing) {
+        return (ConcurrentHashMap) (coalescing ? coalescingLanes : sequentialLanes);
+    }
+
+    // ---- submit paths ---------------------------------------------------------------------------------------
+
+    Executor laneHandle(Object context, boolean coalescing) {
+        return new LaneHandle(this, context, coalescing);
+    }
+
+    void execute(Runnable command) {
+        if (command instanceof SequentialRunnable) {
+            submitSequential(contextOf((SequentialRunnable) command), command, null, false);
+        } else if (command instanceof CoalescingRunnable) {
+            submitCoalescing(contextOf((CoalescingRunnable) command), command, null, false);
+        } else {
+            submitPlain(command, false);
+        }
+    }
+
+    static Object contextOf(SequentialRunnable task) {
+        Object context = task.context();
+        if (context == null) {
+            throw new NullPointerException("context() of SequentialRunnable " + task.getClass().getName()
+                    + " returned null");
+        }
+        return context;
+    }
+
+    static Object contextOf(CoalescingRunnable task) {
+        Object context = task.context();
+        if (context == null) {
+            throw new NullPointerException("context() of CoalescingRunnable " + task.getClass().getName()
+                    + " returned null");
+        }
+        return context;
+    }
+
+    /** {@code internal}: a due scheduled task, which may enter a lane after shutdown. */
+    void submitSequential(Object context, Runnable task, LaneHandle handle, boolean internal) {
+        SequentialLane lane = handle == null ? null : (SequentialLane) handle.lane;
+        submitted.increment();
+        for (;;) {
+            if (lane == null) {
+                lane = sequentialLanes.get(context);
+                if (lane == null) {
+                    SequentialLane created = new SequentialLane(this, context);
+                    lane = sequentialLanes.putIfAbsent(context, created);
+                    if (lane == null) {
+                        lane = created;
+                    }
+                }
+            }
+            if (!internal && state != RUNNING) {
+                throw reject(task);
+            }
+            int outcome = lane.offer(task);
+            if (outcome == Lane.ACCEPTED) {
+                break;
+            }
+            if (outcome == Lane.ACTIVATED) {
+                makeReady(lane);
+                break;
+            }
+            if (outcome == Lane.RELEASED) {
+                sequentialLanes.remove(context, lane); // help the releasing worker, then look up again
+                lane = null;
+                continue;
+            }
+            throw reject(task);
+        }
+        if (handle != null) {
+            handle.lane = lane;
+        }
+    }
+
+    void submitCoalescing(Object context, Runnable task, LaneHandle handle, boolean internal) {
+        CoalescingLane lane = handle == null ? null : (CoalescingLane) handle.lane;
+        submitted.increment();
+        for (;;) {
+            if (lane == null) {
+                lane = coalescingLanes.get(context);
+                if (lane == null) {
+                    CoalescingLane created = new CoalescingLane(this, context);
+                    lane = coalescingLanes.putIfAbsent(context, created);
+                    if (lane == null) {
+                        lane = created;
+                    }
+                }
+            }
+            if (!internal && state != RUNNING) {
+                throw reject(task);
+            }
+            int outcome = lane.offer(task);
+            if (outcome == Lane.ACCEPTED) {
+                break;
+            }
+            if (outcome == Lane.ACTIVATED) {
+                makeReady(lane);
+                break;
+            }
+            if (outcome == Lane.RELEASED) {
+                coalescingLanes.remove(context, lane);
+                lane = null;
+                continue;
+            }
+            throw reject(task);
+        }
+        if (handle != null) {
+            handle.lane = lane;
+        }
+    }
+
+    void submitPlain(Runnable task, boolean internal) {
+        if (!internal && state != RUNNING) {
+            throw rejectUncounted(task);
+        }
+        submitted.increment();
+        readyQueue.offer(task);
+        pool.signalWork();
+        if (!internal && state != RUNNING && readyQueue.remove(task)) {
+            throw reject(task); // shut down meanwhile and nobody took it: it was never accepted
+        }
+    }
+
+    private void makeReady(Lane lane) {
+        readyQueue.offer(lane);
+        pool.signalWork();
+    }
+
+    /** A rejected task was counted as submitted on the way in; uncount it. */
+    private RejectedExecutionException reject(Runnable task) {
+        submitted.decrement();
+        return rejectUncounted(task);
+    }
+
+    private RejectedExecutionException rejectUncounted(Runnable task) {
+        return new RejectedExecutionException("executor " + settings.name + " has been shut down; rejected " + task);
+    }
+
+    /** Submits a future (or a due scheduled task) to wherever its kind says. */
+    void dispatch(TaskFuture<?> f, boolean internal) {
+        switch (f.kind) {
+            case TaskFuture.SEQUENTIAL:
+                submitSequential(f.context, f, null, internal);
+                break;
+            case TaskFuture.COALESCING:
+                submitCoalescing(f.context, f, null, internal);
+                break;
+            default:
+                submitPlain(f, internal);
+        }
+    }
+
+    <T> Future<T> submit(Runnable task, T result) {
+        TaskFuture<T> f = TaskFuture.of(this, task, Executors.callable(task, result));
+        dispatch(f, false);
+        return f;
+    }
+
+    <T> Future<T> submit(Callable<T> task) {
+        TaskFuture<T> f = TaskFuture.of(this, task, task);
+        dispatch(f, false);
+        return f;
+    }
+
+    <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> tasks, boolean timed, long nanos)
+            throws InterruptedException {
+        Objects.requireNonNull(tasks, "tasks");
+        List<TaskFuture<T>> futures = new ArrayList<>(tasks.size());
+        for (Callable<T> t : tasks) {
+            futures.add(TaskFuture.of(this, Objects.requireNonNull(t, "an element of tasks"), t));
+        }
+        long deadline = System.nanoTime() + nanos;
+        boolean done = false;
+        try {
+            for (TaskFuture<T> f : futures) {
+                dispatch(f, false);
+            }
+            for (TaskFuture<T> f : futures) {
+                if (f.isDone()) {
+                    continue;
+                }
+                try {
+                    if (timed) {
+                        f.get(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                    } else {
+                        f.get();
+                    }
+                } catch (CancellationException | ExecutionException ignored) {
+                    // reported through the future
+                } catch (TimeoutException timeout) {
+                    return new ArrayList<>(futures); // finally cancels the unfinished
+                }
+            }
+            done = true;
+            return new ArrayList<>(futures);
+        } finally {
+            if (!done) {
+                for (TaskFuture<T> f : futures) {
+                    f.cancel(true);
+                }
+            }
+        }
+    }
+
+    <T> T invokeAny(Collection<? extends Callable<T>> tasks, boolean timed, long nanos)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        Objects.requireNonNull(tasks, "tasks");
+        if (tasks.isEmpty()) {
+            throw new IllegalArgumentException("tasks is empty");
+        }
+        LinkedBlockingQueue<TaskFuture<T>> completed = new LinkedBlockingQueue<>();
+        List<TaskFuture<T>> futures = new ArrayList<>(tasks.size());
+        for (Callable<T> t : tasks) {
+            TaskFuture<T> f = TaskFuture.of(this, Objects.requireNonNull(t, "an element of tasks"), t);
+            f.completion = completed;
+            futures.add(f);
+        }
+        long deadline = System.nanoTime() + nanos;
+        try {
+            for (TaskFuture<T> f : futures) {
+                dispatch(f, false);
+            }
+            ExecutionException last = null;
+            for (int pending = futures.size(); pending > 0; pending--) {
+                TaskFuture<T> f = timed ? completed.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)
+                        : completed.take();
+                if (f == null) {
+                    throw new TimeoutException("no task completed within the timeout");
+                }
+                try {
+                    return f.get();
+                } catch (ExecutionException e) {
+                    last = e;
+                } catch (CancellationException e) {
+                    last = new ExecutionException("task was cancelled", e);
+                }
+            }
+            throw last;
+        } finally {
+            for (TaskFuture<T> f : futures) {
+                f.cancel(true);
+            }
+        }
+    }
+
+    // ---- scheduling -----------------------------------------------------------------------------------------
+
+    <V> ScheduledFuture<V> schedule(Runnable command, Callable<V> callable, long delay, TimeUnit unit) {
+        Objects.requireNonNull(unit, "unit");
+        Object task = command != null ? command : callable;
+        @SuppressWarnings("unchecked")
+        Callable<V> c = command != null ? (Callable<V>) Executors.callable(command) : callable;
+        ScheduledTask<V> st = newScheduled(task, c, triggerTime(delay, unit), 0);
+        if (!checker.schedule(st, false)) {
+            throw rejectUncounted(st);
+        }
+        return st;
+    }
+
+    ScheduledFuture<?> schedulePeriodic(Runnable command, long initialDelay, long period, boolean fixedRate,
+                                        TimeUnit unit) {
+        Objects.requireNonNull(unit, "unit");
+        if (period <= 0) {
+            throw new IllegalArgumentException((fixedRate ? "period" : "delay") + " must be positive, was "
+                    + period);
+        }
+        long p = Math.max(1, Math.min(unit.toNanos(period), Long.MAX_VALUE >> 2));
+        ScheduledTask<Void> st = newScheduled(command, Executors.callable(command, null),
+                triggerTime(initialDelay, unit), fixedRate ? p : -p);
+        if (!checker.schedule(st, false)) {
+            throw rejectUncounted(st);
+        }
+        return st;
+    }
+
+    private <V> ScheduledTask<V> newScheduled(Object task, Callable<V> c, long time, long period) {
+        if (task instanceof SequentialRunnable) {
+            return new ScheduledTask<>(this, c, task, TaskFuture.SEQUENTIAL, contextOf((SequentialRunnable) task),
+                    time, period);
+        }
+        if (task instanceof CoalescingRunnable) {
+            return new ScheduledTask<>(this, c, task, TaskFuture.COALESCING, contextOf((CoalescingRunnable) task),
+                    time, period);
+        }
+        return new ScheduledTask<>(this, c, task, TaskFuture.PLAIN, null, time, period);
+    }
+
+    private static long triggerTime(long delay, TimeUnit unit) {
+        // Clamped so that differences between trigger times cannot overflow.
+        long d = Math.min(Math.max(unit.toNanos(delay), 0), Long.MAX_VALUE >> 2);
+        return System.nanoTime() + d;
+    }
+
+    /** A periodic task finished a run: queue its next run, or stop it if the executor is shutting down. */
+    void reschedule(ScheduledTask<?> task) {
+        if (!checker.schedule(task, true)) {
+            task.cancel(false);
+        }
+    }
+
+    // ---- failures and counters ------------------------------------------------------------------------------
+
+    void reportUncaught(Throwable failure) {
+        Thread t = Thread.currentThread();
+        Thread.UncaughtExceptionHandler h = settings.exceptionHandler != null ? settings.exceptionHandler
+                : t.getUncaughtExceptionHandler();
+        try {
+            h.uncaughtException(t, failure);
+        } catch (Throwable ignored) {
+            // a handler that throws must not take the worker down with it
+        }
+    }
+
+    void countCoalesced() {
+        coalesced.increment();
+    }
+
+    void countFailedFuture() {
+        failedFutures.increment();
+    }
+
+    ExecutorStatistics statistics() {
+        long[] p = pool.counters();
+        return new ExecutorStatistics(submitted.sum(), p[0], coalesced.sum(), p[1] + failedFutures.sum(),
+                returned.get(), sequentialLanes.mappingCount() + coalescingLanes.mappingCount(), pool.threads(),
+                pool.peakThreads(), pool.coreTarget(), p[3], p[4], p[2], checker.blockedDetections(), p[5]);
+    }
+
+    List<ContextStatistics> contextStatistics() {
+        List<ContextStatistics> out = new ArrayList<>();
+        for (Lane lane : sequentialLanes.values()) {
+            out.add(new ContextStatistics(lane.context, false, lane.submittedCount(), lane.executedCount()));
+        }
+        for (Lane lane : coalescingLanes.values()) {
+            out.add(new ContextStatistics(lane.context, true, lane.submittedCount(), lane.executedCount()));
+        }
+        return out;
+    }
+
+    // ---- life cycle -----------------------------------------------------------------------------------------
+
+    private synchronized boolean advanceState(int target) {
+        if (state >= target) {
+            return false;
+        }
+        state = target;
+        return true;
+    }
+
+    void shutdown() {
+        if (advanceState(SHUTDOWN)) {
+            checker.cancelPeriodic();
+        }
+        wakeForTermination();
+    }
+
+    List<Runnable> shutdownNow() {
+        draining.incrementAndGet();
+        try {
+            return stopAndDrain();
+        } finally {
+            draining.decrementAndGet();
+            wakeForTermination();
+        }
+    }
+
+    private List<Runnable> stopAndDrain() {
+        advanceState(STOP);
+        checker.cancelPeriodic();
+        // From here no worker starts taking a task out of a sequential lane; wait out the takes already begun.
+        for (Worker w : pool.workers()) {
+            w.awaitNotTaking();
+        }
+        pool.interruptAll();
+        List<Runnable> out = new ArrayList<>();
+        for (Object item; (item = readyQueue.poll()) != null; ) {
+            if (!(item instanceof Lane)) {
+                out.add((Runnable) item);
+            }
+        }
+        for (Lane lane : sequentialLanes.values()) {
+            lane.closeAndDrain(out);
+        }
+        for (Lane lane : coalescingLanes.values()) {
+            lane.closeAndDrain(out);
+        }
+        returned.addAndGet(out.size());
+        out.addAll(checker.drain());
+        return out;
+    }
+
+    private void wakeForTermination() {
+        pool.wakeAll();
+        if (checker.started()) {
+            checker.wake();
+        } else if (readyToTerminate()) {
+            terminated(); // no thread ever started: nothing can be running
+        }
+    }
+
+    /** Shut down, no worker left, and no accepted task left anywhere (or all of it drained by shutdownNow). */
+    boolean readyToTerminate() {
+        return state >= SHUTDOWN && pool.threads() == 0 && (stopping() ? draining.get() == 0 : quiescent());
+    }
+
+    /**
+     * After shutdown: true if no accepted work is left anywhere, in which case every lane has also been closed so no
+     * late submit can slip in. Called by idle workers (the last one out ends the pool) and by the checker.
+     */
+    boolean quiescent() {
+        if (!checker.noDelayedWork() || !readyQueue.isEmpty()) {
+            return false;
+        }
+        for (Lane lane : sequentialLanes.values()) {
+            if (!lane.closeIfIdle()) {
+                return false;
+            }
+        }
+        for (Lane lane : coalescingLanes.values()) {
+            if (!lane.closeIfIdle()) {
+                return false;
+            }
+        }
+        return readyQueue.isEmpty();
+    }
+
+    /** A worker ended, or failed to start. */
+    void threadsChanged() {
+        if (state >= SHUTDOWN && pool.threads() == 0) {
+            checker.wake();
+        }
+    }
+
+    /** The checker's last act (or shutdown's, if no thread ever started). */
+    void terminated() {
+        synchronized (this) {
+            if (state == TERMINATED) {
+                return;
+            }
+            state = TERMINATED;
+        }
+        sequentialLanes.clear();
+        coalescingLanes.clear();
+        terminated.countDown();
+    }
+
+    boolean isShutdown() {
+        return state >= SHUTDOWN;
+    }
+
+    boolean isTerminated() {
+        return state == TERMINATED;
+    }
+
+    boolean awaitTermination(long nanos) throws InterruptedException {
+        return terminated.await(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    void close() {
+        Worker w = Worker.current();
+        if (w != null && w.engine == this) {
+            throw new IllegalStateException("close() called from a task of executor " + settings.name
+                    + ": it would wait for its own termination");
+        }
+        if (isTerminated()) {
+            return;
+        }
+        shutdown();
+        boolean interrupted = false;
+        for (;;) {
+            try {
+                if (awaitTermination(TimeUnit.DAYS.toNanos(1))) {
+                    break;
+                }
+            } catch (InterruptedException e) {
+                if (!interrupted) {
+                    shutdownNow();
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    String stateName() {
+        switch (state) {
+            case RUNNING:
+                return "running";
+            case SHUTDOWN:
+                return "shutting down";
+            case STOP:
+                return "stopping";
+            default:
+                return "terminated";
+        }
+    }
 }

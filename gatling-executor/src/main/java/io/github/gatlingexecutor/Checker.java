@@ -1,0 +1,266 @@
+package io.github.gatlingexecutor;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The executor's housekeeping thread ({@code <name>-checker}). It never runs a task. It does two jobs:
+ *
+ * <ol>
+ *   <li><b>Stuck workers.</b> Every {@code checkPeriod} it looks at each busy worker. One that has started no new task
+ *       for {@code blockedThreshold} is stuck (blocked, or just slow); one whose thread is waiting, sleeping or blocked
+ *       on a monitor is not using a CPU right now. If work waits in the ready queue while no worker is idle, it starts
+ *       one auxiliary worker per such worker, up to {@code maxThreads}. Because lanes wait in the shared ready queue
+ *       and never in a per-worker queue, a stuck worker holds nothing but its own lane: the new worker takes every
+ *       other queued context. While work keeps backing up behind non-running workers, it looks again sooner (an eighth
+ *       of the period), so a pool whose tasks block briefly and often grows in a fraction of a second.</li>
+ *   <li><b>The timer.</b> It keeps delayed and periodic tasks in a priority queue and, when one is due, submits it
+ *       to its lane or the ready queue, like any other task. A periodic task is put back by the worker that ran it.</li>
+ * </ol>
+ *
+ * It parks between jobs, so an idle executor costs one wake-up per check period. It ends once the executor is shut
+ * down and its last worker has ended, and that end is the executor's termination.
+ */
+final class Checker implements Runnable {
+
+    private final Engine engine;
+    private final Settings settings;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    /** Delayed and periodic tasks not yet due. Guarded by lock. */
+    private final PriorityQueue<ScheduledTask<?>> delayed = new PriorityQueue<>();
+    private volatile Thread thread;
+    private volatile long blockedDetections;
+    private boolean wakeRequested; // guarded by lock
+
+    Checker(Engine engine) {
+        this.engine = engine;
+        this.settings = engine.settings;
+    }
+
+    /** Starts the checker thread, once. */
+    void ensureStarted() {
+        if (thread != null) {
+            return;
+        }
+        lock.lock();
+        try {
+            if (thread == null && !engine.isTerminated()) {
+                Thread t = new Thread(this, settings.name + "-checker");
+                t.setDaemon(true);
+                thread = t;
+                t.start();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean started() {
+        return thread != null;
+    }
+
+    /** Makes the checker re-evaluate now (a worker ended, the executor shut down, the timer queue changed). */
+    void wake() {
+        lock.lock();
+        try {
+            wakeRequested = true;
+            changed.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void run() {
+        long nextInspection = System.nanoTime() + settings.checkPeriodNanos;
+        lock.lock();
+        try {
+            for (;;) {
+                long now = System.nanoTime();
+                dispatchDue(now);
+                if (now - nextInspection >= 0) {
+                    boolean backingUp;
+                    lock.unlock();
+                    try {
+                        backingUp = inspect(now);
+                    } finally {
+                        lock.lock();
+                    }
+                    long period = backingUp ? Math.max(settings.checkPeriodNanos / 8, 1_000_000L)
+                            : settings.checkPeriodNanos;
+                    nextInspection = now + period;
+                }
+                if (engine.readyToTerminate()) {
+                    break;
+                }
+                long wait = nextInspection - now;
+                ScheduledTask<?> first = delayed.peek();
+                if (first != null) {
+                    wait = Math.min(wait, first.time - now);
+                }
+                if (wait > 0 && !wakeRequested) {
+                    try {
+                        changed.awaitNanos(wait);
+                    } catch (InterruptedException ignored) {
+                        // only our own code could interrupt this thread; the loop re-reads everything anyway
+                    }
+                }
+                wakeRequested = false;
+            }
+        } finally {
+            lock.unlock();
+        }
+        engine.terminated();
+    }
+
+    /**
+     * Looks at every worker; starts auxiliary workers if work waits behind workers that do not use a CPU. Returns
+     * whether it found work backing up behind such workers.
+     */
+    private boolean inspect(long now) {
+        WorkerPool pool = engine.pool;
+        int notRunning = 0;
+        for (Worker w : pool.workers()) {
+            if (!w.isBusy()) {
+                w.checkSeen = -1;
+                continue;
+            }
+            long seen = w.startedCount();
+            if (seen != w.checkSeen) {
+                w.checkSeen = seen;
+                w.checkSince = now;
+                w.checkReported = false;
+            } else if (now - w.checkSince >= settings.blockedThresholdNanos) {
+                if (!w.checkReported) {
+                    w.checkReported = true;
+                    blockedDetections = blockedDetections + 1; // only this thread writes it
+                }
+                notRunning++;
+                continue;
+            }
+            if (isOffCpu(w.thread)) {
+                notRunning++;
+            }
+        }
+        if (engine.readyQueue.isEmpty() || engine.stopping()) {
+            return false;
+        }
+        if (pool.threads() < pool.coreTarget()) {
+            pool.tryStart(false); // below the core size (e.g. after a thread factory failure): refill
+        }
+        if (pool.hasIdleWorker()) {
+            pool.signalWork();
+            return false;
+        }
+        for (int i = 0; i < notRunning; i++) {
+            if (!pool.tryStart(true)) {
+                break;
+            }
+        }
+        return notRunning > 0;
+    }
+
+    private static boolean isOffCpu(Thread t) {
+        Thread.State s = t.getState();
+        return s == Thread.State.BLOCKED || s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING;
+    }
+
+    long blockedDetections() {
+        return blockedDetections;
+    }
+
+    // ---- timer ----------------------------------------------------------------------------------------------
+
+    /** Adds a delayed task; rejected (returns false) once the executor is shut down. */
+    boolean schedule(ScheduledTask<?> task, boolean periodicRepeat) {
+        lock.lock();
+        try {
+            if (engine.state() != Engine.RUNNING) {
+                return false;
+            }
+            delayed.add(task);
+            if (delayed.peek() == task) {
+                wakeRequested = true;
+                changed.signal();
+            }
+        } finally {
+            lock.unlock();
+        }
+        ensureStarted();
+        return true;
+    }
+
+    void remove(ScheduledTask<?> task) {
+        lock.lock();
+        try {
+            delayed.remove(task);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Due tasks go to their lane or the ready queue. Runs under lock, so quiescence never misses one in flight. */
+    private void dispatchDue(long now) {
+        if (engine.stopping()) {
+            return;
+        }
+        ScheduledTask<?> t;
+        while ((t = delayed.peek()) != null && t.time - now <= 0) {
+            delayed.poll();
+            if (!t.isDone()) {
+                engine.dispatch(t, true);
+            }
+        }
+    }
+
+    /** Shutdown: periodic tasks stop (cancelled and dropped); delayed one-shot tasks stay and run when due. */
+    void cancelPeriodic() {
+        List<ScheduledTask<?>> periodic = new ArrayList<>();
+        lock.lock();
+        try {
+            for (Iterator<ScheduledTask<?>> it = delayed.iterator(); it.hasNext(); ) {
+                ScheduledTask<?> t = it.next();
+                if (t.isPeriodic() || t.isDone()) {
+                    it.remove();
+                    periodic.add(t);
+                }
+            }
+            wakeRequested = true;
+            changed.signal();
+        } finally {
+            lock.unlock();
+        }
+        for (ScheduledTask<?> t : periodic) {
+            t.cancel(false);
+        }
+    }
+
+    /** shutdownNow: every delayed task, unstarted, for the caller. */
+    List<ScheduledTask<?>> drain() {
+        lock.lock();
+        try {
+            List<ScheduledTask<?>> all = new ArrayList<>(delayed);
+            delayed.clear();
+            wakeRequested = true;
+            changed.signal();
+            return all;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** True if no delayed task waits; a dispatch in flight holds the lock, so it is either seen here or finished. */
+    boolean noDelayedWork() {
+        lock.lock();
+        try {
+            return delayed.isEmpty();
+        } finally {
+            lock.unlock();
+        }
+    }
+}

@@ -1,0 +1,173 @@
+package io.github.gatlingexecutor;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.List;
+import java.util.concurrent.Future;
+
+/**
+ * The coalescing lane of one context: a single slot whose value is both the pending task and the lane's state.
+ *
+ * <pre>
+ *   slot == IDLE     new lane, nothing pending; the next submit activates it
+ *   slot == a task   active, with that task pending (not started)
+ *   slot == BUSY     active, nothing pending: the owner is running a task or about to release the lane
+ *   slot == DEAD     released (terminal); the lane is no longer in the map
+ *   slot == CLOSED   closed by shutdown (terminal); submits are rejected
+ * </pre>
+ *
+ * A submit is one CAS: it installs its task and learns in the same step whether it replaced a pending task (that task
+ * is coalesced: counted, and cancelled if it is a future), activated the lane, or hit a terminal state. Because the
+ * state and the task are one word, a task can never be left in the slot of a lane nobody will run, and the owner takes
+ * the pending task with one CAS, which also excludes {@code shutdownNow} taking it at the same time.
+ */
+final class CoalescingLane extends Lane {
+
+    private static final Runnable IDLE = marker("IDLE");
+    private static final Runnable BUSY = marker("BUSY");
+    private static final Runnable DEAD = marker("DEAD");
+    private static final Runnable CLOSED = marker("CLOSED");
+
+    private static final VarHandle SLOT;
+    private static final VarHandle SUBMITTED;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            SLOT = l.findVarHandle(CoalescingLane.class, "slot", Runnable.class);
+            SUBMITTED = l.findVarHandle(CoalescingLane.class, "submitted", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private volatile Runnable slot = IDLE;
+    private volatile long submitted; // updated with getAndAdd by submitters
+    private long executed;           // owner-only; read racily for statistics
+
+    CoalescingLane(Engine engine, Object context) {
+        super(engine, context);
+    }
+
+    private static Runnable marker(String name) {
+        return new Runnable() {
+            @Override
+            public void run() {
+                throw new AssertionError("lane state marker run as a task");
+            }
+
+            @Override
+            public String toString() {
+                return name;
+            }
+        };
+    }
+
+    @Override
+    boolean coalescing() {
+        return true;
+    }
+
+    int offer(Runnable task) {
+        for (;;) {
+            Runnable s = slot;
+            if (s == DEAD) {
+                return RELEASED;
+            }
+            if (s == CLOSED) {
+                return CLOSED_TO_SUBMITS;
+            }
+            if (SLOT.compareAndSet(this, s, task)) {
+                SUBMITTED.getAndAdd(this, 1L);
+                if (s == IDLE) {
+                    return ACTIVATED;
+                }
+                if (s != BUSY) {
+                    coalesce(s);
+                }
+                return ACCEPTED;
+            }
+        }
+    }
+
+    private void coalesce(Runnable replaced) {
+        engine.countCoalesced();
+        if (replaced instanceof Future) {
+            ((Future<?>) replaced).cancel(false);
+        }
+    }
+
+    @Override
+    int runBatch(Worker worker, int budget) {
+        int ran = 0;
+        for (;;) {
+            Runnable s = slot;
+            if (s == BUSY) {
+                // Nothing pending. Release; a submitter that races us either installs its task first (our CAS fails
+                // and we go round again) or finds DEAD and looks the context up again.
+                if (SLOT.compareAndSet(this, BUSY, DEAD)) {
+                    unmap();
+                    return DONE;
+                }
+                continue;
+            }
+            if (s == CLOSED || s == DEAD || s == IDLE) {
+                return DONE; // CLOSED: shutdownNow took what was pending. DEAD/IDLE cannot happen while we own it.
+            }
+            if (ran == budget) {
+                return MORE;
+            }
+            if (worker.stopping()) {
+                return DONE;
+            }
+            if (SLOT.compareAndSet(this, s, BUSY)) {
+                executed++;
+                worker.runTask(s);
+                ran++;
+            }
+        }
+    }
+
+    @Override
+    boolean closeIfIdle() {
+        for (;;) {
+            Runnable s = slot;
+            if (s == DEAD || s == CLOSED) {
+                return true;
+            }
+            if (s != IDLE) {
+                return false;
+            }
+            if (SLOT.compareAndSet(this, IDLE, CLOSED)) {
+                return true;
+            }
+        }
+    }
+
+    @Override
+    int closeAndDrain(List<Runnable> out) {
+        for (;;) {
+            Runnable s = slot;
+            if (s == DEAD || s == CLOSED) {
+                return 0;
+            }
+            if (SLOT.compareAndSet(this, s, CLOSED)) {
+                if (s == IDLE || s == BUSY) {
+                    return 0;
+                }
+                out.add(s);
+                return 1;
+            }
+        }
+    }
+
+    @Override
+    long submittedCount() {
+        return submitted;
+    }
+
+    @Override
+    long executedCount() {
+        return executed;
+    }
+}

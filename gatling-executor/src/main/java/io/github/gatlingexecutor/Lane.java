@@ -1,0 +1,68 @@
+package io.github.gatlingexecutor;
+
+import java.util.List;
+
+/**
+ * A context's queue of work, owned by at most one thread at a time.
+ *
+ * <p>Ownership is the invariant that makes lanes sequential: a lane is <em>active</em> from the submit that finds it
+ * idle until the worker that empties it releases it, and while active it is in exactly one place: with the submitter
+ * that activated it (until it offers the lane to the ready queue), in the ready queue, or with one worker running a
+ * batch of it. Only the owner takes tasks from the lane, so no two tasks of a lane ever run at once.
+ *
+ * <p>A lane that has nothing queued and nothing running is released: it goes DEAD (terminal) and is removed from the
+ * engine's map. Every lane that is not DEAD is the one in the map for its context, so a context never has two live
+ * lanes; a submitter that finds a DEAD lane looks the context up again.
+ */
+abstract class Lane {
+    /** {@link #offer} outcomes. */
+    static final int ACCEPTED = 0;
+    /** Accepted, and the lane was idle: the caller now owns it and must hand it to the ready queue. */
+    static final int ACTIVATED = 1;
+    /** The lane was released: look the context up again. */
+    static final int RELEASED = 2;
+    /** The lane was closed by shutdown: reject the task. */
+    static final int CLOSED_TO_SUBMITS = 3;
+
+    /** {@link #runBatch} outcomes. */
+    static final int DONE = 0;
+    /** The batch budget ran out with work left: the caller still owns the lane and must requeue it. */
+    static final int MORE = 1;
+
+    final Engine engine;
+    final Object context;
+    /** The worker that last ran a batch of this lane; written only by the owner, read by the next owner. */
+    Worker lastWorker;
+
+    Lane(Engine engine, Object context) {
+        this.engine = engine;
+        this.context = context;
+    }
+
+    abstract boolean coalescing();
+
+    /** Runs up to {@code budget} tasks on the calling worker, which owns the lane. Returns {@link #DONE} or {@link #MORE}. */
+    abstract int runBatch(Worker worker, int budget);
+
+    /**
+     * Shutdown: closes an idle lane to further submissions. Returns {@code false} if the lane is active (it has
+     * work queued or running), {@code true} if it is closed or released.
+     */
+    abstract boolean closeIfIdle();
+
+    /**
+     * {@code shutdownNow}: closes the lane and moves every accepted task that has not started into {@code out}. The
+     * caller must have made sure no worker takes from this lane any more (see {@link Worker#awaitNotTaking}).
+     * Returns the number of tasks moved.
+     */
+    abstract int closeAndDrain(List<Runnable> out);
+
+    abstract long submittedCount();
+
+    abstract long executedCount();
+
+    /** Removes this lane from the engine's map; called once, by whoever made it DEAD. */
+    final void unmap() {
+        engine.lanes(coalescing()).remove(context, this);
+    }
+}

@@ -1,0 +1,38 @@
+package io.github.gatlingexecutor;
+
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/**
+ * What {@code sequential(context)} and {@code coalescing(context)} return. It outlives the lanes behind it: it
+ * remembers the last lane it used so a busy context skips the map lookup, and looks the context up again when that
+ * lane has been released (a released lane refuses every submit, so a stale cache cannot misroute a task).
+ */
+final class LaneHandle implements Executor {
+    final Engine engine;
+    final Object context;
+    final boolean coalescing;
+    /** Racy by design: any lane read here is validated by its own offer. */
+    Lane lane;
+
+    LaneHandle(Engine engine, Object context, boolean coalescing) {
+        this.engine = engine;
+        this.context = context;
+        this.coalescing = coalescing;
+    }
+
+    @Override
+    public void execute(Runnable command) {
+        Objects.requireNonNull(command, "command");
+        if (coalescing) {
+            engine.submitCoalescing(context, command, this, false);
+        } else {
+            engine.submitSequential(context, command, this, false);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return (coalescing ? "coalescing(" : "sequential(") + context + ")@" + engine.settings.name;
+    }
+}

@@ -1,0 +1,73 @@
+package io.github.gatlingexecutor;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.Delayed;
+import java.util.concurrent.RunnableScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A delayed or periodic task. The {@link Checker} holds it until due, then submits it like any other task, to its
+ * lane if it is sequential or coalescing; a periodic task puts itself back after each successful run, so runs of one
+ * periodic task never overlap.
+ */
+final class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<V> {
+    private static final AtomicLong SEQUENCE = new AtomicLong();
+
+    /** When due, in System.nanoTime() terms. Written by the thread that (re)schedules it, before it enters the queue. */
+    long time;
+    /** 0: one-shot; positive: fixed rate; negative: fixed delay of -period. */
+    private final long period;
+    private final long sequence = SEQUENCE.getAndIncrement(); // FIFO among tasks due at the same time
+
+    ScheduledTask(Engine engine, Callable<V> callable, Object task, int kind, Object context, long time, long period) {
+        super(engine, callable, task, kind, context);
+        this.time = time;
+        this.period = period;
+    }
+
+    @Override
+    public boolean isPeriodic() {
+        return period != 0;
+    }
+
+    @Override
+    public long getDelay(TimeUnit unit) {
+        return unit.convert(time - System.nanoTime(), TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public int compareTo(Delayed other) {
+        if (other == this) {
+            return 0;
+        }
+        if (other instanceof ScheduledTask) {
+            ScheduledTask<?> o = (ScheduledTask<?>) other;
+            long d = time - o.time;
+            if (d != 0) {
+                return d < 0 ? -1 : 1;
+            }
+            return Long.compare(sequence, o.sequence);
+        }
+        return Long.compare(getDelay(TimeUnit.NANOSECONDS), other.getDelay(TimeUnit.NANOSECONDS));
+    }
+
+    @Override
+    public void run() {
+        if (!isPeriodic()) {
+            super.run();
+        } else if (runAndReset()) {
+            time = period > 0 ? time + period : System.nanoTime() - period;
+            engine.reschedule(this);
+        }
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        boolean cancelled = super.cancel(mayInterruptIfRunning);
+        if (cancelled) {
+            engine.checker.remove(this);
+        }
+        return cancelled;
+    }
+}

@@ -1,0 +1,118 @@
+package io.github.gatlingexecutor;
+
+import java.util.Queue;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The future of a {@code submit}/{@code invoke*} task. It keeps the task's kind and context: the sequential and
+ * coalescing variants implement {@link SequentialRunnable} / {@link CoalescingRunnable} with the task's context, so
+ * they travel through the same lanes as the task would, and a caller who gets them back from {@code shutdownNow}
+ * still sees what they were.
+ */
+class TaskFuture<V> extends FutureTask<V> {
+    static final int PLAIN = 0;
+    static final int SEQUENTIAL = 1;
+    static final int COALESCING = 2;
+
+    final Engine engine;
+    final int kind;
+    final Object context;
+    private final Object task;
+    /** invokeAny's completion queue, or null. Written before the future is submitted. */
+    Queue<TaskFuture<V>> completion;
+
+    TaskFuture(Engine engine, Callable<V> callable, Object task, int kind, Object context) {
+        super(callable);
+        this.engine = engine;
+        this.task = task;
+        this.kind = kind;
+        this.context = context;
+    }
+
+    /** A future for {@code task} (a Runnable or Callable) with its kind and context read off the task. */
+    static <V> TaskFuture<V> of(Engine engine, Object task, Callable<V> callable) {
+        if (task instanceof SequentialRunnable) {
+            return new Sequential<>(engine, callable, task, Engine.contextOf((SequentialRunnable) task));
+        }
+        if (task instanceof CoalescingRunnable) {
+            return new Coalescing<>(engine, callable, task, Engine.contextOf((CoalescingRunnable) task));
+        }
+        return new TaskFuture<>(engine, callable, task, PLAIN, null);
+    }
+
+    @Override
+    protected void setException(Throwable t) {
+        engine.countFailedFuture();
+        super.setException(t);
+    }
+
+    @Override
+    protected void done() {
+        Queue<TaskFuture<V>> q = completion;
+        if (q != null) {
+            q.add(this);
+        }
+    }
+
+    @Override
+    public V get() throws InterruptedException, ExecutionException {
+        checkNotQueuedBehindCaller();
+        return super.get();
+    }
+
+    @Override
+    public V get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
+        checkNotQueuedBehindCaller();
+        return super.get(timeout, unit);
+    }
+
+    /**
+     * A task that waits for a sequential task queued in its own lane waits for itself: the lane runs one task at a
+     * time, so the awaited one cannot start until the waiter returns. Rather than hang, fail fast.
+     */
+    private void checkNotQueuedBehindCaller() {
+        if (kind != SEQUENTIAL || isDone()) {
+            return;
+        }
+        Worker w = Worker.current();
+        if (w == null || w.engine != engine) {
+            return;
+        }
+        Lane lane = w.currentLane;
+        if (lane != null && !lane.coalescing() && lane.context.equals(context)) {
+            throw new IllegalStateException("a task of sequential context " + context + " waits for a task queued"
+                    + " behind it in the same context; it would wait forever");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return super.toString() + "[" + task + "]";
+    }
+
+    static final class Sequential<V> extends TaskFuture<V> implements SequentialRunnable {
+        Sequential(Engine engine, Callable<V> callable, Object task, Object context) {
+            super(engine, callable, task, SEQUENTIAL, context);
+        }
+
+        @Override
+        public Object context() {
+            return context;
+        }
+    }
+
+    static final class Coalescing<V> extends TaskFuture<V> implements CoalescingRunnable {
+        Coalescing(Engine engine, Callable<V> callable, Object task, Object context) {
+            super(engine, callable, task, COALESCING, context);
+        }
+
+        @Override
+        public Object context() {
+            return context;
+        }
+    }
+}

@@ -1,0 +1,228 @@
+package io.github.gatlingexecutor;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * One worker thread's loop: take a lane (or an unordered task) from the ready queue, run a bounded batch of it, put
+ * the lane back at the end of the queue if it has more, and go round again; when nothing is queued, search briefly
+ * and then park (see {@link WorkerPool#awaitWork}).
+ *
+ * <p>Fields written by the worker and read by other threads (counters, {@code busy}) use opaque or release writes:
+ * those readers (statistics, the checker) need eventually visible, untorn values, not ordering, and a fence per task
+ * would cost more than the task itself for the small tasks this executor is built for.
+ */
+final class Worker implements Runnable {
+
+    // parkState values: the idle hand-shake between this worker and submitters (see WorkerPool).
+    static final int ACTIVE = 0;
+    static final int PARKED = 1;
+    static final int SIGNALLED = 2;
+    static final int RETIRED = 3;
+
+    // phase values: the hand-shake with shutdownNow (see beginTake).
+    private static final int OUTSIDE = 0;
+    private static final int TAKING = 1;
+
+    private static final VarHandle PARK_STATE;
+    private static final VarHandle PHASE;
+    private static final VarHandle STARTED;
+    private static final VarHandle EXECUTED;
+    private static final VarHandle FAILED;
+    private static final VarHandle TRANSFERS;
+    private static final VarHandle BUSY;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            PARK_STATE = l.findVarHandle(Worker.class, "parkState", int.class);
+            PHASE = l.findVarHandle(Worker.class, "phase", int.class);
+            STARTED = l.findVarHandle(Worker.class, "started", long.class);
+            EXECUTED = l.findVarHandle(Worker.class, "executed", long.class);
+            FAILED = l.findVarHandle(Worker.class, "failed", long.class);
+            TRANSFERS = l.findVarHandle(Worker.class, "transfers", long.class);
+            BUSY = l.findVarHandle(Worker.class, "busy", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static final ThreadLocal<Worker> CURRENT = new ThreadLocal<>();
+
+    final Engine engine;
+    final WorkerPool pool;
+    final boolean core;
+    Thread thread;
+    /** Set by tryRetire: the worker has already given back its slot in the thread count. */
+    boolean retired;
+
+    private volatile int parkState = ACTIVE;
+    private volatile int phase = OUTSIDE;
+
+    // Written by this worker only (opaque); read by statistics and the checker.
+    private long started;
+    private long executed;
+    private long failed;
+    private long transfers;
+    private boolean busy;
+
+    /** The lane this worker is running a batch of, or null; read by this thread only. */
+    Lane currentLane;
+
+    // Checker-only bookkeeping (written and read by the checker thread alone).
+    long checkSeen = -1;
+    long checkSince;
+    boolean checkReported;
+
+    Worker(Engine engine, WorkerPool pool, boolean core) {
+        this.engine = engine;
+        this.pool = pool;
+        this.core = core;
+    }
+
+    /** The worker running on the calling thread, or null if it is not a worker of any executor. */
+    static Worker current() {
+        return CURRENT.get();
+    }
+
+    @Override
+    public void run() {
+        CURRENT.set(this);
+        try {
+            for (;;) {
+                if (engine.stopping()) {
+                    return;
+                }
+                Object item = engine.readyQueue.poll();
+                if (item == null) {
+                    item = pool.awaitWork(this);
+                    if (item == null) {
+                        return;
+                    }
+                }
+                BUSY.setOpaque(this, true);
+                if (item instanceof Lane) {
+                    runLane((Lane) item);
+                } else {
+                    if (engine.stopping()) {
+                        // Taken just as shutdownNow began: it runs, as in ThreadPoolExecutor, but sees the interrupt.
+                        Thread.currentThread().interrupt();
+                    }
+                    runTask((Runnable) item);
+                }
+                BUSY.setOpaque(this, false);
+            }
+        } finally {
+            CURRENT.remove();
+            pool.exited(this);
+        }
+    }
+
+    private void runLane(Lane lane) {
+        Worker last = lane.lastWorker;
+        if (last != this) {
+            if (last != null) {
+                TRANSFERS.setOpaque(this, transfers + 1);
+            }
+            lane.lastWorker = this;
+        }
+        currentLane = lane;
+        try {
+            while (lane.runBatch(this, engine.settings.batchSize) == Lane.MORE) {
+                // The batch budget is spent and the lane has more. Rotate it behind the other queued work, unless
+                // there is none: then going round the queue would only cost an enqueue and a dequeue.
+                if (!engine.readyQueue.isEmpty()) {
+                    engine.readyQueue.offer(lane);
+                    pool.signalWork();
+                    return;
+                }
+            }
+        } finally {
+            currentLane = null;
+        }
+    }
+
+    /** Runs one task; nothing it throws escapes, and its interrupt does not outlive it. */
+    void runTask(Runnable task) {
+        STARTED.setOpaque(this, started + 1);
+        try {
+            task.run();
+        } catch (Throwable failure) {
+            FAILED.setOpaque(this, failed + 1);
+            engine.reportUncaught(failure);
+        } finally {
+            EXECUTED.setOpaque(this, executed + 1);
+            if (!engine.stopping()) {
+                Thread.interrupted(); // a task's interrupt must not leak into the next task
+            }
+        }
+    }
+
+    /**
+     * Announces that this worker is about to take a task out of a sequential lane. The volatile write is ordered
+     * before the read of the executor state (a StoreLoad), and {@code shutdownNow} writes the state before reading
+     * {@code phase}: so either this worker sees STOP and takes nothing, or {@code shutdownNow} sees TAKING and waits
+     * ({@link #awaitNotTaking}) until the take is over. Lanes are single-consumer; this keeps them so while
+     * {@code shutdownNow} drains lanes whose owner is busy in a task.
+     */
+    boolean beginTake() {
+        PHASE.setVolatile(this, TAKING);
+        if (engine.stopping()) {
+            PHASE.setRelease(this, OUTSIDE);
+            return false;
+        }
+        return true;
+    }
+
+    void endTake() {
+        PHASE.setRelease(this, OUTSIDE); // publishes the lane's new head to a shutdownNow that reads phase next
+    }
+
+    /** Called by shutdownNow after it has set STOP. */
+    void awaitNotTaking() {
+        int waits = 0;
+        while ((int) PHASE.getVolatile(this) == TAKING) {
+            waits = Backoff.pause(waits);
+        }
+    }
+
+    boolean stopping() {
+        return engine.stopping();
+    }
+
+    // ---- idle hand-shake --------------------------------------------------------------------------------------
+
+    int parkState() {
+        return parkState;
+    }
+
+    void parkState(int state) {
+        parkState = state;
+    }
+
+    boolean casParkState(int expect, int update) {
+        return PARK_STATE.compareAndSet(this, expect, update);
+    }
+
+    // ---- read by statistics and the checker ---------------------------------------------------------------
+
+    long startedCount() {
+        return (long) STARTED.getOpaque(this);
+    }
+
+    long executedCount() {
+        return (long) EXECUTED.getOpaque(this);
+    }
+
+    long failedCount() {
+        return (long) FAILED.getOpaque(this);
+    }
+
+    long transferCount() {
+        return (long) TRANSFERS.getOpaque(this);
+    }
+
+    boolean isBusy() {
+        return (boolean) BUSY.getOpaque(this);
+    }
+}

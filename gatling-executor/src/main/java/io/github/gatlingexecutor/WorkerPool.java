@@ -1,0 +1,375 @@
+package io.github.gatlingexecutor;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The elastic pool: how many workers exist, when one starts, when one ends, and how an idle one is woken.
+ *
+ * <h2>Waking without a lost signal</h2>
+ * A submitter that made work visible (offered a lane or a task to the ready queue) calls {@link #signalWork}: if a
+ * worker is <em>searching</em> (spinning on the ready queue) nobody needs waking; otherwise it pops the most recently
+ * parked worker and unparks it. A worker gives up searching in the opposite order: it decrements {@code searching},
+ * registers in {@code idle}, and then polls the ready queue once more before it parks. Both sides write before they
+ * read, with volatile/CAS accesses, so in the total order of those accesses either the worker's last poll sees the
+ * work, or the submitter sees the worker searching or registered. Nothing is lost, and a submitter pays for an unpark
+ * only when every worker is parked.
+ *
+ * <h2>Growing and shrinking</h2>
+ * Core workers start on demand, up to the core size, when work arrives and no worker is idle. Auxiliary workers are
+ * started only by the {@link Checker}, when work waits and the busy workers are not using a CPU (see
+ * {@link Checker#inspect}); they park with a timeout and retire after {@code auxiliaryKeepAlive} idle, unless the
+ * core size has grown to cover them. An idle worker holds no work (work lives in the ready queue and in lanes), so
+ * retiring can never drop any. {@code maxThreads} is enforced by reserving a slot in {@code threads} with a CAS
+ * before a thread is created.
+ */
+final class WorkerPool {
+
+    private static final VarHandle SEARCHING;
+    private static final VarHandle THREADS;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            SEARCHING = l.findVarHandle(WorkerPool.class, "searching", int.class);
+            THREADS = l.findVarHandle(WorkerPool.class, "threads", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Polls of the ready queue a searching worker makes before it parks. */
+    private static final int SEARCH_POLLS = 128;
+
+    private final Engine engine;
+    private final Settings settings;
+    private final int maxSearchers;
+    private final ConcurrentLinkedDeque<Worker> idle = new ConcurrentLinkedDeque<>();
+
+    private volatile int searching;
+    private volatile int threads;      // reserved worker slots: live workers plus ones being started
+    private volatile int coreTarget;   // the core size, raised by core bumps
+    private volatile int peakThreads;
+
+    /** Copy-on-write under 'this': read without a lock by the checker, shutdown and statistics. */
+    private volatile Worker[] workers = new Worker[0];
+    // Guarded by 'this': the counters folded in from workers that have ended, and the pool's own counters.
+    private long foldedExecuted;
+    private long foldedFailed;
+    private long foldedTransfers;
+    private long auxStarted;
+    private long coreBumps;
+    private long startFailures;
+    private int coreNames;
+    private int auxNames;
+
+    WorkerPool(Engine engine) {
+        this.engine = engine;
+        this.settings = engine.settings;
+        this.coreTarget = settings.coreThreads;
+        this.maxSearchers = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+    }
+
+    // ---- submit side --------------------------------------------------------------------------------------
+
+    /** Work was just made visible in the ready queue: make sure some worker will look at it. */
+    void signalWork() {
+        if ((int) SEARCHING.getVolatile(this) > 0) {
+            return; // a searching worker will find it (and wakes another if it finds more than it takes)
+        }
+        for (Worker w; (w = idle.pollFirst()) != null; ) {
+            if (w.casParkState(Worker.PARKED, Worker.SIGNALLED)) {
+                LockSupport.unpark(w.thread);
+                return;
+            }
+            // a stale entry: that worker found work on its own or retired
+        }
+        if (threads < coreTarget) {
+            tryStart(false);
+        }
+    }
+
+    // ---- worker side --------------------------------------------------------------------------------------
+
+    /**
+     * Called by a worker that found the ready queue empty. Returns the next item, or {@code null} when the worker must
+     * end (shutdown finished, or it retired).
+     */
+    Object awaitWork(Worker w) {
+        OUTER:
+        for (;;) {
+            if (engine.state() != Engine.RUNNING) {
+                if (engine.stopping()) {
+                    return null;
+                }
+                Object item = engine.readyQueue.poll();
+                if (item != null) {
+                    return item;
+                }
+                if (engine.quiescent()) {
+                    wakeAll(); // the others can end too
+                    return null;
+                }
+            }
+            Object item = search();
+            if (item != null) {
+                return item;
+            }
+            // Register, then look once more (see the class comment), then park.
+            w.parkState(Worker.PARKED);
+            idle.offerFirst(w);
+            item = engine.readyQueue.poll();
+            if (item != null) {
+                if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
+                    idle.removeFirstOccurrence(w);
+                } else {
+                    w.parkState(Worker.ACTIVE); // a submitter signalled us meanwhile; that signal was for this work
+                }
+                return item;
+            }
+            long deadline = System.nanoTime() + settings.auxiliaryKeepAliveNanos;
+            for (;;) {
+                if (w.parkState() != Worker.PARKED) {
+                    w.parkState(Worker.ACTIVE); // signalled
+                    continue OUTER;
+                }
+                if (engine.state() != Engine.RUNNING) {
+                    if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
+                        idle.removeFirstOccurrence(w);
+                    } else {
+                        w.parkState(Worker.ACTIVE);
+                    }
+                    continue OUTER;
+                }
+                if (w.core) {
+                    LockSupport.park(this);
+                } else {
+                    long remaining = deadline - System.nanoTime();
+                    if (remaining <= 0) {
+                        if (!w.casParkState(Worker.PARKED, Worker.RETIRED)) {
+                            continue; // signalled at the last moment: take the work
+                        }
+                        idle.removeFirstOccurrence(w);
+                        if (tryRetire(w)) {
+                            return null;
+                        }
+                        // The core size has grown to include this worker: it stays.
+                        w.parkState(Worker.ACTIVE);
+                        continue OUTER;
+                    }
+                    LockSupport.parkNanos(this, remaining);
+                }
+                // An interrupt makes park return at once; it carries no meaning for an idle worker (shutdownNow also
+                // changes the state, checked above), so clear it rather than spin.
+                Thread.interrupted();
+            }
+        }
+    }
+
+    /** Spins on the ready queue for a short while, if not too many workers already do. */
+    private Object search() {
+        int s = searching;
+        if (s >= maxSearchers || !SEARCHING.compareAndSet(this, s, s + 1)) {
+            return null;
+        }
+        Object item = null;
+        try {
+            for (int i = 0; i < SEARCH_POLLS && item == null; i++) {
+                item = engine.readyQueue.poll();
+                if (item == null) {
+                    Thread.onSpinWait();
+                }
+            }
+        } finally {
+            SEARCHING.getAndAdd(this, -1);
+        }
+        if (item != null && !engine.readyQueue.isEmpty()) {
+            signalWork(); // submitters skipped the wake-up because we were searching: pass it on
+        }
+        return item;
+    }
+
+    /** Wakes every parked worker, so it re-reads the executor state (shutdown, termination). */
+    void wakeAll() {
+        for (Worker w : workers()) {
+            if (w.casParkState(Worker.PARKED, Worker.SIGNALLED)) {
+                idle.removeFirstOccurrence(w);
+            }
+            LockSupport.unpark(w.thread);
+        }
+    }
+
+    /** True if some worker is parked and could be woken. */
+    boolean hasIdleWorker() {
+        for (Worker w : idle) {
+            if (w.parkState() == Worker.PARKED) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---- threads --------------------------------------------------------------------------------------------
+
+    /**
+     * Starts a worker if the caps allow: a core worker while below the core size, an auxiliary one (only when
+     * {@code auxiliary}) up to {@code maxThreads}. Returns whether a thread was started. A failing thread factory is
+     * counted and survived.
+     */
+    boolean tryStart(boolean auxiliary) {
+        int n;
+        boolean core;
+        do {
+            if (engine.state() >= Engine.STOP) {
+                return false;
+            }
+            n = threads;
+            core = n < coreTarget;
+            if (n >= settings.maxThreads || (!core && !auxiliary)) {
+                return false;
+            }
+        } while (!THREADS.compareAndSet(this, n, n + 1));
+        Worker w = new Worker(engine, this, core);
+        Thread t = null;
+        String name;
+        synchronized (this) {
+            name = settings.name + (core ? "-core-" + ++coreNames : "-aux-" + ++auxNames);
+        }
+        try {
+            ThreadFactory factory = settings.threadFactory;
+            t = factory == null ? new Thread(w, name) : factory.newThread(w);
+        } catch (Throwable failure) {
+            t = null;
+        }
+        if (t == null) {
+            startFailed();
+            return false;
+        }
+        w.thread = t;
+        synchronized (this) {
+            workers = append(workers, w);
+        }
+        try {
+            t.start();
+        } catch (Throwable failure) {
+            synchronized (this) {
+                workers = remove(workers, w);
+            }
+            startFailed();
+            return false;
+        }
+        synchronized (this) {
+            if (peakThreads < n + 1) {
+                peakThreads = n + 1;
+            }
+        }
+        if (!core) {
+            synchronized (this) {
+                auxStarted++;
+                if (auxStarted % settings.coreBumpThreshold == 0 && coreTarget < settings.maxThreads) {
+                    coreTarget = coreTarget + 1;
+                    coreBumps++;
+                }
+            }
+        }
+        engine.checker.ensureStarted();
+        return true;
+    }
+
+    private void startFailed() {
+        THREADS.getAndAdd(this, -1);
+        synchronized (this) {
+            startFailures++;
+        }
+        engine.threadsChanged();
+    }
+
+    /** An idle auxiliary worker gives back its slot, unless that would take the pool below the core size. */
+    private boolean tryRetire(Worker w) {
+        for (;;) {
+            int n = threads;
+            if (n <= coreTarget) {
+                return false;
+            }
+            if (THREADS.compareAndSet(this, n, n - 1)) {
+                w.retired = true;
+                return true;
+            }
+        }
+    }
+
+    /** Called by every worker as its thread ends, whatever the reason. */
+    void exited(Worker w) {
+        synchronized (this) {
+            workers = remove(workers, w);
+            foldedExecuted += w.executedCount();
+            foldedFailed += w.failedCount();
+            foldedTransfers += w.transferCount();
+        }
+        if (!w.retired) {
+            THREADS.getAndAdd(this, -1);
+        }
+        engine.threadsChanged();
+    }
+
+    int threads() {
+        return threads;
+    }
+
+    int coreTarget() {
+        return coreTarget;
+    }
+
+    Worker[] workers() {
+        return workers;
+    }
+
+    /** Fills the pool part of a statistics snapshot: {executed, failed, transfers, auxStarted, coreBumps, startFailures}. */
+    synchronized long[] counters() {
+        long executed = foldedExecuted;
+        long failed = foldedFailed;
+        long transfers = foldedTransfers;
+        for (Worker w : workers) {
+            executed += w.executedCount();
+            failed += w.failedCount();
+            transfers += w.transferCount();
+        }
+        return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures};
+    }
+
+    int peakThreads() {
+        return peakThreads;
+    }
+
+    void interruptAll() {
+        for (Worker w : workers()) {
+            try {
+                w.thread.interrupt();
+            } catch (SecurityException ignored) {
+                // a thread from a custom factory we may not interrupt: it will still see STOP
+            }
+        }
+    }
+
+    private static Worker[] append(Worker[] a, Worker w) {
+        Worker[] b = Arrays.copyOf(a, a.length + 1);
+        b[a.length] = w;
+        return b;
+    }
+
+    private static Worker[] remove(Worker[] a, Worker w) {
+        for (int i = 0; i < a.length; i++) {
+            if (a[i] == w) {
+                Worker[] b = new Worker[a.length - 1];
+                System.arraycopy(a, 0, b, 0, i);
+                System.arraycopy(a, i + 1, b, i, a.length - i - 1);
+                return b;
+            }
+        }
+        return a;
+    }
+}
