@@ -102,7 +102,8 @@ final class WorkerPool {
     Object awaitWork(Worker w) {
         OUTER:
         for (;;) {
-            if (engine.state() != Engine.RUNNING) {
+            int seenState = engine.state();
+            if (seenState != Engine.RUNNING) {
                 if (engine.stopping()) {
                     return null;
                 }
@@ -131,13 +132,26 @@ final class WorkerPool {
                 }
                 return item;
             }
+            if (seenState != Engine.RUNNING && engine.quiescent()) {
+                // The same hand-shake for the end of shutdown: a worker that found the executor quiescent wakes every
+                // registered worker; one that registered too late for that wake-up finds it quiescent here.
+                if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
+                    idle.removeFirstOccurrence(w);
+                }
+                w.parkState(Worker.ACTIVE);
+                wakeAll();
+                return null;
+            }
             long deadline = System.nanoTime() + settings.auxiliaryKeepAliveNanos;
             for (;;) {
                 if (w.parkState() != Worker.PARKED) {
                     w.parkState(Worker.ACTIVE); // signalled
                     continue OUTER;
                 }
-                if (engine.state() != Engine.RUNNING) {
+                if (engine.state() != seenState) {
+                    // Shutdown began (or turned into a stop) since we looked: re-run the checks above. Parking on
+                    // with an unchanged state is right even after shutdown: the worker that finds the executor
+                    // quiescent, or a submitter with new work, wakes us.
                     if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
                         idle.removeFirstOccurrence(w);
                     } else {
