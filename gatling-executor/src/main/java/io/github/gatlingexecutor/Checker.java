@@ -88,6 +88,9 @@ final class Checker implements Runnable {
                     lock.unlock();
                     try {
                         backingUp = inspect(now);
+                    } catch (RuntimeException | Error unexpected) {
+                        backingUp = false;
+                        engine.reportUncaught(unexpected); // keep checking: termination depends on this thread
                     } finally {
                         lock.lock();
                     }
@@ -213,7 +216,13 @@ final class Checker implements Runnable {
         while ((t = delayed.peek()) != null && t.time - now <= 0) {
             delayed.poll();
             if (!t.isDone()) {
-                engine.dispatch(t, true);
+                try {
+                    engine.dispatch(t, true);
+                } catch (RuntimeException unexpected) {
+                    // Cannot happen by the quiescence argument (lanes are closed only once no delayed task is left);
+                    // if it ever did, the task's caller learns it through the future, and this thread lives on.
+                    t.failDispatch(unexpected);
+                }
             }
         }
     }

@@ -145,6 +145,11 @@ final class CoalescingLane extends Lane {
     }
 
     @Override
+    boolean releaseIfIdle() {
+        return SLOT.compareAndSet(this, IDLE, DEAD);
+    }
+
+    @Override
     int closeAndDrain(List<Runnable> out) {
         for (;;) {
             Runnable s = slot;

@@ -29,6 +29,13 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * shared between threads; the lane behind it is released whenever it has nothing queued or running, so holding a
      * handle costs no memory per idle context.
      *
+     * <p>Consecutive tasks of a context may run on different threads: state kept in a {@code ThreadLocal} does not
+     * follow the context. A task that submits to its own context and then waits for that task waits for something
+     * queued behind itself: {@code Future.get()} on such a future, called from the waiting task, throws
+     * {@link IllegalStateException} instead of hanging. Other ways of waiting (a latch, say) block the context for
+     * good; the worker is then reported in {@link ExecutorStatistics#blockedDetections()} and every other context
+     * keeps moving on other threads.
+     *
      * @throws NullPointerException if {@code context} is null
      */
     Executor sequential(Object context);

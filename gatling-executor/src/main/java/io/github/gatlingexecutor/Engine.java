@@ -137,6 +137,7 @@ final class Engine {
                 }
             }
             if (!internal && state != RUNNING) {
+                discardIfUnused(lane);
                 throw reject(task);
             }
             int outcome = lane.offer(task);
@@ -174,6 +175,7 @@ final class Engine {
                 }
             }
             if (!internal && state != RUNNING) {
+                discardIfUnused(lane);
                 throw reject(task);
             }
             int outcome = lane.offer(task);
@@ -205,6 +207,17 @@ final class Engine {
         pool.signalWork();
         if (!internal && state != RUNNING && readyQueue.remove(task)) {
             throw reject(task); // shut down meanwhile and nobody took it: it was never accepted
+        }
+    }
+
+    /**
+     * A submit that is rejected may have created its lane: it must not stay behind. An idle lane is released (a
+     * submitter racing us then looks up again and is rejected too); after termination nothing will ever run, so the
+     * lane is just dropped from the map.
+     */
+    private void discardIfUnused(Lane lane) {
+        if (lane.releaseIfIdle() || state == TERMINATED) {
+            lane.unmap();
         }
     }
 
@@ -337,7 +350,7 @@ final class Engine {
         Object task = command != null ? command : callable;
         @SuppressWarnings("unchecked")
         Callable<V> c = command != null ? (Callable<V>) Executors.callable(command) : callable;
-        ScheduledTask<V> st = newScheduled(task, c, triggerTime(delay, unit), 0);
+        ScheduledTask<V> st = ScheduledTask.of(this, task, c, triggerTime(delay, unit), 0);
         if (!checker.schedule(st, false)) {
             throw rejectUncounted(st);
         }
@@ -352,24 +365,12 @@ final class Engine {
                     + period);
         }
         long p = Math.max(1, Math.min(unit.toNanos(period), Long.MAX_VALUE >> 2));
-        ScheduledTask<Void> st = newScheduled(command, Executors.callable(command, null),
+        ScheduledTask<Void> st = ScheduledTask.of(this, command, Executors.callable(command, null),
                 triggerTime(initialDelay, unit), fixedRate ? p : -p);
         if (!checker.schedule(st, false)) {
             throw rejectUncounted(st);
         }
         return st;
-    }
-
-    private <V> ScheduledTask<V> newScheduled(Object task, Callable<V> c, long time, long period) {
-        if (task instanceof SequentialRunnable) {
-            return new ScheduledTask<>(this, c, task, TaskFuture.SEQUENTIAL, contextOf((SequentialRunnable) task),
-                    time, period);
-        }
-        if (task instanceof CoalescingRunnable) {
-            return new ScheduledTask<>(this, c, task, TaskFuture.COALESCING, contextOf((CoalescingRunnable) task),
-                    time, period);
-        }
-        return new ScheduledTask<>(this, c, task, TaskFuture.PLAIN, null, time, period);
     }
 
     private static long triggerTime(long delay, TimeUnit unit) {

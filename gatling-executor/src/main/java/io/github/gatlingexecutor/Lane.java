@@ -50,6 +50,9 @@ abstract class Lane {
      */
     abstract boolean closeIfIdle();
 
+    /** Releases the lane (IDLE to DEAD) if no task was ever accepted into it; returns whether it did. */
+    abstract boolean releaseIfIdle();
+
     /**
      * {@code shutdownNow}: closes the lane and moves every accepted task that has not started into {@code out}. The
      * caller must have made sure no worker takes from this lane any more (see {@link Worker#awaitNotTaking}).

@@ -9,9 +9,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A delayed or periodic task. The {@link Checker} holds it until due, then submits it like any other task, to its
  * lane if it is sequential or coalescing; a periodic task puts itself back after each successful run, so runs of one
- * periodic task never overlap.
+ * periodic task never overlap. Like {@link TaskFuture}, the sequential and coalescing variants implement the task's
+ * interface with its context.
  */
-final class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<V> {
+class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<V> {
     private static final AtomicLong SEQUENCE = new AtomicLong();
 
     /** When due, in System.nanoTime() terms. Written by the thread that (re)schedules it, before it enters the queue. */
@@ -62,6 +63,11 @@ final class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledF
         }
     }
 
+    /** The task could not enter the pool when due: complete its future exceptionally rather than drop it. */
+    void failDispatch(RuntimeException cause) {
+        setException(cause);
+    }
+
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
         boolean cancelled = super.cancel(mayInterruptIfRunning);
@@ -69,5 +75,37 @@ final class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledF
             engine.checker.remove(this);
         }
         return cancelled;
+    }
+
+    static <V> ScheduledTask<V> of(Engine engine, Object task, Callable<V> callable, long time, long period) {
+        if (task instanceof SequentialRunnable) {
+            return new Sequential<>(engine, callable, task, Engine.contextOf((SequentialRunnable) task), time, period);
+        }
+        if (task instanceof CoalescingRunnable) {
+            return new Coalescing<>(engine, callable, task, Engine.contextOf((CoalescingRunnable) task), time, period);
+        }
+        return new ScheduledTask<>(engine, callable, task, PLAIN, null, time, period);
+    }
+
+    static final class Sequential<V> extends ScheduledTask<V> implements SequentialRunnable {
+        Sequential(Engine engine, Callable<V> callable, Object task, Object context, long time, long period) {
+            super(engine, callable, task, SEQUENTIAL, context, time, period);
+        }
+
+        @Override
+        public Object context() {
+            return context;
+        }
+    }
+
+    static final class Coalescing<V> extends ScheduledTask<V> implements CoalescingRunnable {
+        Coalescing(Engine engine, Callable<V> callable, Object task, Object context, long time, long period) {
+            super(engine, callable, task, COALESCING, context, time, period);
+        }
+
+        @Override
+        public Object context() {
+            return context;
+        }
     }
 }

@@ -149,6 +149,11 @@ final class SequentialLane extends Lane {
     }
 
     @Override
+    boolean releaseIfIdle() {
+        return TAIL.compareAndSet(this, IDLE, DEAD);
+    }
+
+    @Override
     int closeAndDrain(List<Runnable> out) {
         Node t;
         do {

@@ -247,6 +247,8 @@ final class WorkerPool {
                 return false;
             }
         } while (!THREADS.compareAndSet(this, n, n + 1));
+        // The checker retries starts that fail (see Checker.inspect), so it must exist before the first attempt.
+        engine.checker.ensureStarted();
         Worker w = new Worker(engine, this, core);
         Thread t = null;
         String name;
@@ -255,7 +257,13 @@ final class WorkerPool {
         }
         try {
             ThreadFactory factory = settings.threadFactory;
-            t = factory == null ? new Thread(w, name) : factory.newThread(w);
+            if (factory == null) {
+                t = new Thread(w, name);
+                t.setDaemon(false); // not inherited from the starting thread (the checker is a daemon)
+                t.setPriority(Thread.NORM_PRIORITY);
+            } else {
+                t = factory.newThread(w);
+            }
         } catch (Throwable failure) {
             t = null;
         }
@@ -290,7 +298,6 @@ final class WorkerPool {
                 }
             }
         }
-        engine.checker.ensureStarted();
         return true;
     }
 

@@ -1,0 +1,181 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.gatlingexecutor.TestSupport.Coal;
+import io.github.gatlingexecutor.TestSupport.CoalCallable;
+import io.github.gatlingexecutor.TestSupport.Seq;
+import io.github.gatlingexecutor.TestSupport.SeqCallable;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+/** SPEC semantics 11: bad input fails at the call, naming what was wrong; nothing throws inside a worker. */
+class SemanticsBadInputTest {
+
+    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        cleanup.run();
+    }
+
+    private static void assertNpeNaming(String what, Executable call, String... anyOf) {
+        NullPointerException npe = assertThrows(NullPointerException.class, call, what);
+        String message = npe.getMessage();
+        assertNotNull(message, what + ": NullPointerException without a message");
+        boolean named = false;
+        for (String word : anyOf) {
+            named |= message.toLowerCase().contains(word.toLowerCase());
+        }
+        assertTrue(named, what + ": message \"" + message + "\" names none of " + List.of(anyOf));
+    }
+
+    @Test
+    void nullTasksAndContextsAreRejectedAtTheCallNamingWhatWasNull() {
+        List<Throwable> handled = new CopyOnWriteArrayList<>();
+        GatlingExecutor e = cleanup.track(gatling("bad").coreThreads(2)
+                .uncaughtExceptionHandler((t, x) -> handled.add(x)).build());
+        Runnable r = () -> { };
+        SequentialRunnable nullSeq = new Seq(null, r);
+        CoalescingRunnable nullCoal = new Coal(null, r);
+        Callable<String> nullSeqCallable = new SeqCallable<>(null, () -> "x");
+        Callable<String> nullCoalCallable = new CoalCallable<>(null, () -> "x");
+        String[] task = {"command", "task", "callable", "runnable"};
+        String[] context = {"context"};
+
+        assertNpeNaming("execute(null)", () -> e.execute(null), task);
+        assertNpeNaming("submit(null)", () -> e.submit((Runnable) null), task);
+        assertNpeNaming("submit(null, v)", () -> e.submit((Runnable) null, "v"), task);
+        assertNpeNaming("submit((Callable) null)", () -> e.submit((Callable<String>) null), task);
+        assertNpeNaming("schedule(null)", () -> e.schedule((Runnable) null, 1, TimeUnit.SECONDS), task);
+        assertNpeNaming("schedule((Callable) null)", () -> e.schedule((Callable<String>) null, 1, TimeUnit.SECONDS),
+                task);
+        assertNpeNaming("scheduleAtFixedRate(null)", () -> e.scheduleAtFixedRate(null, 1, 1, TimeUnit.SECONDS),
+                task);
+        assertNpeNaming("scheduleWithFixedDelay(null)",
+                () -> e.scheduleWithFixedDelay(null, 1, 1, TimeUnit.SECONDS), task);
+        assertNpeNaming("sequential(null)", () -> e.sequential(null), context);
+        assertNpeNaming("coalescing(null)", () -> e.coalescing(null), context);
+        assertNpeNaming("sequential(c).execute(null)", () -> e.sequential("c").execute(null), task);
+        assertNpeNaming("coalescing(c).execute(null)", () -> e.coalescing("c").execute(null), task);
+
+        assertNpeNaming("execute(seq with null context)", () -> e.execute(nullSeq), context);
+        assertNpeNaming("execute(coal with null context)", () -> e.execute(nullCoal), context);
+        assertNpeNaming("submit(seq with null context)", () -> e.submit(nullSeq), context);
+        assertNpeNaming("submit(coal with null context, v)", () -> e.submit(nullCoal, "v"), context);
+        assertNpeNaming("submit(seq callable with null context)", () -> e.submit(nullSeqCallable), context);
+        assertNpeNaming("submit(coal callable with null context)", () -> e.submit(nullCoalCallable), context);
+        assertNpeNaming("schedule(seq with null context)", () -> e.schedule(nullSeq, 10, TimeUnit.MILLISECONDS),
+                context);
+        assertNpeNaming("schedule(coal callable with null context)",
+                () -> e.schedule(nullCoalCallable, 10, TimeUnit.MILLISECONDS), context);
+        assertNpeNaming("scheduleAtFixedRate(seq with null context)",
+                () -> e.scheduleAtFixedRate(nullSeq, 10, 10, TimeUnit.MILLISECONDS), context);
+        assertNpeNaming("scheduleWithFixedDelay(coal with null context)",
+                () -> e.scheduleWithFixedDelay(nullCoal, 10, 10, TimeUnit.MILLISECONDS), context);
+        List<Callable<String>> nullSeqList = List.of(nullSeqCallable);
+        assertNpeNaming("invokeAll with a null-context task", () -> e.invokeAll(nullSeqList), context);
+        List<Callable<String>> nullCoalList = List.of(nullCoalCallable);
+        assertNpeNaming("invokeAny with a null-context task", () -> e.invokeAny(nullCoalList), context);
+
+        // a lane decides the context: a task with a null context() is fine there
+        CountDownLatch inLane = new CountDownLatch(2);
+        e.sequential("lane").execute(new Seq(null, inLane::countDown));
+        e.coalescing("other-lane").execute(new Coal(null, inLane::countDown));
+        await(inLane, "tasks whose own context() is null, given to a lane");
+
+        TestSupport.sleep(100); // let the scheduled and periodic calls above come due, had any been accepted
+        ExecutorStatistics s = TestSupport.awaitQuiescent(e);
+        assertEquals(2, s.submitted(), "a rejected call was counted as accepted: " + s);
+        assertEquals(0, s.failed(), "a caller's mistake failed inside a worker: " + s);
+        assertTrue(handled.isEmpty(), "a caller's mistake reached the handler: " + handled);
+    }
+
+    @Test
+    void theContextIsCheckedBeforeAnythingIsAccepted() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("bad").coreThreads(1).build());
+        assertThrows(NullPointerException.class, () -> e.execute(new Seq(null, () -> { })));
+        List<Callable<String>> mixed = List.of(() -> "fine", new SeqCallable<>(null, () -> "bad"));
+        assertThrows(NullPointerException.class, () -> e.invokeAll(mixed));
+        ExecutorStatistics s = e.statistics();
+        assertEquals(s.executed() + s.coalesced(), s.submitted(), "a partly accepted call left work behind: " + s);
+        assertEquals("ok", TestSupport.get(e.submit(() -> "ok")));
+        e.shutdown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    private static void assertIaeNaming(String setting, String value, Executable call) {
+        IllegalArgumentException iae = assertThrows(IllegalArgumentException.class, call, setting + "=" + value);
+        String message = String.valueOf(iae.getMessage());
+        assertTrue(message.contains(setting), "message \"" + message + "\" does not name " + setting);
+        assertTrue(message.contains(value), "message \"" + message + "\" does not name the value " + value);
+    }
+
+    @Test
+    void invalidSettingsAreRejectedNamingTheSettingAndTheValue() {
+        Supplier<GatlingExecutor.Builder> b = GatlingExecutor::builder;
+        assertIaeNaming("coreThreads", "0", () -> b.get().coreThreads(0));
+        assertIaeNaming("coreThreads", "-3", () -> b.get().coreThreads(-3));
+        assertIaeNaming("maxThreads", "0", () -> b.get().maxThreads(0));
+        assertIaeNaming("maxThreads", "-1", () -> b.get().maxThreads(-1));
+        assertIaeNaming("coreBumpThreshold", "0", () -> b.get().coreBumpThreshold(0));
+        assertIaeNaming("batchSize", "0", () -> b.get().batchSize(0));
+        assertIaeNaming("batchSize", "-5", () -> b.get().batchSize(-5));
+        for (String setting : List.of("auxiliaryKeepAlive", "checkPeriod", "blockedThreshold")) {
+            for (Duration bad : List.of(Duration.ZERO, Duration.ofMillis(-1))) {
+                assertIaeNaming(setting, bad.toString(), () -> {
+                    GatlingExecutor.Builder builder = b.get();
+                    switch (setting) {
+                        case "auxiliaryKeepAlive":
+                            builder.auxiliaryKeepAlive(bad);
+                            break;
+                        case "checkPeriod":
+                            builder.checkPeriod(bad);
+                            break;
+                        default:
+                            builder.blockedThreshold(bad);
+                            break;
+                    }
+                });
+            }
+        }
+        assertIaeNaming("name", "", () -> b.get().name(""));
+        IllegalArgumentException cross = assertThrows(IllegalArgumentException.class,
+                () -> b.get().coreThreads(4).maxThreads(2).build());
+        assertTrue(cross.getMessage().contains("maxThreads") && cross.getMessage().contains("2")
+                && cross.getMessage().contains("coreThreads") && cross.getMessage().contains("4"), cross.getMessage());
+        assertIaeNaming("coreThreads", "0", () -> new GatlingExecutor("x", 0));
+
+        assertThrows(NullPointerException.class, () -> b.get().name(null));
+        assertThrows(NullPointerException.class, () -> b.get().auxiliaryKeepAlive(null));
+        assertThrows(NullPointerException.class, () -> b.get().checkPeriod(null));
+        assertThrows(NullPointerException.class, () -> b.get().blockedThreshold(null));
+        assertThrows(NullPointerException.class, () -> b.get().threadFactory(null));
+        assertThrows(NullPointerException.class, () -> b.get().uncaughtExceptionHandler(null));
+        assertThrows(NullPointerException.class, () -> new GatlingExecutor(null, 1));
+    }
+
+    @Test
+    void defaultSettingsAreAsSpecified() {
+        GatlingExecutor e = cleanup.track(GatlingExecutor.builder().build());
+        assertEquals("gatling", e.name());
+        assertEquals(Math.max(1, Runtime.getRuntime().availableProcessors()), e.statistics().coreThreads());
+        GatlingExecutor big = cleanup.track(GatlingExecutor.builder().name(TestSupport.uniqueName("bad"))
+                .coreThreads(300).build());
+        assertEquals(300, big.statistics().coreThreads()); // maxThreads default max(256, core) accepts 300
+        assertEquals(0, big.statistics().threads(), "threads started before any work arrived");
+    }
+}

@@ -1,0 +1,318 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.awaitQuiescent;
+import static io.github.gatlingexecutor.TestSupport.blockQuietly;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.get;
+import static io.github.gatlingexecutor.TestSupport.lane;
+import static io.github.gatlingexecutor.TestSupport.submitCallable;
+import static io.github.gatlingexecutor.TestSupport.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.gatlingexecutor.TestSupport.Coal;
+import io.github.gatlingexecutor.TestSupport.CoalCallable;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** SPEC semantics 3: coalescing. */
+class SemanticsCoalescingTest {
+
+    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        cleanup.run();
+    }
+
+    static Stream<Arguments> configurations() {
+        return Stream.of(
+                Arguments.of("core=2", (Supplier<GatlingExecutor.Builder>) () -> gatling("coal").coreThreads(2)),
+                Arguments.of("core=4 batch=1", (Supplier<GatlingExecutor.Builder>) () -> gatling("coal")
+                        .coreThreads(4).batchSize(1)),
+                Arguments.of("core=1", (Supplier<GatlingExecutor.Builder>) () -> gatling("coal").coreThreads(1)));
+    }
+
+    private CountDownLatch occupy(Executor lane) {
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        lane.execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        await(started, "blocker start");
+        return gate;
+    }
+
+    @Test
+    void aPendingTaskIsReplacedByTheNewestAndOnlyTheNewestRuns() {
+        GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(2).build());
+        Executor lane = e.coalescing("c");
+        CountDownLatch gate = occupy(lane);
+        AtomicIntegerArray ran = new AtomicIntegerArray(100);
+        CountDownLatch last = new CountDownLatch(1);
+        for (int i = 0; i < 100; i++) {
+            int id = i;
+            Runnable body = () -> {
+                ran.incrementAndGet(id);
+                if (id == 99) {
+                    last.countDown();
+                }
+            };
+            if (i % 2 == 0) {
+                lane.execute(body);
+            } else {
+                e.execute(new Coal("c", body));
+            }
+        }
+        gate.countDown();
+        await(last, "the newest task");
+        ExecutorStatistics s = awaitQuiescent(e);
+        for (int i = 0; i < 99; i++) {
+            assertEquals(0, ran.get(i), "replaced task " + i + " ran");
+        }
+        assertEquals(1, ran.get(99));
+        assertEquals(101, s.submitted(), s.toString());
+        assertEquals(99, s.coalesced(), s.toString());
+        assertEquals(2, s.executed(), s.toString());
+        waitUntil("the lane to be released", () -> e.statistics().liveContexts() == 0,
+                () -> e.contextStatistics().toString());
+    }
+
+    @Test
+    void aTaskSubmittedWhileAnotherRunsIsNotDroppedAndRunsAfterIt() {
+        GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(4).build());
+        Executor lane = e.coalescing("r");
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        for (int round = 0; round < 200; round++) {
+            CountDownLatch started = new CountDownLatch(1);
+            CountDownLatch gate = new CountDownLatch(1);
+            CountDownLatch second = new CountDownLatch(1);
+            lane.execute(() -> {
+                inside.incrementAndGet();
+                started.countDown();
+                blockQuietly(gate);
+                inside.decrementAndGet();
+            });
+            await(started, "first task");
+            lane.execute(() -> {
+                if (inside.get() != 0) {
+                    overlaps.incrementAndGet();
+                }
+                second.countDown();
+            });
+            gate.countDown();
+            await(second, "the task submitted while the first ran (round " + round + ")");
+        }
+        assertEquals(0, overlaps.get(), "a coalescing task started while the previous one still ran");
+    }
+
+    /**
+     * One producer per context submits increasing values through every coalescing path: values run in increasing
+     * order, never two at once, the last always runs, and the statistics account for every task.
+     */
+    static void runLastAlwaysRuns(GatlingExecutor e, int producers, int contextsPerProducer, int values,
+                                  boolean slowTasks) throws Exception {
+        int contexts = producers * contextsPerProducer;
+        AtomicLong[] lastSeen = new AtomicLong[contexts];
+        AtomicInteger[] inside = new AtomicInteger[contexts];
+        for (int c = 0; c < contexts; c++) {
+            lastSeen[c] = new AtomicLong();
+            inside[c] = new AtomicInteger();
+        }
+        AtomicLong runs = new AtomicLong();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger outOfOrder = new AtomicInteger();
+        Queue<String> problems = new ConcurrentLinkedQueue<>();
+        CountDownLatch lastRan = new CountDownLatch(contexts);
+        List<Future<?>> lastFutures = new ArrayList<>();
+        CyclicBarrier start = new CyclicBarrier(producers);
+        List<Thread> threads = new ArrayList<>();
+        AtomicInteger producerFailures = new AtomicInteger();
+        for (int p = 0; p < producers; p++) {
+            int producer = p;
+            Thread t = new Thread(() -> {
+                try {
+                    start.await();
+                    for (int v = 1; v <= values; v++) {
+                        for (int k = 0; k < contextsPerProducer; k++) {
+                            int c = producer * contextsPerProducer + k;
+                            long value = v;
+                            Runnable body = () -> {
+                                if (inside[c].incrementAndGet() != 1) {
+                                    overlaps.incrementAndGet();
+                                }
+                                runs.incrementAndGet();
+                                long previous = lastSeen[c].getAndSet(value);
+                                if (previous >= value) {
+                                    outOfOrder.incrementAndGet();
+                                    if (problems.size() < 5) {
+                                        problems.add("context " + c + ": " + value + " after " + previous);
+                                    }
+                                }
+                                if (slowTasks) {
+                                    TestSupport.spin(20);
+                                }
+                                inside[c].decrementAndGet();
+                                if (value == values) {
+                                    lastRan.countDown();
+                                }
+                            };
+                            String key = "coal-" + c;
+                            switch ((int) ((value + c) % 4)) {
+                                case 0:
+                                    e.execute(new Coal(key, body));
+                                    break;
+                                case 1:
+                                    e.coalescing(key).execute(body);
+                                    break;
+                                case 2:
+                                    Future<?> f = e.submit(new Coal(key, body));
+                                    if (value == values) {
+                                        synchronized (lastFutures) {
+                                            lastFutures.add(f);
+                                        }
+                                    }
+                                    break;
+                                default:
+                                    submitCallable(e, new CoalCallable<>(key, () -> {
+                                        body.run();
+                                        return null;
+                                    }));
+                                    break;
+                            }
+                        }
+                    }
+                } catch (Throwable ex) {
+                    producerFailures.incrementAndGet();
+                    ex.printStackTrace();
+                }
+            });
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
+        }
+        assertEquals(0, producerFailures.get());
+        await(lastRan, "the last task of every context (" + TestSupport.describe(e) + ")");
+        ExecutorStatistics s = awaitQuiescent(e);
+        assertEquals(0, overlaps.get(), "two coalescing tasks of one context ran at once");
+        assertEquals(0, outOfOrder.get(), "coalescing tasks ran out of order: " + problems);
+        for (int c = 0; c < contexts; c++) {
+            assertEquals(values, lastSeen[c].get(), "context " + c + " did not end with its last value");
+        }
+        for (Future<?> f : lastFutures) {
+            assertTrue(f.isDone() && !f.isCancelled(), "a last task's future was cancelled");
+        }
+        long submitted = (long) contexts * values;
+        assertEquals(submitted, s.submitted(), s.toString());
+        assertEquals(runs.get(), s.executed(), "executed() differs from the tasks that ran: " + s);
+        assertEquals(submitted - runs.get(), s.coalesced(), "submitted = executed + coalesced broken: " + s);
+        assertEquals(0, s.failed(), s.toString());
+        waitUntil("every lane to be released", () -> e.statistics().liveContexts() == 0,
+                () -> e.contextStatistics().toString());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("configurations")
+    void theLastTaskAlwaysRunsAndEveryTaskIsAccountedFor(String label, Supplier<GatlingExecutor.Builder> builder)
+            throws Exception {
+        runLastAlwaysRuns(cleanup.track(builder.get().build()), 4, 4, 5000, false);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("configurations")
+    void slowCoalescingTasksNeverOverlap(String label, Supplier<GatlingExecutor.Builder> builder) throws Exception {
+        runLastAlwaysRuns(cleanup.track(builder.get().build()), 4, 1, 2000, true);
+    }
+
+    @RepeatedTest(30)
+    @Tag("stress")
+    void lastAlwaysRunsRepeated() throws Exception {
+        runLastAlwaysRuns(cleanup.track(gatling("coal").coreThreads(2).batchSize(2).build()), 4, 4, 5000, false);
+        runLastAlwaysRuns(cleanup.track(gatling("coal").coreThreads(4).batchSize(1).build()), 4, 1, 2000, true);
+    }
+
+    @Test
+    void aCoalescedAwayFutureIsCancelled() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(2).build());
+        CountDownLatch gate = occupy(e.coalescing("f"));
+        AtomicInteger ran = new AtomicInteger();
+        Future<?> f1 = e.submit(new Coal("f", ran::incrementAndGet));
+        Future<String> f2 = e.submit(new Coal("f", ran::incrementAndGet), "two");
+        Future<String> f3 = submitCallable(e, new CoalCallable<>("f", () -> {
+            ran.incrementAndGet();
+            return "three";
+        }));
+        gate.countDown();
+        assertEquals("three", get(f3));
+        waitUntil("replaced futures to complete", () -> f1.isDone() && f2.isDone());
+        assertTrue(f1.isCancelled(), "replaced future f1 not cancelled");
+        assertTrue(f2.isCancelled(), "replaced future f2 not cancelled");
+        assertThrows(CancellationException.class, () -> f1.get(0, TimeUnit.MILLISECONDS));
+        assertThrows(CancellationException.class, () -> f2.get(0, TimeUnit.MILLISECONDS));
+        assertEquals(1, ran.get());
+        assertEquals(2, awaitQuiescent(e).coalesced());
+    }
+
+    @Test
+    void invokeAllOfCoalescingCallablesCancelsTheReplacedOnes() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(2).build());
+        CountDownLatch gate = occupy(e.coalescing("ia"));
+        List<Callable<String>> tasks = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            String value = "v" + i;
+            tasks.add(new CoalCallable<>("ia", () -> value));
+        }
+        Thread opener = new Thread(() -> {
+            waitUntil("invokeAll to submit its tasks", () -> {
+                ContextStatistics cs = lane(e, "ia", true);
+                return cs != null && cs.submitted() == 4;
+            });
+            gate.countDown();
+        });
+        opener.start();
+        List<Future<String>> futures = e.invokeAll(tasks);
+        opener.join();
+        assertTrue(futures.get(0).isCancelled(), "first replaced callable not cancelled");
+        assertTrue(futures.get(1).isCancelled(), "second replaced callable not cancelled");
+        assertEquals("v2", futures.get(2).get(0, TimeUnit.MILLISECONDS));
+    }
+
+    @Test
+    void coalescingLanesOfDifferentContextsAreIndependent() {
+        GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(2).build());
+        CountDownLatch gate = occupy(e.coalescing("x"));
+        CountDownLatch other = new CountDownLatch(1);
+        e.coalescing("y").execute(other::countDown);
+        await(other, "a coalescing task of another context while the first is busy");
+        gate.countDown();
+        assertFalse(e.isShutdown());
+    }
+}

@@ -1,0 +1,308 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.blockQuietly;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.liveThreads;
+import static io.github.gatlingexecutor.TestSupport.millisSince;
+import static io.github.gatlingexecutor.TestSupport.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.gatlingexecutor.TestSupport.Seq;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** SPEC semantics 6 and 7: the elastic pool, the checker, auxiliary threads and the cap. */
+class SemanticsElasticPoolTest {
+
+    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        cleanup.run();
+    }
+
+    /** Worker threads of the executor, by name (the checker is not a worker). */
+    private static int liveWorkers(GatlingExecutor e) {
+        int n = 0;
+        for (Thread t : liveThreads(e.name() + "-")) {
+            if (!t.getName().equals(e.name() + "-checker")) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void aBlockedTaskDelaysAnotherContextByAtMostAboutOneCheckPeriod() {
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(4)
+                .checkPeriod(Duration.ofMillis(100)).blockedThreshold(Duration.ofMillis(100)).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicReference<Thread> blockedThread = new AtomicReference<>();
+        e.execute(new Seq("A", () -> {
+            blockedThread.set(Thread.currentThread());
+            started.countDown();
+            blockQuietly(gate); // stands for ~3 s of blocking I/O; opened once the test has measured
+        }));
+        await(started, "the blocking task");
+        AtomicReference<Thread> otherThread = new AtomicReference<>();
+        CountDownLatch ran = new CountDownLatch(1);
+        long start = System.nanoTime();
+        e.execute(new Seq("B", () -> {
+            otherThread.set(Thread.currentThread());
+            ran.countDown();
+        }));
+        await(ran, "context B while context A blocks");
+        long took = millisSince(start);
+        assertTrue(took <= 1_000, "context B waited " + took + " ms behind a blocked worker");
+        assertNotSame(blockedThread.get(), otherThread.get());
+        assertTrue(e.statistics().threads() <= 4);
+        gate.countDown();
+    }
+
+    @Test
+    void workQueuedBehindABlockedWorkerMovesToAnotherThread() {
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(4)
+                .checkPeriod(Duration.ofMillis(100)).blockedThreshold(Duration.ofMillis(100)).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch othersRan = new CountDownLatch(10);
+        CountDownLatch submitted = new CountDownLatch(1);
+        long[] submittedAt = new long[1];
+        e.execute(new Seq("A", () -> {
+            for (int i = 0; i < 10; i++) {
+                e.execute(new Seq("B" + i, othersRan::countDown));
+            }
+            submittedAt[0] = System.nanoTime();
+            submitted.countDown();
+            blockQuietly(gate);
+        }));
+        await(submitted, "the blocking task to submit");
+        await(othersRan, "contexts queued behind a blocked worker");
+        long took = millisSince(submittedAt[0]);
+        assertTrue(took <= 1_000, "contexts queued behind a blocked worker waited " + took + " ms");
+        gate.countDown();
+    }
+
+    @Test
+    void theBlockedContextItselfKeepsItsOrder() {
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(4)
+                .checkPeriod(Duration.ofMillis(50)).blockedThreshold(Duration.ofMillis(50)).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicInteger last = new AtomicInteger();
+        AtomicInteger violations = new AtomicInteger();
+        e.execute(new Seq("A", () -> {
+            started.countDown();
+            blockQuietly(gate);
+            last.set(0);
+        }));
+        await(started, "blocker");
+        CountDownLatch done = new CountDownLatch(100);
+        for (int i = 1; i <= 100; i++) {
+            int seq = i;
+            e.execute(new Seq("A", () -> {
+                if (last.getAndSet(seq) != seq - 1) {
+                    violations.incrementAndGet();
+                }
+                done.countDown();
+            }));
+        }
+        TestSupport.sleep(300); // several check periods: the checker must not run A's queued tasks elsewhere
+        assertEquals(100, done.getCount(), "tasks of a blocked context ran before it was unblocked");
+        gate.countDown();
+        await(done, "the blocked context's tasks");
+        assertEquals(0, violations.get());
+    }
+
+    /**
+     * Auxiliary threads retire after their keep-alive while tasks keep arriving around the retirement: every task
+     * runs, in order, and the pool shrinks back to its core size. Several cycles.
+     */
+    static void runRetirementCycles(GatlingExecutor e, int cycles, TestSupport.Cleanup cleanup) {
+        int contexts = 8;
+        int[] last = new int[contexts];
+        int[] next = new int[contexts];
+        AtomicInteger violations = new AtomicInteger();
+        AtomicInteger ran = new AtomicInteger();
+        int submitted = 0;
+        for (int cycle = 0; cycle < cycles; cycle++) {
+            CountDownLatch gate = cleanup.gate();
+            CountDownLatch blockersStarted = new CountDownLatch(4);
+            for (int b = 0; b < 4; b++) {
+                e.execute(new Seq("blocker-" + b, () -> {
+                    blockersStarted.countDown();
+                    blockQuietly(gate);
+                }));
+            }
+            await(blockersStarted, "four blockers to run on four threads (cycle " + cycle + ")");
+            ExecutorStatistics grown = e.statistics();
+            assertTrue(grown.threads() >= 4, "four blockers run at once, so the pool grew: " + grown);
+            gate.countDown();
+            // keep submitting through the keep-alive window, so retirements meet queued work
+            long end = System.nanoTime() + 600_000_000L;
+            int i = 0;
+            while (System.nanoTime() - end < 0) {
+                int c = i++ % contexts;
+                int seq = ++next[c];
+                e.execute(new Seq("ctx-" + c, () -> {
+                    if (last[c] != seq - 1) {
+                        violations.incrementAndGet();
+                    }
+                    last[c] = seq;
+                    ran.incrementAndGet();
+                }));
+                submitted++;
+                if (i % 4 == 0) {
+                    TestSupport.sleep(1);
+                }
+            }
+            int expected = submitted;
+            waitUntil("every task submitted around retirement to run (cycle " + cycle + ")",
+                    () -> ran.get() == expected, () -> ran.get() + " of " + expected + "; " + TestSupport.describe(e));
+            waitUntil("auxiliary threads to retire (cycle " + cycle + ")",
+                    () -> e.statistics().threads() == e.statistics().coreThreads(), () -> TestSupport.describe(e),
+                    5_000);
+        }
+        assertEquals(0, violations.get(), "order broken around auxiliary retirement");
+        ExecutorStatistics s = e.statistics();
+        assertEquals(1, s.coreThreads(), "core size changed although coreBumpThreshold was not reached: " + s);
+        assertEquals(1, s.threads(), s.toString());
+        waitUntil("auxiliary threads to end", () -> liveThreads(e.name() + "-aux-").isEmpty(),
+                () -> liveThreads(e.name() + "-aux-").toString(), 5_000);
+    }
+
+    @Test
+    void auxiliaryThreadsRetireAndNothingSubmittedAroundRetirementIsLost() {
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(8)
+                .auxiliaryKeepAlive(Duration.ofMillis(200)).checkPeriod(Duration.ofMillis(50))
+                .blockedThreshold(Duration.ofMillis(50)).coreBumpThreshold(1000).build());
+        runRetirementCycles(e, 3, cleanup);
+    }
+
+    @RepeatedTest(10)
+    @Tag("stress")
+    void auxiliaryRetirementRepeated() {
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(8)
+                .auxiliaryKeepAlive(Duration.ofMillis(100)).checkPeriod(Duration.ofMillis(20))
+                .blockedThreshold(Duration.ofMillis(20)).coreBumpThreshold(1000).build());
+        runRetirementCycles(e, 8, cleanup);
+    }
+
+    @ParameterizedTest(name = "coreBumpThreshold={0}")
+    @ValueSource(ints = {1000, 1})
+    void maxThreadsIsNeverExceededEvenWhenEveryWorkerIsBlocked(int coreBumpThreshold) {
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(3)
+                .checkPeriod(Duration.ofMillis(50)).blockedThreshold(Duration.ofMillis(50))
+                .coreBumpThreshold(coreBumpThreshold).build());
+        CountDownLatch gate = cleanup.gate();
+        int tasks = 12;
+        AtomicIntegerArray ran = new AtomicIntegerArray(tasks);
+        CountDownLatch allRan = new CountDownLatch(tasks);
+        for (int i = 0; i < tasks; i++) {
+            int id = i;
+            e.execute(new Seq("blocked-" + i, () -> {
+                blockQuietly(gate);
+                ran.incrementAndGet(id);
+                allRan.countDown();
+            }));
+        }
+        waitUntil("the pool to grow to its cap", () -> e.statistics().threads() == 3, () -> TestSupport.describe(e));
+        long end = System.nanoTime() + 800_000_000L; // sixteen check periods with every worker blocked
+        while (System.nanoTime() - end < 0) {
+            ExecutorStatistics s = e.statistics();
+            assertTrue(s.threads() <= 3, "threads() above maxThreads: " + s);
+            assertTrue(s.peakThreads() <= 3, "peakThreads() above maxThreads: " + s);
+            assertTrue(s.coreThreads() <= 3, "core size above maxThreads: " + s);
+            int live = liveWorkers(e);
+            assertTrue(live <= 3, "live worker threads above maxThreads: " + live + " " + liveThreads(e.name()));
+            TestSupport.sleep(5);
+        }
+        gate.countDown();
+        await(allRan, "every blocked task after unblocking");
+        for (int i = 0; i < tasks; i++) {
+            assertEquals(1, ran.get(i), "task " + i + " ran " + ran.get(i) + " times");
+        }
+        ExecutorStatistics s = TestSupport.awaitQuiescent(e);
+        assertEquals(tasks, s.executed());
+        assertTrue(s.peakThreads() <= 3, s.toString());
+    }
+
+    @Test
+    void coreBumpsRaiseTheCoreSizeThatStaysAfterKeepAlive() {
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(8)
+                .auxiliaryKeepAlive(Duration.ofMillis(150)).checkPeriod(Duration.ofMillis(30))
+                .blockedThreshold(Duration.ofMillis(30)).coreBumpThreshold(2).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(5);
+        for (int i = 0; i < 5; i++) {
+            e.execute(new Seq("bump-" + i, () -> {
+                started.countDown();
+                blockQuietly(gate);
+            }));
+        }
+        await(started, "five blocked tasks on five threads");
+        ExecutorStatistics grown = e.statistics();
+        gate.countDown();
+        assertTrue(grown.threads() >= 5, grown.toString());
+        assertTrue(grown.coreBumps() >= 1, "no core bump although at least two auxiliary threads were needed with "
+                + "coreBumpThreshold=2: " + grown);
+        assertEquals(1 + grown.coreBumps(), grown.coreThreads(), grown.toString());
+        assertTrue(grown.coreThreads() <= 8, grown.toString());
+        waitUntil("auxiliary threads to retire", () -> {
+            ExecutorStatistics s = e.statistics();
+            return s.threads() <= s.coreThreads();
+        }, () -> TestSupport.describe(e), 5_000);
+        assertEquals(1 + e.statistics().coreBumps(), e.statistics().coreThreads());
+    }
+
+    /** A CPU-bound backlog on a saturated machine is no reason for more threads than cores (SPEC 6). */
+    @Test
+    void aCpuBoundBacklogDoesNotStartAuxiliaryThreads() {
+        int cores = Runtime.getRuntime().availableProcessors();
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(cores).build());
+        int tasks = 40 * cores;
+        CountDownLatch done = new CountDownLatch(tasks);
+        for (int i = 0; i < tasks; i++) {
+            e.execute(new Seq("cpu-" + (i % (2 * cores)), () -> {
+                TestSupport.spin(20_000); // 20 ms of CPU: shorter than the blocked threshold
+                done.countDown();
+            }));
+        }
+        await(done, "CPU-bound tasks");
+        ExecutorStatistics s = e.statistics();
+        assertTrue(s.auxiliaryThreadsStarted() <= 1,
+                "auxiliary threads started for a CPU-bound backlog on saturated cores: " + s);
+        assertTrue(s.peakThreads() <= cores + 1, s.toString());
+    }
+
+    @Test
+    void checkerCountsBlockedWorkers() {
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(2)
+                .checkPeriod(Duration.ofMillis(30)).blockedThreshold(Duration.ofMillis(30)).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        e.execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        await(started, "blocked task");
+        waitUntil("the checker to detect the blocked worker", () -> e.statistics().blockedDetections() >= 1,
+                () -> TestSupport.describe(e), 5_000);
+        gate.countDown();
+        List<Thread> checker = liveThreads(e.name() + "-checker");
+        assertEquals(1, checker.size(), "one checker per executor: " + checker);
+    }
+}

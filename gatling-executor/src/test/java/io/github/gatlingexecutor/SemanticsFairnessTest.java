@@ -1,0 +1,133 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.blockQuietly;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.millisSince;
+import static io.github.gatlingexecutor.TestSupport.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.gatlingexecutor.TestSupport.Coal;
+import io.github.gatlingexecutor.TestSupport.Seq;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** SPEC semantics 5: the barrel (bounded batches) and idle workers taking queued work at once. */
+class SemanticsFairnessTest {
+
+    private static final int BUSY_TASKS = 100_000;
+
+    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        cleanup.run();
+    }
+
+    /**
+     * With one worker (no other thread may help), a context with 100,000 queued tasks must not delay a fresh task by
+     * more than a few batches: measured in busy-context tasks run between the fresh submit and the fresh run.
+     */
+    @ParameterizedTest(name = "batchSize={0}")
+    @ValueSource(ints = {64, 8})
+    void aBusyContextDoesNotStarveAFreshOne(int batchSize) {
+        GatlingExecutor e = cleanup.track(gatling("fair").coreThreads(1).maxThreads(1).batchSize(batchSize).build());
+        AtomicInteger busyRuns = new AtomicInteger();
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        Executor busy = e.sequential("busy");
+        busy.execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        await(started, "busy context's first task");
+        for (int i = 0; i < BUSY_TASKS; i++) {
+            busy.execute(() -> {
+                TestSupport.spin(10);
+                busyRuns.incrementAndGet();
+            });
+        }
+        gate.countDown();
+        long limit = 4L * batchSize;
+        measure(e, busyRuns, limit, "fresh sequential", body -> e.execute(new Seq("fresh", body)));
+        measure(e, busyRuns, limit, "fresh coalescing", body -> e.execute(new Coal("fresh", body)));
+        measure(e, busyRuns, limit, "fresh plain", e::execute);
+        measure(e, busyRuns, limit, "fresh submit", e::submit);
+    }
+
+    private static void measure(GatlingExecutor e, AtomicInteger busyRuns, long limit, String what,
+                                Consumer<Runnable> submit) {
+        int startAt = busyRuns.get() + 500;
+        waitUntil("the busy context to be running", () -> busyRuns.get() >= startAt);
+        CountDownLatch ran = new CountDownLatch(1);
+        int[] atRun = new int[1];
+        int atSubmit = busyRuns.get();
+        submit.accept(() -> {
+            atRun[0] = busyRuns.get();
+            ran.countDown();
+        });
+        await(ran, what);
+        assertTrue(atRun[0] < BUSY_TASKS, what + ": the busy context drained before the measurement meant anything");
+        long delay = atRun[0] - atSubmit;
+        assertTrue(delay <= limit, what + " task waited for " + delay + " tasks of the busy context (limit "
+                + limit + "): " + TestSupport.describe(e));
+    }
+
+    /**
+     * A worker stuck in one task holds work it took (tasks submitted from inside that task); an idle worker must
+     * take it at once, without waiting for the checker (whose period here is far longer than the test's bound).
+     */
+    @Test
+    void idleWorkersTakeWorkQueuedBehindABusyOneAtOnce() {
+        GatlingExecutor e = cleanup.track(gatling("fair").coreThreads(2).maxThreads(2)
+                .checkPeriod(Duration.ofSeconds(30)).blockedThreshold(Duration.ofSeconds(30)).build());
+        CountDownLatch gate = cleanup.gate();
+        int others = 20;
+        CountDownLatch othersRan = new CountDownLatch(others);
+        CountDownLatch submittedInside = new CountDownLatch(1);
+        e.execute(new Seq("stuck", () -> {
+            for (int i = 0; i < others; i++) {
+                if (i % 2 == 0) {
+                    e.execute(new Seq("other-" + i, othersRan::countDown));
+                } else {
+                    e.execute(othersRan::countDown);
+                }
+            }
+            submittedInside.countDown();
+            blockQuietly(gate);
+        }));
+        await(submittedInside, "the stuck task to submit");
+        long start = System.nanoTime();
+        await(othersRan, "tasks queued behind a stuck worker (" + TestSupport.describe(e) + ")");
+        long took = millisSince(start);
+        assertTrue(took < 3_000, "the idle worker needed " + took + " ms to take queued work");
+    }
+
+    @Test
+    void idleWorkersTakeExternallySubmittedWorkAtOnce() {
+        GatlingExecutor e = cleanup.track(gatling("fair").coreThreads(2).maxThreads(2)
+                .checkPeriod(Duration.ofSeconds(30)).blockedThreshold(Duration.ofSeconds(30)).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        e.execute(new Seq("stuck", () -> {
+            started.countDown();
+            blockQuietly(gate);
+        }));
+        await(started, "stuck task");
+        for (int round = 0; round < 20; round++) {
+            CountDownLatch ran = new CountDownLatch(1);
+            long start = System.nanoTime();
+            e.execute(new Seq("other-" + round, ran::countDown));
+            await(ran, "a task while one worker is stuck");
+            long took = millisSince(start);
+            assertTrue(took < 1_000, "round " + round + ": the idle worker needed " + took + " ms");
+        }
+    }
+}

@@ -1,0 +1,184 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.blockQuietly;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.get;
+import static io.github.gatlingexecutor.TestSupport.millisSince;
+import static io.github.gatlingexecutor.TestSupport.submitCallable;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.github.gatlingexecutor.TestSupport.Seq;
+import io.github.gatlingexecutor.TestSupport.SeqCallable;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * SPEC semantics 8 (no CPU while idle), and how {@code submit} futures behave on the pool: in parallel, nested
+ * waits across contexts, cancellation reaching the queued task, and a task waiting for its own context.
+ */
+class SemanticsHandOffTest {
+
+    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        cleanup.run();
+    }
+
+    @Test
+    void anIdleExecutorUsesNoCpu() {
+        assumeTrue(ManagementFactory.getThreadMXBean().isThreadCpuTimeSupported(), "no thread CPU time here");
+        GatlingExecutor e = cleanup.track(gatling("idle").coreThreads(2).checkPeriod(Duration.ofMillis(50)).build());
+        CountDownLatch done = new CountDownLatch(20_000);
+        for (int i = 0; i < 20_000; i++) {
+            if (i % 2 == 0) {
+                e.execute(new Seq(i % 50, done::countDown));
+            } else {
+                e.execute(done::countDown);
+            }
+        }
+        await(done, "work before going idle");
+        e.schedule(() -> { }, 1, TimeUnit.HOURS); // a pending timer must not keep anything spinning either
+        TestSupport.sleep(300); // let any spin-then-park phase end
+        String prefix = e.name() + "-";
+        long before = TestSupport.cpuNanosOfThreads(prefix);
+        TestSupport.sleep(1000);
+        long usedMillis = TimeUnit.NANOSECONDS.toMillis(TestSupport.cpuNanosOfThreads(prefix) - before);
+        assertTrue(usedMillis < 60, "an idle executor's threads used " + usedMillis + " ms of CPU in 1 s: "
+                + TestSupport.liveThreads(prefix));
+    }
+
+    @Test
+    void submittedTasksRunInParallelOnThePool() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("handoff").coreThreads(4).build());
+        long start = System.nanoTime();
+        List<Future<?>> futures = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            futures.add(e.submit(() -> TestSupport.sleep(300)));
+        }
+        for (Future<?> f : futures) {
+            get(f);
+        }
+        long took = millisSince(start);
+        assertTrue(took < 900, "four 300 ms submits on four threads took " + took + " ms");
+    }
+
+    @Test
+    void nestedSubmitAndGetToAnotherContextDoesNotDeadlock() throws Exception {
+        for (int core : new int[] {2, 1}) {
+            GatlingExecutor e = cleanup.track(gatling("handoff").coreThreads(core)
+                    .checkPeriod(Duration.ofMillis(50)).blockedThreshold(Duration.ofMillis(50)).build());
+            Future<String> outer = submitCallable(e, new SeqCallable<>("outer", () -> {
+                Future<String> inner = submitCallable(e, new SeqCallable<>("inner", () -> "inner"));
+                Future<String> plain = e.submit(() -> "plain");
+                return inner.get(10, TimeUnit.SECONDS) + "+" + plain.get(10, TimeUnit.SECONDS);
+            }));
+            assertEquals("inner+plain", get(outer), "core=" + core);
+            List<java.util.concurrent.Callable<Integer>> calls = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                int v = i;
+                calls.add(new SeqCallable<>("nested-" + i, () -> v));
+            }
+            Future<Integer> viaInvokeAll = e.submit(() -> {
+                int sum = 0;
+                for (Future<Integer> f : e.invokeAll(calls)) {
+                    sum += f.get();
+                }
+                return sum;
+            });
+            assertEquals(6, get(viaInvokeAll), "core=" + core);
+        }
+    }
+
+    @Test
+    void cancellingAQueuedSubmitReachesTheTask() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("handoff").coreThreads(1).maxThreads(1).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        e.execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        await(started, "the only worker to be busy");
+        AtomicBoolean plainRan = new AtomicBoolean();
+        AtomicBoolean sequentialRan = new AtomicBoolean();
+        Future<?> plain = e.submit(() -> plainRan.set(true));
+        Future<?> sequential = e.submit(new Seq("cq", () -> sequentialRan.set(true)));
+        CountDownLatch after = new CountDownLatch(2);
+        e.execute(new Seq("cq", after::countDown));
+        e.execute(after::countDown);
+        assertTrue(plain.cancel(false));
+        assertTrue(sequential.cancel(true));
+        gate.countDown();
+        await(after, "tasks after the cancelled ones");
+        TestSupport.awaitQuiescent(e);
+        assertFalse(plainRan.get(), "a cancelled queued plain task ran");
+        assertFalse(sequentialRan.get(), "a cancelled queued sequential task ran");
+    }
+
+    /**
+     * A task that submits to its own sequential context and waits for the result would wait for itself. The engine
+     * makes that visible: {@code get} throws {@link IllegalStateException} at once instead of hanging, and the
+     * submitted task still runs after the waiting one returns.
+     */
+    @Test
+    void waitingForATaskOfTheOwnSequentialContextFailsFastInsteadOfHanging() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("handoff").coreThreads(2).build());
+        List<String> order = new ArrayList<>(); // plain list: guarded by the lane's order
+        AtomicReference<Throwable> untimed = new AtomicReference<>();
+        AtomicReference<Throwable> timed = new AtomicReference<>();
+        AtomicReference<Future<?>> innerRef = new AtomicReference<>();
+        long[] waited = new long[1];
+        Future<?> outer = e.submit(new Seq("self", () -> {
+            order.add("outer");
+            Future<?> inner = e.submit(new Seq("self", () -> order.add("inner")));
+            innerRef.set(inner);
+            long start = System.nanoTime();
+            try {
+                inner.get();
+            } catch (Throwable t) {
+                untimed.set(t);
+            }
+            try {
+                inner.get(5, TimeUnit.SECONDS);
+            } catch (Throwable t) {
+                timed.set(t);
+            }
+            waited[0] = millisSince(start);
+        }));
+        get(outer);
+        assertTrue(untimed.get() instanceof IllegalStateException,
+                "get() on a task queued behind the caller in its own context: " + untimed.get());
+        assertTrue(timed.get() instanceof IllegalStateException,
+                "get(timeout) on a task queued behind the caller in its own context: " + timed.get());
+        assertTrue(waited[0] < 1000, "the self-wait was not detected at once: " + waited[0] + " ms");
+        get(innerRef.get());
+        assertEquals(List.of("outer", "inner"), order);
+    }
+
+    @Test
+    void waitingForAnotherContextFromASequentialTaskIsAllowed() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("handoff").coreThreads(2).build());
+        Future<String> outer = submitCallable(e, new SeqCallable<>("me", () -> {
+            // the sequential lane of another context, the coalescing lane of this one, a plain task: all fine
+            Future<String> a = submitCallable(e, new SeqCallable<>("someone-else", () -> "a"));
+            Future<String> b = submitCallable(e, new TestSupport.CoalCallable<>("me", () -> "b"));
+            Future<String> c = e.submit(() -> "c");
+            return a.get() + b.get() + c.get();
+        }));
+        assertEquals("abc", get(outer));
+    }
+}

@@ -1,0 +1,305 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.awaitQuiescent;
+import static io.github.gatlingexecutor.TestSupport.blockQuietly;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.get;
+import static io.github.gatlingexecutor.TestSupport.lane;
+import static io.github.gatlingexecutor.TestSupport.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.gatlingexecutor.TestSupport.Coal;
+import io.github.gatlingexecutor.TestSupport.Seq;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** SPEC semantics 4: lanes, namespaces, release and re-use. */
+class SemanticsLaneLifecycleTest {
+
+    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        cleanup.run();
+    }
+
+    @Test
+    void sequentialAndCoalescingLanesOfOneContextAreIndependent() {
+        GatlingExecutor e = cleanup.track(gatling("lanes").coreThreads(2).build());
+        // each lane's task waits for the other lane's task: only possible if they run at the same time
+        CountDownLatch sequentialRunning = new CountDownLatch(1);
+        CountDownLatch coalescingRunning = new CountDownLatch(1);
+        CountDownLatch bothMet = new CountDownLatch(2);
+        e.sequential("a").execute(() -> {
+            sequentialRunning.countDown();
+            try {
+                if (coalescingRunning.await(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                    bothMet.countDown();
+                }
+            } catch (InterruptedException ignored) {
+                // count stays up
+            }
+        });
+        e.coalescing("a").execute(() -> {
+            coalescingRunning.countDown();
+            try {
+                if (sequentialRunning.await(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                    bothMet.countDown();
+                }
+            } catch (InterruptedException ignored) {
+                // count stays up
+            }
+        });
+        await(bothMet, "sequential(\"a\") and coalescing(\"a\") to run at the same time");
+    }
+
+    @Test
+    void sequentialTasksOfAContextAreNeverCoalescedByItsCoalescingLane() {
+        GatlingExecutor e = cleanup.track(gatling("lanes").coreThreads(2).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(2);
+        e.sequential("n").execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        e.coalescing("n").execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        await(started, "both lanes busy");
+        AtomicInteger sequentialRuns = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(10);
+        for (int i = 0; i < 10; i++) {
+            e.execute(new Seq("n", () -> {
+                sequentialRuns.incrementAndGet();
+                done.countDown();
+            }));
+            e.execute(new Coal("n", () -> { }));
+        }
+        assertEquals(2, e.statistics().liveContexts(), e.contextStatistics().toString());
+        assertEquals(11, lane(e, "n", false).submitted());
+        assertEquals(11, lane(e, "n", true).submitted());
+        gate.countDown();
+        await(done, "sequential tasks");
+        ExecutorStatistics s = awaitQuiescent(e);
+        assertEquals(10, sequentialRuns.get());
+        assertEquals(9, s.coalesced(), s.toString());
+    }
+
+    @Test
+    void laneHandlesStayValidAfterTheirLaneIsReleased() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("lanes").coreThreads(2).build());
+        Executor sequential = e.sequential("h");
+        Executor coalescing = e.coalescing("h");
+        for (int cycle = 0; cycle < 5; cycle++) {
+            CountDownLatch done = new CountDownLatch(2);
+            List<Integer> order = new ArrayList<>();
+            sequential.execute(() -> order.add(1));
+            sequential.execute(() -> {
+                order.add(2);
+                done.countDown();
+            });
+            coalescing.execute(done::countDown);
+            await(done, "tasks through old handles, cycle " + cycle);
+            assertEquals(List.of(1, 2), order);
+            int c = cycle;
+            waitUntil("lanes released (cycle " + c + ")", () -> e.statistics().liveContexts() == 0,
+                    () -> e.contextStatistics().toString());
+            assertTrue(e.contextStatistics().isEmpty(), e.contextStatistics().toString());
+        }
+        // a handle can be shared with another thread after its lane was released
+        CountDownLatch fromOtherThread = new CountDownLatch(1);
+        Thread t = new Thread(() -> sequential.execute(fromOtherThread::countDown));
+        t.start();
+        t.join();
+        await(fromOtherThread, "task through a shared handle");
+    }
+
+    @Test
+    void aReleasedContextUsedAgainStartsFromZero() {
+        GatlingExecutor e = cleanup.track(gatling("lanes").coreThreads(2).build());
+        CountDownLatch first = new CountDownLatch(5);
+        for (int i = 0; i < 5; i++) {
+            e.sequential("z").execute(first::countDown);
+        }
+        await(first, "first use");
+        waitUntil("the lane to be released", () -> e.statistics().liveContexts() == 0,
+                () -> e.contextStatistics().toString());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        e.execute(new Seq("z", () -> {
+            started.countDown();
+            blockQuietly(gate);
+        }));
+        await(started, "second use");
+        ContextStatistics cs = lane(e, "z", false);
+        assertNotNull(cs);
+        assertEquals(1, cs.submitted(), "a re-used context kept the counters of its released lane: " + cs);
+        assertEquals(1, cs.executed(), cs.toString());
+        gate.countDown();
+    }
+
+    @Test
+    void liveContextsFollowQueuedAndRunningWork() {
+        GatlingExecutor e = cleanup.track(gatling("lanes").coreThreads(4).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(3);
+        for (int i = 0; i < 3; i++) {
+            e.sequential("live-" + i).execute(() -> {
+                started.countDown();
+                blockQuietly(gate);
+            });
+        }
+        await(started, "three lanes running");
+        e.coalescing("live-c").execute(() -> blockQuietly(gate));
+        waitUntil("four live lanes", () -> e.statistics().liveContexts() == 4,
+                () -> e.contextStatistics().toString());
+        assertEquals(4, e.contextStatistics().size());
+        gate.countDown();
+        waitUntil("every lane released", () -> e.statistics().liveContexts() == 0,
+                () -> e.contextStatistics().toString());
+    }
+
+    /**
+     * Lanes are released and re-created constantly while several producers use the same few contexts: two lanes of
+     * one context must never exist at once (no overlap), and no task is lost or reordered.
+     */
+    static void runReleaseRace(GatlingExecutor e, int rounds) throws Exception {
+        int producers = 4;
+        int contexts = 4;
+        AtomicInteger[] inside = new AtomicInteger[contexts];
+        int[][] last = new int[contexts][producers];
+        for (int c = 0; c < contexts; c++) {
+            inside[c] = new AtomicInteger();
+        }
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger violations = new AtomicInteger();
+        AtomicLong ran = new AtomicLong();
+        CyclicBarrier start = new CyclicBarrier(producers);
+        List<Thread> threads = new ArrayList<>();
+        AtomicInteger failures = new AtomicInteger();
+        for (int p = 0; p < producers; p++) {
+            int producer = p;
+            Thread t = new Thread(() -> {
+                try {
+                    start.await();
+                    Future<?> lastFuture = null;
+                    for (int i = 1; i <= rounds; i++) {
+                        int c = i % contexts;
+                        int seq = i;
+                        Runnable body = () -> {
+                            if (inside[c].incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            if (last[c][producer] >= seq) {
+                                violations.incrementAndGet();
+                            }
+                            last[c][producer] = seq;
+                            ran.incrementAndGet();
+                            inside[c].decrementAndGet();
+                        };
+                        if (i % 8 == 0) {
+                            lastFuture = e.submit(new Seq(c, body));
+                            get(lastFuture); // let lanes drain, so they are released and re-created
+                        } else if (i % 2 == 0) {
+                            e.sequential(c).execute(body);
+                        } else {
+                            e.execute(new Seq(c, body));
+                        }
+                    }
+                } catch (Throwable ex) {
+                    failures.incrementAndGet();
+                    ex.printStackTrace();
+                }
+            });
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS * 2));
+        }
+        assertEquals(0, failures.get());
+        waitUntil("every task to run", () -> ran.get() == (long) producers * rounds,
+                () -> ran.get() + " of " + (long) producers * rounds + "; " + TestSupport.describe(e));
+        assertEquals(0, overlaps.get(), "two lanes of one context existed at once");
+        assertEquals(0, violations.get(), "order broken across lane release and re-creation");
+        waitUntil("every lane released", () -> e.statistics().liveContexts() == 0,
+                () -> e.contextStatistics().toString());
+    }
+
+    @Test
+    void lanesReleasedAndRecreatedUnderContentionNeverDuplicate() throws Exception {
+        runReleaseRace(cleanup.track(gatling("lanes").coreThreads(2).build()), 20_000);
+        runReleaseRace(cleanup.track(gatling("lanes").coreThreads(4).batchSize(1).build()), 20_000);
+    }
+
+    @RepeatedTest(20)
+    @Tag("stress")
+    void lanesReleasedAndRecreatedRepeated() throws Exception {
+        runReleaseRace(cleanup.track(gatling("lanes").coreThreads(3).batchSize(1).build()), 50_000);
+    }
+
+    /**
+     * One million distinct contexts, used once each: afterwards no lane is live and the heap is back near where it
+     * started (memory follows live contexts, not contexts ever used).
+     */
+    @Test
+    void aMillionContextsLeaveNoLanesAndNoMemoryBehind() {
+        GatlingExecutor e = cleanup.track(gatling("lanes").coreThreads(2).build());
+        // warm up the executor's own structures before the baseline
+        CountDownLatch warm = new CountDownLatch(1000);
+        for (int i = 0; i < 1000; i++) {
+            e.execute(new Seq(-1 - i, warm::countDown));
+        }
+        await(warm, "warm-up");
+        awaitQuiescent(e);
+        long before = TestSupport.usedHeapAfterGc();
+        int total = 1_000_000;
+        AtomicLong ran = new AtomicLong();
+        for (int i = 0; i < total; i++) {
+            Integer context = i;
+            switch (i % 4) {
+                case 0:
+                    e.execute(new Seq(context, ran::incrementAndGet));
+                    break;
+                case 1:
+                    e.sequential(context).execute(ran::incrementAndGet);
+                    break;
+                case 2:
+                    e.execute(new Coal(context, ran::incrementAndGet));
+                    break;
+                default:
+                    e.coalescing(context).execute(ran::incrementAndGet);
+                    break;
+            }
+            if (i % 100_000 == 99_999) {
+                long target = i + 1 - 50_000;
+                waitUntil("the backlog to shrink", () -> ran.get() >= target, () -> TestSupport.describe(e));
+            }
+        }
+        waitUntil("every task to run", () -> ran.get() == total, () -> TestSupport.describe(e));
+        waitUntil("every lane released", () -> e.statistics().liveContexts() == 0,
+                () -> TestSupport.describe(e), 5_000);
+        assertTrue(e.contextStatistics().isEmpty());
+        ExecutorStatistics s = awaitQuiescent(e);
+        assertEquals(total + 1000, s.submitted(), s.toString());
+        assertEquals(total + 1000, s.executed(), s.toString());
+        long after = TestSupport.usedHeapAfterGc();
+        long growthMb = (after - before) / (1024 * 1024);
+        assertTrue(growthMb < 64, "heap grew by " + growthMb + " MB after a million released contexts");
+    }
+}

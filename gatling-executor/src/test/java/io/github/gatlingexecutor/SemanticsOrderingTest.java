@@ -1,0 +1,449 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.blockQuietly;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.get;
+import static io.github.gatlingexecutor.TestSupport.lane;
+import static io.github.gatlingexecutor.TestSupport.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.gatlingexecutor.TestSupport.Coal;
+import io.github.gatlingexecutor.TestSupport.Seq;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * SPEC semantics 2 (sequential order, no overlap, happens-before, parallel contexts) and the "keep kind and context"
+ * part of 1 for scheduled tasks.
+ */
+class SemanticsOrderingTest {
+
+    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        cleanup.run();
+    }
+
+    static Stream<Arguments> configurations() {
+        return Stream.of(
+                Arguments.of("core=2", (Supplier<GatlingExecutor.Builder>) () -> gatling("order").coreThreads(2)),
+                Arguments.of("core=4 batch=1", (Supplier<GatlingExecutor.Builder>) () -> gatling("order")
+                        .coreThreads(4).batchSize(1)),
+                Arguments.of("core=1 max=4 check=20ms", (Supplier<GatlingExecutor.Builder>) () -> gatling("order")
+                        .coreThreads(1).maxThreads(4).checkPeriod(Duration.ofMillis(20))
+                        .blockedThreshold(Duration.ofMillis(20))));
+    }
+
+    /** Per-context state, deliberately made of plain fields: only the executor's happens-before protects it. */
+    static final class ContextState {
+        final AtomicInteger inside = new AtomicInteger();
+        final int[] lastSeqOfProducer;
+        long runs;
+
+        ContextState(int producers) {
+            lastSeqOfProducer = new int[producers];
+        }
+    }
+
+    /**
+     * {@code producers} threads each submit {@code perContext} numbered tasks to each of {@code contexts} contexts,
+     * through every sequential path (execute, a lane handle, submit). Checks per context: never two tasks at once,
+     * each producer's tasks in its order, and plain-field state always complete.
+     */
+    static void runMultiProducerOrdering(GatlingExecutor e, int producers, int contexts, int perContext)
+            throws Exception {
+        ContextState[] states = new ContextState[contexts];
+        for (int c = 0; c < contexts; c++) {
+            states[c] = new ContextState(producers);
+        }
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger violations = new AtomicInteger();
+        Queue<String> firstProblems = new ConcurrentLinkedQueue<>();
+        CountDownLatch done = new CountDownLatch(producers * contexts * perContext);
+        CyclicBarrier start = new CyclicBarrier(producers);
+        List<Thread> threads = new ArrayList<>();
+        AtomicInteger producerFailures = new AtomicInteger();
+        for (int p = 0; p < producers; p++) {
+            int producer = p;
+            Thread t = new Thread(() -> {
+                try {
+                    start.await();
+                    Executor[] lanes = new Executor[contexts];
+                    for (int seq = 1; seq <= perContext; seq++) {
+                        for (int c = 0; c < contexts; c++) {
+                            int context = (c + producer * 7) % contexts;
+                            ContextState state = states[context];
+                            int mySeq = seq;
+                            Runnable body = () -> {
+                                if (state.inside.incrementAndGet() != 1) {
+                                    overlaps.incrementAndGet();
+                                }
+                                int expected = state.lastSeqOfProducer[producer] + 1;
+                                if (mySeq != expected) {
+                                    violations.incrementAndGet();
+                                    if (firstProblems.size() < 5) {
+                                        firstProblems.add("context " + context + " producer " + producer
+                                                + ": ran " + mySeq + " after " + (expected - 1));
+                                    }
+                                }
+                                state.lastSeqOfProducer[producer] = mySeq;
+                                state.runs++;
+                                state.inside.decrementAndGet();
+                                done.countDown();
+                            };
+                            Integer key = context;
+                            switch ((mySeq + context) % 3) {
+                                case 0:
+                                    e.execute(new Seq(key, body));
+                                    break;
+                                case 1:
+                                    if (lanes[context] == null || mySeq % 10 == 0) {
+                                        lanes[context] = e.sequential(key);
+                                    }
+                                    lanes[context].execute(body);
+                                    break;
+                                default:
+                                    e.submit(new Seq(key, body));
+                                    break;
+                            }
+                        }
+                    }
+                } catch (Throwable ex) {
+                    producerFailures.incrementAndGet();
+                    ex.printStackTrace();
+                }
+            }, "order-producer-" + p);
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
+        }
+        assertEquals(0, producerFailures.get(), "a producer failed");
+        await(done, "all sequential tasks (" + TestSupport.describe(e) + ")");
+        assertEquals(0, overlaps.get(), "tasks of one context overlapped");
+        assertEquals(0, violations.get(), "per-producer order broken: " + firstProblems);
+        for (int c = 0; c < contexts; c++) {
+            ContextState state = states[c];
+            // visible here through the latch
+            assertEquals((long) producers * perContext, state.runs, "lost update in context " + c);
+            for (int p = 0; p < producers; p++) {
+                assertEquals(perContext, state.lastSeqOfProducer[p]);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("configurations")
+    void manyProducersManyContextsKeepOrderWithoutOverlap(String label, Supplier<GatlingExecutor.Builder> builder)
+            throws Exception {
+        GatlingExecutor e = cleanup.track(builder.get().build());
+        runMultiProducerOrdering(e, 4, 64, 200);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("configurations")
+    void manyProducersFewContextsKeepOrderWithoutOverlap(String label, Supplier<GatlingExecutor.Builder> builder)
+            throws Exception {
+        GatlingExecutor e = cleanup.track(builder.get().build());
+        runMultiProducerOrdering(e, 4, 2, 5000);
+    }
+
+    @RepeatedTest(30)
+    @Tag("stress")
+    void manyProducersRepeated() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(2).batchSize(4).build());
+        runMultiProducerOrdering(e, 4, 64, 200);
+        GatlingExecutor f = cleanup.track(gatling("order").coreThreads(4).batchSize(1).build());
+        runMultiProducerOrdering(f, 4, 2, 5000);
+    }
+
+    /** Submissions that completed one after another, even from different threads, run in that order. */
+    @Test
+    void orderIsTheOrderInWhichSubmissionsCompleted() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).batchSize(2).build());
+        int total = 20_000;
+        Object lock = new Object();
+        int[] next = {0};
+        int[] lastRun = {-1}; // plain: protected only by the lane's happens-before
+        AtomicInteger violations = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(total);
+        Executor lane = e.sequential("ticket");
+        List<Thread> threads = new ArrayList<>();
+        for (int p = 0; p < 4; p++) {
+            Thread t = new Thread(() -> {
+                while (true) {
+                    synchronized (lock) {
+                        int ticket = next[0]++;
+                        if (ticket >= total) {
+                            return;
+                        }
+                        Runnable body = () -> {
+                            if (lastRun[0] != ticket - 1) {
+                                violations.incrementAndGet();
+                            }
+                            lastRun[0] = ticket;
+                            done.countDown();
+                        };
+                        if (ticket % 2 == 0) {
+                            lane.execute(body);
+                        } else {
+                            e.execute(new Seq("ticket", body));
+                        }
+                    }
+                }
+            });
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        await(done, "ticket tasks");
+        assertEquals(0, violations.get(), "tasks did not run in the order their submissions completed");
+    }
+
+    /** Each task reads a plain (non-volatile) object graph written by the previous task, possibly on another thread. */
+    @Test
+    void eachTaskSeesTheMemoryEffectsOfThePreviousOne() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).batchSize(1).build());
+        int contexts = 8;
+        int perContext = 3000;
+        final class Holder {
+            int[] data = new int[0];
+            int generation;
+        }
+        Holder[] holders = new Holder[contexts];
+        for (int c = 0; c < contexts; c++) {
+            holders[c] = new Holder();
+        }
+        AtomicInteger stale = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(contexts * perContext);
+        for (int i = 1; i <= perContext; i++) {
+            for (int c = 0; c < contexts; c++) {
+                Holder h = holders[c];
+                int generation = i;
+                e.execute(new Seq("hb-" + c, () -> {
+                    int[] seen = h.data;
+                    if (h.generation != generation - 1 || seen.length != generation - 1) {
+                        stale.incrementAndGet();
+                    } else {
+                        for (int v : seen) {
+                            if (v != generation - 1) {
+                                stale.incrementAndGet();
+                                break;
+                            }
+                        }
+                    }
+                    int[] fresh = new int[generation];
+                    java.util.Arrays.fill(fresh, generation);
+                    h.data = fresh;
+                    h.generation = generation;
+                    done.countDown();
+                }));
+            }
+        }
+        await(done, "happens-before chain");
+        assertEquals(0, stale.get(), "a task saw stale state written by its predecessor");
+    }
+
+    @Test
+    void differentContextsRunInParallel() {
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(2).build());
+        CyclicBarrier barrier = new CyclicBarrier(2);
+        CountDownLatch met = new CountDownLatch(2);
+        Runnable meet = () -> {
+            try {
+                barrier.await(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                met.countDown();
+            } catch (Exception ex) {
+                // count stays up: the test fails
+            }
+        };
+        e.sequential("p1").execute(meet);
+        e.execute(new Seq("p2", meet));
+        await(met, "two contexts to run at the same time");
+    }
+
+    // ---- scheduled tasks keep their kind and context ---------------------------------------------------------
+
+    @Test
+    void scheduledSequentialTasksOfOneContextDoNotOverlapAndKeepOrder() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).build());
+        List<String> order = Collections.synchronizedList(new ArrayList<>());
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        List<ScheduledFuture<?>> futures = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            String label = "s" + i;
+            futures.add(e.schedule(new Seq("sched", () -> {
+                if (inside.incrementAndGet() != 1) {
+                    overlaps.incrementAndGet();
+                }
+                TestSupport.sleep(60); // long enough for the next one to come due while this one runs
+                order.add(label);
+                inside.decrementAndGet();
+            }), 50 + 10L * i, TimeUnit.MILLISECONDS));
+        }
+        for (ScheduledFuture<?> f : futures) {
+            get(f);
+        }
+        assertEquals(0, overlaps.get(), "scheduled sequential tasks of one context overlapped");
+        assertEquals(List.of("s0", "s1", "s2", "s3"), order);
+    }
+
+    @Test
+    void scheduledSequentialTaskWaitsForItsLane() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(2).build());
+        List<String> order = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        e.sequential("busy").execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+            order.add("blocker");
+        });
+        await(started, "blocker");
+        AtomicBoolean ran = new AtomicBoolean();
+        ScheduledFuture<?> f = e.schedule(new Seq("busy", () -> {
+            ran.set(true);
+            order.add("scheduled");
+        }), 10, TimeUnit.MILLISECONDS);
+        TestSupport.sleep(150); // the scheduled task comes due while its lane is busy
+        assertFalse(ran.get(), "a scheduled sequential task ran while its lane was busy");
+        gate.countDown();
+        get(f);
+        assertEquals(List.of("blocker", "scheduled"), order);
+    }
+
+    @Test
+    void periodicSequentialTaskNeverOverlapsItsLane() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).batchSize(1).build());
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger periodicRuns = new AtomicInteger();
+        Runnable check = () -> {
+            if (inside.incrementAndGet() != 1) {
+                overlaps.incrementAndGet();
+            }
+            TestSupport.spin(50);
+            inside.decrementAndGet();
+        };
+        ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Seq("periodic", () -> {
+            check.run();
+            periodicRuns.incrementAndGet();
+        }), 0, 1, TimeUnit.MILLISECONDS);
+        CountDownLatch done = new CountDownLatch(4000);
+        Executor lane = e.sequential("periodic");
+        for (int i = 0; i < 4000; i++) {
+            lane.execute(() -> {
+                check.run();
+                done.countDown();
+            });
+            if (i % 100 == 0) {
+                TestSupport.sleep(1);
+            }
+        }
+        await(done, "lane tasks");
+        waitUntil("20 periodic runs", () -> periodicRuns.get() >= 20);
+        assertTrue(periodic.cancel(false));
+        assertEquals(0, overlaps.get(), "a periodic sequential task overlapped its lane");
+    }
+
+    @Test
+    void dueCoalescingTaskReplacesAndIsReplacedInItsLane() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(2).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        Executor lane = e.coalescing("cs");
+        lane.execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        await(started, "blocker");
+        AtomicBoolean scheduledRan = new AtomicBoolean();
+        ScheduledFuture<?> scheduled = e.schedule(new Coal("cs", () -> scheduledRan.set(true)), 10,
+                TimeUnit.MILLISECONDS);
+        waitUntil("the scheduled coalescing task to enter its lane", () -> {
+            ContextStatistics cs = lane(e, "cs", true);
+            return cs != null && cs.submitted() == 2;
+        }, () -> e.contextStatistics().toString());
+        CountDownLatch newest = new CountDownLatch(1);
+        lane.execute(newest::countDown);
+        gate.countDown();
+        await(newest, "the newest coalescing task");
+        waitUntil("the replaced scheduled task's future to complete", scheduled::isDone);
+        assertTrue(scheduled.isCancelled(), "a coalesced-away scheduled task's future was not cancelled");
+        assertFalse(scheduledRan.get(), "a scheduled coalescing task that was replaced ran anyway");
+        assertNotNull(e.statistics());
+        assertEquals(1, TestSupport.awaitQuiescent(e).coalesced());
+    }
+
+    @Test
+    void randomMixOfPathsKeepsOrderPerContext() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(3).batchSize(3).build());
+        int contexts = 16;
+        int tasks = 40_000;
+        int[] last = new int[contexts];
+        AtomicInteger violations = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(tasks);
+        int[] nextSeq = new int[contexts];
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int i = 0; i < tasks; i++) {
+            int c = random.nextInt(contexts);
+            int seq = ++nextSeq[c];
+            Runnable body = () -> {
+                if (last[c] != seq - 1) {
+                    violations.incrementAndGet();
+                }
+                last[c] = seq;
+                done.countDown();
+            };
+            switch (random.nextInt(4)) {
+                case 0:
+                    e.execute(new Seq(c, body));
+                    break;
+                case 1:
+                    e.sequential(c).execute(body);
+                    break;
+                case 2:
+                    e.submit(new Seq(c, body));
+                    break;
+                default:
+                    TestSupport.submitCallable(e, new TestSupport.SeqCallable<>(c, () -> {
+                        body.run();
+                        return null;
+                    }));
+                    break;
+            }
+        }
+        await(done, "tasks");
+        assertEquals(0, violations.get(), "per-context order broken across submission paths");
+    }
+}

@@ -1,0 +1,454 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.blockQuietly;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.get;
+import static io.github.gatlingexecutor.TestSupport.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.github.gatlingexecutor.TestSupport.Coal;
+import io.github.gatlingexecutor.TestSupport.Seq;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** SPEC semantics 10: shutdown, shutdownNow accounting, close. */
+class SemanticsShutdownTest {
+
+    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        cleanup.run();
+    }
+
+    /** What one producer submitted: the object that identifies each task, its kind, its lane and its order. */
+    static final class Submission {
+        static final int SEQUENTIAL = 0;
+        static final int COALESCING = 1;
+        static final int PLAIN = 2;
+
+        final int id;
+        final int kind;
+        final Object handle; // the caller's Runnable (execute, lanes) or the Future (submit)
+        final Object lane;   // context for sequential/coalescing, null for plain
+        final int producer;
+
+        Submission(int id, int kind, Object handle, Object lane, int producer) {
+            this.id = id;
+            this.kind = kind;
+            this.handle = handle;
+            this.lane = lane;
+            this.producer = producer;
+        }
+    }
+
+    /**
+     * Producers submit a mix of every kind through every path until they are rejected (or reach their quota); the
+     * scenario stops the executor with {@code shutdownNow} (or {@code shutdown}) part way. Checks that every accepted
+     * task ran, was returned or was coalesced away, exactly one of them, and that the returned items are the
+     * caller's own objects.
+     */
+    static void runShutdownAccounting(GatlingExecutor e, boolean now, TestSupport.Cleanup cleanup) throws Exception {
+        int producers = 3;
+        int quota = 30_000;
+        int maxIds = producers * quota;
+        AtomicIntegerArray ran = new AtomicIntegerArray(maxIds);
+        AtomicIntegerArray startedAfterReturn = new AtomicIntegerArray(maxIds);
+        Submission[] accepted = new Submission[maxIds];
+        AtomicInteger acceptedCount = new AtomicInteger();
+        AtomicBoolean returnedYet = new AtomicBoolean();
+        CyclicBarrier start = new CyclicBarrier(producers + 1);
+        CountDownLatch gate = cleanup.gate();
+        List<Thread> threads = new ArrayList<>();
+        AtomicInteger producerFailures = new AtomicInteger();
+        for (int p = 0; p < producers; p++) {
+            int producer = p;
+            Thread t = new Thread(() -> {
+                try {
+                    start.await();
+                    for (int i = 0; i < quota; i++) {
+                        int id = producer * quota + i;
+                        Runnable body = () -> {
+                            boolean late = returnedYet.get(); // read first: true means it started after
+                            ran.incrementAndGet(id);
+                            if (late) {
+                                startedAfterReturn.incrementAndGet(id);
+                            }
+                            if (id % 5000 == 0) {
+                                blockQuietly(gate); // a few lanes hold work when the executor stops
+                            } else {
+                                TestSupport.spin(2);
+                            }
+                        };
+                        Submission s;
+                        int sequentialContext = producer * 100 + (i % 37);
+                        String coalescingContext = "c-" + producer + "-" + (i % 11);
+                        try {
+                            switch (i % 7) {
+                                case 0: {
+                                    Runnable r = new Seq(sequentialContext, body);
+                                    e.execute(r);
+                                    s = new Submission(id, Submission.SEQUENTIAL, r, sequentialContext, producer);
+                                    break;
+                                }
+                                case 1: {
+                                    Runnable r = body::run;
+                                    e.sequential(sequentialContext).execute(r);
+                                    s = new Submission(id, Submission.SEQUENTIAL, r, sequentialContext, producer);
+                                    break;
+                                }
+                                case 2: {
+                                    Future<?> f = e.submit(new Seq(sequentialContext, body));
+                                    s = new Submission(id, Submission.SEQUENTIAL, f, sequentialContext, producer);
+                                    break;
+                                }
+                                case 3: {
+                                    Runnable r = new Coal(coalescingContext, body);
+                                    e.execute(r);
+                                    s = new Submission(id, Submission.COALESCING, r, coalescingContext, producer);
+                                    break;
+                                }
+                                case 4: {
+                                    Future<?> f = e.submit(new Coal(coalescingContext, body));
+                                    s = new Submission(id, Submission.COALESCING, f, coalescingContext, producer);
+                                    break;
+                                }
+                                case 5: {
+                                    Runnable r = body::run;
+                                    e.execute(r);
+                                    s = new Submission(id, Submission.PLAIN, r, null, producer);
+                                    break;
+                                }
+                                default: {
+                                    Future<?> f = e.submit(body);
+                                    s = new Submission(id, Submission.PLAIN, f, null, producer);
+                                    break;
+                                }
+                            }
+                        } catch (RejectedExecutionException rejected) {
+                            return;
+                        }
+                        accepted[id] = s;
+                        acceptedCount.incrementAndGet();
+                    }
+                } catch (Throwable ex) {
+                    producerFailures.incrementAndGet();
+                    ex.printStackTrace();
+                }
+            });
+            threads.add(t);
+            t.start();
+        }
+        start.await();
+        waitUntil("some progress before stopping", () -> e.statistics().executed() >= 5_000,
+                () -> TestSupport.describe(e));
+        List<Runnable> returned = List.of();
+        if (now) {
+            returned = e.shutdownNow();
+            returnedYet.set(true);
+        } else {
+            e.shutdown();
+            gate.countDown();
+        }
+        for (Thread t : threads) {
+            t.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
+            assertFalse(t.isAlive(), "a producer was not rejected after shutdown");
+        }
+        assertEquals(0, producerFailures.get());
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS),
+                "no termination: " + TestSupport.describe(e));
+
+        // map every returned object back to a submission
+        Map<Object, Submission> byHandle = new IdentityHashMap<>();
+        for (Submission s : accepted) {
+            if (s != null) {
+                byHandle.put(s.handle, s);
+            }
+        }
+        boolean[] wasReturned = new boolean[maxIds];
+        for (Runnable r : returned) {
+            Submission s = byHandle.get(r);
+            if (s == null) {
+                fail("shutdownNow returned an object the caller never submitted: " + r + " ("
+                        + r.getClass().getName() + ")");
+            }
+            assertFalse(wasReturned[s.id], "task " + s.id + " returned twice");
+            wasReturned[s.id] = true;
+        }
+        int ranCount = 0;
+        int returnedCount = 0;
+        int vanished = 0;
+        int late = 0;
+        Map<Object, Integer> lastOfCoalescingLane = new java.util.HashMap<>();
+        Queue<String> problems = new ConcurrentLinkedQueue<>();
+        for (Submission s : accepted) {
+            if (s == null) {
+                continue;
+            }
+            int runs = ran.get(s.id);
+            if (runs > 1) {
+                problems.add("task " + s.id + " ran " + runs + " times");
+            }
+            if (runs == 1 && wasReturned[s.id]) {
+                problems.add("task " + s.id + " both ran and was returned");
+            }
+            if (startedAfterReturn.get(s.id) > 0) {
+                late++;
+            }
+            if (runs == 1) {
+                ranCount++;
+            } else if (wasReturned[s.id]) {
+                returnedCount++;
+            } else {
+                vanished++;
+                if (s.kind != Submission.COALESCING) {
+                    problems.add("task " + s.id + " of kind " + s.kind + " neither ran nor was returned");
+                }
+            }
+            if (s.kind == Submission.COALESCING) {
+                lastOfCoalescingLane.merge(s.lane, s.id, Math::max);
+            }
+            if (s.handle instanceof Future && runs == 1) {
+                Future<?> f = (Future<?>) s.handle;
+                waitUntil("a future whose task ran to complete", f::isDone);
+                if (!now) {
+                    assertFalse(f.isCancelled(), "the future of a task that ran was cancelled");
+                }
+            }
+            if (s.handle instanceof Future && runs == 0 && !wasReturned[s.id]) {
+                assertTrue(((Future<?>) s.handle).isCancelled(), "a coalesced-away future was not cancelled");
+            }
+        }
+        for (Map.Entry<Object, Integer> last : lastOfCoalescingLane.entrySet()) {
+            int id = last.getValue();
+            if (ran.get(id) == 0 && !wasReturned[id]) {
+                problems.add("the last task " + id + " of coalescing lane " + last.getKey() + " vanished");
+            }
+        }
+        // per producer and sequential lane: what ran is a prefix, what was returned the rest
+        Map<String, Boolean> sawUnrun = new java.util.HashMap<>();
+        for (Submission s : accepted) {
+            if (s == null || s.kind != Submission.SEQUENTIAL) {
+                continue;
+            }
+            String key = s.producer + "/" + s.lane;
+            boolean didRun = ran.get(s.id) == 1;
+            if (!didRun) {
+                sawUnrun.put(key, true);
+            } else if (sawUnrun.getOrDefault(key, false)) {
+                problems.add("task " + s.id + " of lane " + s.lane + " ran after an earlier one of that lane did not");
+            }
+        }
+        assertTrue(problems.isEmpty(), problems.size() + " problems, first: "
+                + problems.stream().limit(10).toList());
+        ExecutorStatistics stats = e.statistics();
+        // a worker may already hold the task it is about to run when shutdownNow is called (as in the JDK), but a
+        // worker's queued batch must not keep running afterwards
+        assertTrue(late <= stats.peakThreads(), late + " tasks started after shutdownNow returned: " + stats);
+        assertEquals(acceptedCount.get(), ranCount + returnedCount + vanished);
+        assertEquals(acceptedCount.get(), stats.submitted(), "submitted() differs from accepted tasks: " + stats);
+        assertEquals(ranCount, stats.executed(), "executed() differs from tasks that ran: " + stats);
+        assertEquals(returnedCount, stats.returned(), "returned() differs from shutdownNow's list: " + stats);
+        assertEquals(vanished, stats.coalesced(), "accepted = ran + returned + coalesced broken: " + stats);
+        assertEquals(returned.size(), returnedCount);
+        if (!now) {
+            assertEquals(0, returnedCount);
+        }
+        assertTrue(e.isTerminated());
+        assertEquals(0, stats.liveContexts(), "lanes left after termination: " + e.contextStatistics() + " " + stats);
+    }
+
+    @Test
+    void shutdownNowAccountsForEveryAcceptedTask() throws Exception {
+        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(2).build()), true, cleanup);
+    }
+
+    @Test
+    void shutdownRunsEveryAcceptedTask() throws Exception {
+        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(2).batchSize(4).build()), false, cleanup);
+    }
+
+    @RepeatedTest(25)
+    @Tag("stress")
+    void shutdownNowAccountingRepeated() throws Exception {
+        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(3).batchSize(2).build()), true, cleanup);
+    }
+
+    @RepeatedTest(25)
+    @Tag("stress")
+    void shutdownAccountingRepeated() throws Exception {
+        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(3).batchSize(2).build()), false, cleanup);
+    }
+
+    @Test
+    void lanesRejectAfterShutdown() {
+        GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).build());
+        Executor before = e.sequential("x");
+        Executor coalescingBefore = e.coalescing("x");
+        e.shutdown();
+        assertThrows(RejectedExecutionException.class, () -> before.execute(() -> { }));
+        assertThrows(RejectedExecutionException.class, () -> coalescingBefore.execute(() -> { }));
+        assertThrows(RejectedExecutionException.class, () -> e.sequential("y").execute(() -> { }));
+        assertThrows(RejectedExecutionException.class, () -> e.coalescing("y").execute(() -> { }));
+        assertThrows(RejectedExecutionException.class, () -> e.execute(new Coal("y", () -> { })));
+        assertThrows(RejectedExecutionException.class, () -> e.execute(new Seq("z", () -> { })));
+        assertEquals(0, e.statistics().submitted());
+        // a rejected submission must not leave a lane behind
+        assertEquals(0, e.statistics().liveContexts(), "rejected submissions left lanes: " + e.contextStatistics());
+    }
+
+    @Test
+    void lanesDrainAfterShutdownIncludingTheLastCoalescingTask() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(2).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(2);
+        e.sequential("s").execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        e.coalescing("c").execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        await(started, "blockers");
+        AtomicInteger sequentialRan = new AtomicInteger();
+        AtomicInteger lastCoalescingRan = new AtomicInteger();
+        for (int i = 0; i < 100; i++) {
+            e.sequential("s").execute(sequentialRan::incrementAndGet);
+            boolean last = i == 99;
+            e.coalescing("c").execute(() -> {
+                if (last) {
+                    lastCoalescingRan.incrementAndGet();
+                }
+            });
+        }
+        Callable<String> delayedTask = new TestSupport.SeqCallable<>("s", () -> "delayed");
+        ScheduledFuture<String> delayed = e.schedule(delayedTask, 200, TimeUnit.MILLISECONDS);
+        e.shutdown();
+        assertFalse(e.isTerminated());
+        gate.countDown();
+        assertEquals("delayed", get(delayed));
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(100, sequentialRan.get());
+        assertEquals(1, lastCoalescingRan.get());
+    }
+
+    @Test
+    void shutdownNowReturnsSubmitFuturesWithTheirKind() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        e.sequential("k").execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        await(started, "blocker");
+        Future<?> f = e.submit(new Seq("k", () -> { }));
+        Future<?> c = e.submit(new Coal("kc", () -> { }));
+        List<Runnable> returned = e.shutdownNow();
+        assertTrue(returned.contains(f), returned.toString());
+        Runnable r = returned.get(returned.indexOf(f));
+        assertTrue(r instanceof SequentialRunnable, "a returned submit future lost its kind: " + r);
+        assertEquals("k", ((SequentialRunnable) r).context());
+        if (returned.contains(c)) { // the coalescing one may have run on another thread before shutdownNow
+            assertTrue(c instanceof CoalescingRunnable, "a returned submit future lost its kind: " + c);
+        }
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    /** SPEC 1: every {@code schedule*} keeps the task's kind and context; the future wraps the task. */
+    @Test
+    void scheduledFuturesKeepTheKindAndContextOfTheirTask() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).build());
+        ScheduledFuture<?> s = e.schedule(new Seq("k", () -> { }), 1, TimeUnit.HOURS);
+        ScheduledFuture<?> p = e.scheduleAtFixedRate(new Coal("kc", () -> { }), 1, 1, TimeUnit.HOURS);
+        List<Runnable> returned = e.shutdownNow();
+        assertTrue(returned.contains(s), returned.toString());
+        assertTrue(s instanceof SequentialRunnable, "a scheduled future hides its task's kind: " + s);
+        assertEquals("k", ((SequentialRunnable) s).context());
+        assertTrue(p instanceof CoalescingRunnable, "a scheduled periodic future hides its task's kind: " + p);
+        assertEquals("kc", ((CoalescingRunnable) p).context());
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void closeFromOneOfTheExecutorsOwnTasksThrowsIllegalStateException() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).build());
+        Future<Throwable> f = e.submit(() -> {
+            try {
+                e.close();
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
+        Throwable thrown = get(f);
+        assertTrue(thrown instanceof IllegalStateException, "close() from a task: " + thrown);
+        assertFalse(e.isTerminated());
+    }
+
+    @Test
+    void closeWhenInterruptedCallsShutdownNowKeepsWaitingAndRestoresTheInterrupt() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicBoolean taskInterrupted = new AtomicBoolean();
+        e.execute(() -> {
+            started.countDown();
+            try {
+                TestSupport.block(gate);
+            } catch (InterruptedException ie) {
+                taskInterrupted.set(true);
+            }
+        });
+        await(started, "task");
+        AtomicBoolean interruptRestored = new AtomicBoolean();
+        AtomicBoolean terminatedOnReturn = new AtomicBoolean();
+        AtomicReference<Throwable> closeFailed = new AtomicReference<>();
+        Thread closer = new Thread(() -> {
+            try {
+                e.close();
+                terminatedOnReturn.set(e.isTerminated());
+                interruptRestored.set(Thread.currentThread().isInterrupted());
+            } catch (Throwable t) {
+                closeFailed.set(t);
+            }
+        });
+        closer.start();
+        waitUntil("close() to wait", () -> closer.getState() == Thread.State.WAITING
+                || closer.getState() == Thread.State.TIMED_WAITING);
+        closer.interrupt();
+        closer.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
+        assertFalse(closer.isAlive(), "close() did not return after an interrupt");
+        assertNull(closeFailed.get());
+        assertTrue(taskInterrupted.get(), "close() interrupted did not shutdownNow the running task");
+        assertTrue(terminatedOnReturn.get());
+        assertTrue(interruptRestored.get(), "close() did not restore the interrupt status");
+    }
+}

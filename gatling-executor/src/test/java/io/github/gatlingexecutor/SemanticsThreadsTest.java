@@ -1,0 +1,157 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.blockQuietly;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.liveThreads;
+import static io.github.gatlingexecutor.TestSupport.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.gatlingexecutor.TestSupport.Seq;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** SPEC semantics 12: thread names, the checker, and no thread outliving termination. */
+class SemanticsThreadsTest {
+
+    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        cleanup.run();
+    }
+
+    @Test
+    void threadsAreNamedAfterTheExecutorAndNoneOutlivesTermination() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("names").coreThreads(2).maxThreads(6)
+                .checkPeriod(Duration.ofMillis(30)).blockedThreshold(Duration.ofMillis(30)).build());
+        String name = e.name();
+        Set<Thread> workers = ConcurrentHashMap.newKeySet();
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(5);
+        for (int i = 0; i < 5; i++) { // more blocked tasks than core threads: auxiliary threads start
+            e.execute(new Seq("n" + i, () -> {
+                workers.add(Thread.currentThread());
+                started.countDown();
+                blockQuietly(gate);
+            }));
+        }
+        await(started, "five tasks on five threads");
+        e.schedule(() -> { }, 10, TimeUnit.MILLISECONDS);
+        Pattern core = Pattern.compile(Pattern.quote(name) + "-core-\\d+");
+        Pattern aux = Pattern.compile(Pattern.quote(name) + "-aux-\\d+");
+        int cores = 0;
+        int auxes = 0;
+        for (Thread t : workers) {
+            if (core.matcher(t.getName()).matches()) {
+                cores++;
+            } else if (aux.matcher(t.getName()).matches()) {
+                auxes++;
+            } else {
+                throw new AssertionError("worker thread with an unexpected name: " + t.getName());
+            }
+            assertFalse(t.isDaemon(), "default workers are non-daemon: " + t.getName());
+        }
+        assertTrue(cores >= 1 && auxes >= 1, "expected core and auxiliary workers: " + workers);
+        waitUntil("the checker thread", () -> !liveThreads(name + "-checker").isEmpty());
+        List<Thread> checkers = liveThreads(name + "-checker");
+        assertEquals(1, checkers.size());
+        assertEquals(name + "-checker", checkers.get(0).getName());
+        assertTrue(checkers.get(0).isDaemon(), "the checker must be a daemon thread");
+        for (Thread t : liveThreads(name + "-")) {
+            String n = t.getName();
+            assertTrue(core.matcher(n).matches() || aux.matcher(n).matches() || n.equals(name + "-checker"),
+                    "unexpected thread " + n);
+        }
+        gate.countDown();
+        e.shutdown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        TestSupport.assertNoThreadOutlives(name + "-");
+        for (Thread t : workers) {
+            t.join(2000);
+            assertFalse(t.isAlive(), t.getName() + " outlived termination");
+        }
+    }
+
+    @Test
+    void noThreadOutlivesTerminationAfterShutdownNowOrClose() throws Exception {
+        for (int variant = 0; variant < 2; variant++) {
+            GatlingExecutor e = cleanup.track(gatling("names").coreThreads(2).maxThreads(4)
+                    .checkPeriod(Duration.ofMillis(30)).blockedThreshold(Duration.ofMillis(30)).build());
+            CountDownLatch started = new CountDownLatch(3);
+            CountDownLatch gate = cleanup.gate();
+            for (int i = 0; i < 3; i++) {
+                e.execute(new Seq("v" + i, () -> {
+                    started.countDown();
+                    blockQuietly(gate);
+                }));
+            }
+            await(started, "blocked tasks");
+            e.scheduleAtFixedRate(() -> { }, 0, 5, TimeUnit.MILLISECONDS);
+            if (variant == 0) {
+                e.shutdownNow();
+                assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+            } else {
+                gate.countDown();
+                e.close();
+                assertTrue(e.isTerminated());
+            }
+            TestSupport.assertNoThreadOutlives(e.name() + "-");
+        }
+    }
+
+    @Test
+    void aGivenThreadFactoryMakesTheWorkersAndTheCheckerStaysTheExecutorsOwn() throws Exception {
+        Set<Thread> made = ConcurrentHashMap.newKeySet();
+        AtomicInteger n = new AtomicInteger();
+        ThreadFactory factory = r -> {
+            Thread t = new Thread(r, "custom-worker-" + n.incrementAndGet());
+            made.add(t);
+            return t;
+        };
+        GatlingExecutor e = cleanup.track(gatling("names").coreThreads(2).threadFactory(factory)
+                .checkPeriod(Duration.ofMillis(30)).blockedThreshold(Duration.ofMillis(30)).build());
+        Set<Thread> ranOn = ConcurrentHashMap.newKeySet();
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(3);
+        for (int i = 0; i < 3; i++) {
+            e.execute(new Seq("f" + i, () -> {
+                ranOn.add(Thread.currentThread());
+                started.countDown();
+                blockQuietly(gate);
+            }));
+        }
+        await(started, "tasks on factory threads");
+        assertTrue(made.containsAll(ranOn), "a task ran on a thread the factory did not make: " + ranOn);
+        e.schedule(() -> { }, 1, TimeUnit.MILLISECONDS);
+        waitUntil("the checker thread", () -> !liveThreads(e.name() + "-checker").isEmpty());
+        assertTrue(liveThreads(e.name() + "-checker").get(0).isDaemon());
+        assertFalse(made.stream().anyMatch(t -> t.getName().endsWith("-checker")), "the factory made the checker");
+        gate.countDown();
+        e.shutdown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        for (Thread t : made) {
+            t.join(2000);
+            assertFalse(t.isAlive(), t.getName() + " outlived termination");
+        }
+        TestSupport.assertNoThreadOutlives(e.name() + "-");
+    }
+
+    @Test
+    void noThreadStartsBeforeWorkArrives() {
+        GatlingExecutor e = cleanup.track(gatling("names").coreThreads(4).build());
+        assertEquals(0, e.statistics().threads());
+        assertTrue(liveThreads(e.name() + "-core-").isEmpty(), "core threads started before any work");
+    }
+}

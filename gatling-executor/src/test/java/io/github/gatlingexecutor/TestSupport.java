@@ -1,0 +1,362 @@
+package io.github.gatlingexecutor;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Shared helpers for the contract and semantics tests: task types with a context, bounded waits, thread inspection
+ * and per-test cleanup of executors and gates.
+ */
+final class TestSupport {
+
+    /** Upper bound for any wait on something that must happen; only reached when a test fails. */
+    static final long TIMEOUT_SECONDS = 20;
+
+    private static final AtomicInteger NAMES = new AtomicInteger();
+
+    private TestSupport() {
+    }
+
+    /** A fresh executor name, so that thread-name checks of one test never see another test's threads. */
+    static String uniqueName(String base) {
+        return base + "x" + NAMES.incrementAndGet();
+    }
+
+    // ---- task types ------------------------------------------------------------------------------------------
+
+    /** A plain runnable that carries a sequential context. */
+    static class Seq implements SequentialRunnable {
+        final Object context;
+        final Runnable body;
+
+        Seq(Object context, Runnable body) {
+            this.context = context;
+            this.body = body;
+        }
+
+        @Override
+        public Object context() {
+            return context;
+        }
+
+        @Override
+        public void run() {
+            body.run();
+        }
+
+        @Override
+        public String toString() {
+            return "Seq(" + context + ")";
+        }
+    }
+
+    /** A plain runnable that carries a coalescing context. */
+    static class Coal implements CoalescingRunnable {
+        final Object context;
+        final Runnable body;
+
+        Coal(Object context, Runnable body) {
+            this.context = context;
+            this.body = body;
+        }
+
+        @Override
+        public Object context() {
+            return context;
+        }
+
+        @Override
+        public void run() {
+            body.run();
+        }
+
+        @Override
+        public String toString() {
+            return "Coal(" + context + ")";
+        }
+    }
+
+    /** A task that is both sequential and coalescing: it must be treated as sequential. */
+    static final class Both implements SequentialRunnable, CoalescingRunnable {
+        final Object context;
+        final Runnable body;
+
+        Both(Object context, Runnable body) {
+            this.context = context;
+            this.body = body;
+        }
+
+        @Override
+        public Object context() {
+            return context;
+        }
+
+        @Override
+        public void run() {
+            body.run();
+        }
+    }
+
+    /** A callable with a sequential context; its {@code run()} must never be used by an executor. */
+    static final class SeqCallable<T> implements Callable<T>, SequentialRunnable {
+        final Object context;
+        final Callable<T> body;
+
+        SeqCallable(Object context, Callable<T> body) {
+            this.context = context;
+            this.body = body;
+        }
+
+        @Override
+        public Object context() {
+            return context;
+        }
+
+        @Override
+        public T call() throws Exception {
+            return body.call();
+        }
+
+        @Override
+        public void run() {
+            throw new AssertionError("run() of a Callable task was called instead of call()");
+        }
+    }
+
+    /** A callable with a coalescing context; its {@code run()} must never be used by an executor. */
+    static final class CoalCallable<T> implements Callable<T>, CoalescingRunnable {
+        final Object context;
+        final Callable<T> body;
+
+        CoalCallable(Object context, Callable<T> body) {
+            this.context = context;
+            this.body = body;
+        }
+
+        @Override
+        public Object context() {
+            return context;
+        }
+
+        @Override
+        public T call() throws Exception {
+            return body.call();
+        }
+
+        @Override
+        public void run() {
+            throw new AssertionError("run() of a Callable task was called instead of call()");
+        }
+    }
+
+    /** {@code submit} of a task that is both a {@code Callable} and a {@code Runnable}, as a {@code Callable}. */
+    static <T> Future<T> submitCallable(ExecutorService executor, Callable<T> task) {
+        return executor.submit(task);
+    }
+
+    // ---- waiting ---------------------------------------------------------------------------------------------
+
+    static void await(CountDownLatch latch, String what) {
+        try {
+            if (!latch.await(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                fail("timed out after " + TIMEOUT_SECONDS + " s waiting for " + what + " (count " + latch.getCount()
+                        + ")");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted waiting for " + what, e);
+        }
+    }
+
+    /** For blocking tasks: waits for a gate with the global timeout, lets an interrupt propagate. */
+    static void block(CountDownLatch gate) throws InterruptedException {
+        if (!gate.await(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("a blocking task's gate was never opened");
+        }
+    }
+
+    /** For blocking tasks in a {@code Runnable}: waits for a gate, swallowing (and re-asserting) an interrupt. */
+    static void blockQuietly(CountDownLatch gate) {
+        try {
+            block(gate);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    static <T> T get(Future<T> future) throws Exception {
+        return future.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    static void waitUntil(String what, BooleanSupplier condition) {
+        waitUntil(what, condition, () -> "", TIMEOUT_SECONDS * 1000);
+    }
+
+    static void waitUntil(String what, BooleanSupplier condition, Supplier<String> detail) {
+        waitUntil(what, condition, detail, TIMEOUT_SECONDS * 1000);
+    }
+
+    static void waitUntil(String what, BooleanSupplier condition, Supplier<String> detail, long timeoutMillis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                fail("timed out after " + timeoutMillis + " ms waiting for " + what + ". " + detail.get());
+            }
+            sleep(1);
+        }
+    }
+
+    /** Sleeps for scenarios that are about time (a blocked task, a delay that must pass). */
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    static long millisSince(long startNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+
+    // ---- threads ---------------------------------------------------------------------------------------------
+
+    static List<Thread> liveThreads(String prefix) {
+        List<Thread> result = new ArrayList<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && t.getName().startsWith(prefix)) {
+                result.add(t);
+            }
+        }
+        return result;
+    }
+
+    /** Fails if a thread whose name starts with {@code prefix} is still alive after a short join. */
+    static void assertNoThreadOutlives(String prefix) throws InterruptedException {
+        for (Thread t : liveThreads(prefix)) {
+            t.join(2000);
+            assertFalse(t.isAlive(), "thread " + t.getName() + " outlived termination: state " + t.getState());
+        }
+    }
+
+    /** CPU time used so far by every live thread whose name starts with {@code prefix}. */
+    static long cpuNanosOfThreads(String prefix) {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long sum = 0;
+        for (Thread t : liveThreads(prefix)) {
+            long cpu = mx.getThreadCpuTime(t.getId());
+            if (cpu > 0) {
+                sum += cpu;
+            }
+        }
+        return sum;
+    }
+
+    // ---- cleanup ---------------------------------------------------------------------------------------------
+
+    /**
+     * Per-test resources: gates are opened and executors are stopped after each test, so a failing test does not
+     * leave blocked threads behind for the next one.
+     */
+    static final class Cleanup {
+        private final List<CountDownLatch> gates = new CopyOnWriteArrayList<>();
+        private final List<ExecutorService> executors = new CopyOnWriteArrayList<>();
+
+        CountDownLatch gate() {
+            CountDownLatch gate = new CountDownLatch(1);
+            gates.add(gate);
+            return gate;
+        }
+
+        <E extends ExecutorService> E track(E executor) {
+            executors.add(Objects.requireNonNull(executor));
+            return executor;
+        }
+
+        void run() throws InterruptedException {
+            for (CountDownLatch gate : gates) {
+                while (gate.getCount() > 0) {
+                    gate.countDown();
+                }
+            }
+            List<ExecutorService> stuck = new ArrayList<>();
+            for (ExecutorService executor : executors) {
+                executor.shutdownNow();
+            }
+            for (ExecutorService executor : executors) {
+                if (!executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                    stuck.add(executor);
+                }
+            }
+            assertTrue(stuck.isEmpty(), "executors did not terminate after shutdownNow: " + stuck);
+        }
+    }
+
+    /** A builder with a fresh name. */
+    static GatlingExecutor.Builder gatling(String base) {
+        return GatlingExecutor.builder().name(uniqueName(base));
+    }
+
+    /** The live lane of {@code context} of the given kind, or null if there is none. */
+    static ContextStatistics lane(ContextExecutor executor, Object context, boolean coalescing) {
+        for (ContextStatistics cs : executor.contextStatistics()) {
+            if (cs.coalescing() == coalescing && cs.context().equals(context)) {
+                return cs;
+            }
+        }
+        return null;
+    }
+
+    /** Waits until every accepted task has run, been coalesced away or been returned. */
+    static ExecutorStatistics awaitQuiescent(ContextExecutor executor) {
+        waitUntil("the executor to become quiescent", () -> {
+            ExecutorStatistics s = executor.statistics();
+            return s.executed() + s.coalesced() + s.returned() == s.submitted();
+        }, () -> describe(executor));
+        return executor.statistics();
+    }
+
+    /** Busy-waits for about {@code micros} microseconds (CPU-bound work of a known length). */
+    static void spin(long micros) {
+        long end = System.nanoTime() + micros * 1000;
+        while (System.nanoTime() - end < 0) {
+            Thread.onSpinWait();
+        }
+    }
+
+    static long usedHeapAfterGc() {
+        Runtime rt = Runtime.getRuntime();
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 4; i++) {
+            System.gc();
+            sleep(50);
+            used = Math.min(used, rt.totalMemory() - rt.freeMemory());
+        }
+        return used;
+    }
+
+    static String describe(ContextExecutor executor) {
+        try {
+            return String.valueOf(executor.statistics());
+        } catch (RuntimeException e) {
+            return "(statistics failed: " + e + ")";
+        }
+    }
+}
