@@ -1,0 +1,96 @@
+package io.github.gatlingexecutor.benchmarks.peers;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntFunction;
+
+/**
+ * A named way to make a fresh {@link OrderedExecutorAdapter} for {@code keys} keys. Every repetition of every
+ * scenario gets a fresh instance, so no peer carries warm threads or queues from one run into the next.
+ */
+public record Peer(String name, boolean ordered, IntFunction<OrderedExecutorAdapter> factory) {
+
+    public OrderedExecutorAdapter create(int keys) {
+        return factory.apply(keys);
+    }
+
+    public static final String GATLING = "GatlingExecutor";
+
+    /** Name fragments (lower case) a peer must contain to run; empty: all. Set once, from the command line. */
+    private static volatile List<String> filter = List.of();
+
+    public static void filter(List<String> nameFragments) {
+        filter = List.copyOf(nameFragments);
+    }
+
+    /** Applies the command line's --peers filter to a scenario's peer list. */
+    public static List<Peer> filtered(List<Peer> peers) {
+        if (filter.isEmpty()) {
+            return peers;
+        }
+        List<Peer> out = new ArrayList<>();
+        for (Peer p : peers) {
+            String n = p.name().toLowerCase(java.util.Locale.ROOT);
+            if (filter.stream().anyMatch(n::contains)) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    public static Peer gatling(int cores) {
+        return new Peer(GATLING, true, keys -> new GatlingAdapter(keys, cores));
+    }
+
+    public static Peer inline() {
+        return new Peer("inline (caller runs)", true, keys -> new InlineAdapter());
+    }
+
+    public static Peer fixedPool(int cores) {
+        return new Peer("ThreadPoolExecutor (" + cores + ", no order)", false, keys -> UnorderedPoolAdapter.fixed(cores));
+    }
+
+    public static Peer cachedPool() {
+        return new Peer("cached pool (no order)", false, keys -> UnorderedPoolAdapter.cached());
+    }
+
+    public static Peer forkJoin(int cores) {
+        return new Peer("ForkJoinPool (" + cores + ", no order)", false, keys -> UnorderedPoolAdapter.forkJoin(cores));
+    }
+
+    /** Finds a peer by a short name (for JMH parameters): gatling, per-context, bookkeeper, guava, netty, jraft, virtual, tpe. */
+    public static Peer byShortName(String shortName, int cores) {
+        switch (shortName) {
+            case "gatling": return gatling(cores);
+            case "per-context": return new Peer("executor per context", true, ExecutorPerContextAdapter::new);
+            case "bookkeeper": return new Peer("BookKeeper OrderedExecutor", true, keys -> new BookKeeperAdapter(cores));
+            case "guava": return new Peer("Guava SequentialExecutor", true, keys -> new GuavaAdapter(keys, cores));
+            case "netty": return new Peer("Netty NonSticky", true, keys -> new NettyAdapter(keys, cores));
+            case "jraft": return new Peer("SOFAJRaft Mpsc group", true, keys -> new JraftAdapter(cores));
+            case "virtual": return new Peer("virtual thread per context", true, VirtualThreads::perContext);
+            case "tpe": return fixedPool(cores);
+            default: throw new IllegalArgumentException("unknown peer " + shortName);
+        }
+    }
+
+    /**
+     * The ordered peers (and, if asked, the unordered ThreadPoolExecutor reference), GatlingExecutor first. Virtual
+     * threads join only on a JDK that has them.
+     */
+    public static List<Peer> orderedPeers(int cores, boolean withThreadPool) {
+        List<Peer> peers = new ArrayList<>();
+        peers.add(gatling(cores));
+        peers.add(new Peer("executor per context", true, ExecutorPerContextAdapter::new));
+        peers.add(new Peer("BookKeeper OrderedExecutor", true, keys -> new BookKeeperAdapter(cores)));
+        peers.add(new Peer("Guava SequentialExecutor", true, keys -> new GuavaAdapter(keys, cores)));
+        peers.add(new Peer("Netty NonSticky", true, keys -> new NettyAdapter(keys, cores)));
+        peers.add(new Peer("SOFAJRaft Mpsc group", true, keys -> new JraftAdapter(cores)));
+        if (VirtualThreads.available()) {
+            peers.add(new Peer("virtual thread per context", true, VirtualThreads::perContext));
+        }
+        if (withThreadPool) {
+            peers.add(fixedPool(cores));
+        }
+        return peers;
+    }
+}

@@ -1,0 +1,108 @@
+package io.github.gatlingexecutor.benchmarks.peers;
+
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * References that ignore the key and keep no order: what the hand-off costs without ordering, and (for blocking
+ * tasks) how many threads plain pools spend. Their results are never "order checked".
+ */
+public final class UnorderedPoolAdapter implements OrderedExecutorAdapter {
+    private final String name;
+    private final CountingThreadFactory threads;
+    private final ExecutorService pool;
+
+    private UnorderedPoolAdapter(String name, CountingThreadFactory threads, ExecutorService pool) {
+        this.name = name;
+        this.threads = threads;
+        this.pool = pool;
+    }
+
+    /** {@code new ThreadPoolExecutor(n, n, ...)} with an unbounded queue: the JDK's fixed pool. */
+    public static UnorderedPoolAdapter fixed(int threadCount) {
+        CountingThreadFactory tf = new CountingThreadFactory("tpe");
+        return new UnorderedPoolAdapter("ThreadPoolExecutor (" + threadCount + ", no order)", tf,
+                new ThreadPoolExecutor(threadCount, threadCount, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+                        tf));
+    }
+
+    /** {@code Executors.newCachedThreadPool()}: a new thread whenever none is idle. */
+    public static UnorderedPoolAdapter cached() {
+        CountingThreadFactory tf = new CountingThreadFactory("cached");
+        return new UnorderedPoolAdapter("cached pool (no order)", tf,
+                new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), tf));
+    }
+
+    /** A FIFO ForkJoinPool of {@code n} workers (no ManagedBlocker, so no compensation threads for parkNanos). */
+    public static UnorderedPoolAdapter forkJoin(int threadCount) {
+        CountingThreadFactory tf = new CountingThreadFactory("fjp");
+        ForkJoinPool.ForkJoinWorkerThreadFactory fjtf = p -> new CountingWorker(p, tf);
+        return new UnorderedPoolAdapter("ForkJoinPool (" + threadCount + ", no order)", tf,
+                new ForkJoinPool(threadCount, fjtf, null, true));
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public boolean ordered() {
+        return false;
+    }
+
+    @Override
+    public void execute(int key, Runnable task) {
+        pool.execute(task);
+    }
+
+    @Override
+    public int threadsCreated() {
+        return threads.createdCount();
+    }
+
+    @Override
+    public long threadCpuNanos() {
+        return threads.cpuNanos();
+    }
+
+    @Override
+    public int peakThreads() {
+        return threads.peak();
+    }
+
+    @Override
+    public void close() {
+        Shutdown.await(pool, threads);
+    }
+
+    /** A ForkJoin worker that reports its life to a {@link CountingThreadFactory}'s counters. */
+    private static final class CountingWorker extends ForkJoinWorkerThread {
+        private final CountingThreadFactory counters;
+
+        CountingWorker(ForkJoinPool pool, CountingThreadFactory counters) {
+            super(pool);
+            this.counters = counters;
+            setDaemon(true);
+            setName("fjp-" + counters.countCreation());
+            counters.track(this);
+        }
+
+        @Override
+        protected void onStart() {
+            super.onStart();
+            counters.started();
+        }
+
+        @Override
+        protected void onTermination(Throwable exception) {
+            counters.ended();
+            super.onTermination(exception);
+        }
+    }
+}
