@@ -1,5 +1,7 @@
 package io.github.gatlingexecutor;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.OperatingSystemMXBean;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -14,7 +16,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li><b>Stuck workers.</b> Every {@code checkPeriod} it looks at each busy worker. One that has started no new task
  *       for {@code blockedThreshold} is stuck (blocked, or just slow); one whose thread is waiting, sleeping or blocked
  *       on a monitor is not using a CPU right now. If work waits in the ready queue while no worker is idle, it starts
- *       one auxiliary worker per such worker, up to {@code maxThreads}. Because lanes wait in the shared ready queue
+ *       as many auxiliary workers as would find a free CPU, up to {@code maxThreads} (see {@link #inspect}). Because
+ *       lanes wait in the shared ready queue
  *       and never in a per-worker queue, a stuck worker holds nothing but its own lane: the new worker takes every
  *       other queued context. While work keeps backing up behind non-running workers, it looks again sooner (an eighth
  *       of the period), so a pool whose tasks block briefly and often grows in a fraction of a second.</li>
@@ -122,32 +125,45 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Looks at every worker; starts auxiliary workers if work waits behind workers that do not use a CPU. Returns
-     * whether it found work backing up behind such workers.
+     * Looks at every worker; starts auxiliary workers if work waits and CPUs are left unused because busy workers
+     * are not running. Returns whether it started any (work is backing up behind such workers).
+     *
+     * <p>A busy worker is <em>unavailable</em> when its thread is blocked, waiting or sleeping, or when it has started no
+     * new task for {@code blockedThreshold} (stuck) while the machine has idle CPUs. A stuck worker on a saturated
+     * machine (load average at or above the core count) is more likely descheduled than blocked, and a CPU-bound
+     * backlog on a saturated machine is no reason for more threads. The checker starts as many threads as would find a
+     * free CPU: {@code min(unavailable, cores - running)}. Growth is therefore bounded by the cores per look, and it
+     * stops as soon as the new threads keep the CPUs busy.
      */
     private boolean inspect(long now) {
         WorkerPool pool = engine.pool;
-        int notRunning = 0;
+        int running = 0;
+        int unavailable = 0;
+        int stuckRunnable = 0;
         for (Worker w : pool.workers()) {
             if (!w.isBusy()) {
                 w.checkSeen = -1;
                 continue;
             }
             long seen = w.startedCount();
+            boolean stuck = false;
             if (seen != w.checkSeen) {
                 w.checkSeen = seen;
                 w.checkSince = now;
                 w.checkReported = false;
             } else if (now - w.checkSince >= settings.blockedThresholdNanos) {
+                stuck = true;
                 if (!w.checkReported) {
                     w.checkReported = true;
                     blockedDetections = blockedDetections + 1; // only this thread writes it
                 }
-                notRunning++;
-                continue;
             }
             if (isOffCpu(w.thread)) {
-                notRunning++;
+                unavailable++;
+            } else if (stuck) {
+                stuckRunnable++;
+            } else {
+                running++;
             }
         }
         if (engine.readyQueue.isEmpty() || engine.stopping()) {
@@ -160,12 +176,27 @@ final class Checker implements Runnable {
             pool.signalWork();
             return false;
         }
-        for (int i = 0; i < notRunning; i++) {
-            if (!pool.tryStart(true)) {
-                break;
+        if (stuckRunnable > 0) {
+            if (machineSaturated()) {
+                running += stuckRunnable;
+            } else {
+                unavailable += stuckRunnable;
             }
         }
-        return notRunning > 0;
+        int toStart = Math.min(unavailable, Math.max(0, CORES - running));
+        int started = 0;
+        while (started < toStart && pool.tryStart(true)) {
+            started++;
+        }
+        return started > 0;
+    }
+
+    private static final int CORES = Runtime.getRuntime().availableProcessors();
+    private static final OperatingSystemMXBean OS = ManagementFactory.getOperatingSystemMXBean();
+
+    private static boolean machineSaturated() {
+        double load = OS.getSystemLoadAverage(); // negative where the platform has no load average
+        return load >= CORES;
     }
 
     private static boolean isOffCpu(Thread t) {
