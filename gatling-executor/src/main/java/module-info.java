@@ -4,6 +4,5 @@
  * <p>Only {@code io.github.gatlingexecutor} is exported; the engine behind it is package-private.
  */
 module io.github.gatlingexecutor {
-    requires java.management; // the checker reads the system load average
     exports io.github.gatlingexecutor;
 }

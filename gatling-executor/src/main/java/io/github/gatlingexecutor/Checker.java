@@ -1,7 +1,5 @@
 package io.github.gatlingexecutor;
 
-import java.lang.management.ManagementFactory;
-import java.lang.management.OperatingSystemMXBean;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -16,8 +14,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li><b>Stuck workers.</b> Every {@code checkPeriod} it looks at each busy worker. One that has started no new task
  *       for {@code blockedThreshold} is stuck (blocked, or just slow); one whose thread is waiting, sleeping or blocked
  *       on a monitor is not using a CPU right now. If work waits in the ready queue while no worker is idle, it starts
- *       as many auxiliary workers as would find a free CPU, up to {@code maxThreads} (see {@link #inspect}). Because
- *       lanes wait in the shared ready queue
+ *       as many auxiliary workers as there are CPUs no runnable worker occupies, up to {@code maxThreads} (see
+ *       {@link #inspect}). Because lanes wait in the shared ready queue
  *       and never in a per-worker queue, a stuck worker holds nothing but its own lane: the new worker takes every
  *       other queued context. While work keeps backing up behind non-running workers, it looks again sooner (an eighth
  *       of the period), so a pool whose tasks block briefly and often grows in a fraction of a second.</li>
@@ -101,10 +99,13 @@ final class Checker implements Runnable {
                             : settings.checkPeriodNanos;
                     nextInspection = now + period;
                 }
-                if (engine.readyToTerminate()) {
+                if (engine.readyToTerminate() && engine.terminated()) {
                     break;
                 }
                 long wait = nextInspection - now;
+                if (sweepIdleLanes(now)) {
+                    wait = Math.min(wait, SWEEP_TICK_NANOS);
+                }
                 ScheduledTask<?> first = delayed.peek();
                 if (first != null) {
                     wait = Math.min(wait, first.time - now);
@@ -121,49 +122,37 @@ final class Checker implements Runnable {
         } finally {
             lock.unlock();
         }
-        engine.terminated();
     }
 
     /**
-     * Looks at every worker; starts auxiliary workers if work waits and CPUs are left unused because busy workers
-     * are not running. Returns whether it started any (work is backing up behind such workers).
+     * Looks at every worker; starts auxiliary workers if work waits, no worker is idle and CPUs are left unused.
+     * Returns whether it started any (work is backing up behind workers that are not running).
      *
-     * <p>A busy worker is <em>unavailable</em> when its thread is blocked, waiting or sleeping, or when it has started no
-     * new task for {@code blockedThreshold} (stuck) while the machine has idle CPUs. A stuck worker on a saturated
-     * machine (load average at or above the core count) is more likely descheduled than blocked, and a CPU-bound
-     * backlog on a saturated machine is no reason for more threads. The checker starts as many threads as would find a
-     * free CPU: {@code min(unavailable, cores - running)}. Growth is therefore bounded by the cores per look, and it
-     * stops as soon as the new threads keep the CPUs busy.
+     * <p>A busy worker whose thread is RUNNABLE occupies a CPU (running, or descheduled on a saturated machine); one
+     * that is blocked, waiting or sleeping does not. The checker starts {@code cores - runnable} threads: none for a
+     * CPU-bound backlog that already fills the cores (more threads would only add context switches), and enough to use
+     * the idle cores when workers block, or when a slow task holds one worker while cores sit idle. A worker that has
+     * started no new task for {@code blockedThreshold} is counted in {@code blockedDetections} either way.
      */
     private boolean inspect(long now) {
         WorkerPool pool = engine.pool;
-        int running = 0;
-        int unavailable = 0;
-        int stuckRunnable = 0;
+        int runnable = 0;
         for (Worker w : pool.workers()) {
             if (!w.isBusy()) {
                 w.checkSeen = -1;
                 continue;
             }
             long seen = w.startedCount();
-            boolean stuck = false;
             if (seen != w.checkSeen) {
                 w.checkSeen = seen;
                 w.checkSince = now;
                 w.checkReported = false;
-            } else if (now - w.checkSince >= settings.blockedThresholdNanos) {
-                stuck = true;
-                if (!w.checkReported) {
-                    w.checkReported = true;
-                    blockedDetections = blockedDetections + 1; // only this thread writes it
-                }
+            } else if (now - w.checkSince >= settings.blockedThresholdNanos && !w.checkReported) {
+                w.checkReported = true;
+                blockedDetections = blockedDetections + 1; // only this thread writes it
             }
-            if (isOffCpu(w.thread)) {
-                unavailable++;
-            } else if (stuck) {
-                stuckRunnable++;
-            } else {
-                running++;
+            if (!isOffCpu(w.thread)) {
+                runnable++;
             }
         }
         if (engine.readyQueue.isEmpty() || engine.stopping()) {
@@ -176,14 +165,7 @@ final class Checker implements Runnable {
             pool.signalWork();
             return false;
         }
-        if (stuckRunnable > 0) {
-            if (machineSaturated()) {
-                running += stuckRunnable;
-            } else {
-                unavailable += stuckRunnable;
-            }
-        }
-        int toStart = Math.min(unavailable, Math.max(0, CORES - running));
+        int toStart = CORES - runnable;
         int started = 0;
         while (started < toStart && pool.tryStart(true)) {
             started++;
@@ -191,13 +173,38 @@ final class Checker implements Runnable {
         return started > 0;
     }
 
-    private static final int CORES = Runtime.getRuntime().availableProcessors();
-    private static final OperatingSystemMXBean OS = ManagementFactory.getOperatingSystemMXBean();
-
-    private static boolean machineSaturated() {
-        double load = OS.getSystemLoadAverage(); // negative where the platform has no load average
-        return load >= CORES;
+    /**
+     * Workers release the lanes they left idle themselves, between items and before parking; a worker busy in one long
+     * task cannot. So while any worker holds idle lanes, the checker looks every {@link #SWEEP_TICK_NANOS} and releases
+     * those past the grace, which bounds how long an emptied lane stays mapped. Returns whether any worker holds some.
+     */
+    private boolean sweepIdleLanes(long now) {
+        boolean any = false;
+        for (Worker w : engine.pool.workers()) {
+            if (w.holdsIdleLanes()) {
+                any = true;
+                if (now - w.lastSweptByChecker >= SWEEP_TICK_NANOS) {
+                    w.lastSweptByChecker = now;
+                    releaseIdleLanesOf(w, now);
+                }
+            }
+        }
+        return any;
     }
+
+    private static final long SWEEP_TICK_NANOS = 2_000_000L;
+
+    /** Racy read of a worker's idle ring: safe because each lane's own CAS decides (see Worker#idleRing). */
+    private static void releaseIdleLanesOf(Worker w, long now) {
+        for (int i = 0; i < Worker.IDLE_RING; i++) {
+            Lane lane = w.idleLane(i);
+            if (lane != null && lane.isIdle() && now - lane.idleSince >= Worker.IDLE_GRACE_NANOS) {
+                lane.release();
+            }
+        }
+    }
+
+    private static final int CORES = Runtime.getRuntime().availableProcessors();
 
     private static boolean isOffCpu(Thread t) {
         Thread.State s = t.getState();

@@ -9,7 +9,7 @@ import java.util.concurrent.Future;
  * The coalescing lane of one context: a single slot whose value is both the pending task and the lane's state.
  *
  * <pre>
- *   slot == IDLE     new lane, nothing pending; the next submit activates it
+ *   slot == IDLE     nothing pending or running (new, or emptied within the grace); the next submit activates it
  *   slot == a task   active, with that task pending (not started)
  *   slot == BUSY     active, nothing pending: the owner is running a task or about to release the lane
  *   slot == DEAD     released (terminal); the lane is no longer in the map
@@ -103,10 +103,11 @@ final class CoalescingLane extends Lane {
         for (;;) {
             Runnable s = slot;
             if (s == BUSY) {
-                // Nothing pending. Release; a submitter that races us either installs its task first (our CAS fails
-                // and we go round again) or finds DEAD and looks the context up again.
-                if (SLOT.compareAndSet(this, BUSY, DEAD)) {
-                    unmap();
+                // Nothing pending. Give up ownership; a submitter that races us either installs its task first (our
+                // CAS fails and we go round again) or finds IDLE and activates the lane itself.
+                idleSince = System.nanoTime();
+                if (SLOT.compareAndSet(this, BUSY, IDLE)) {
+                    worker.rememberIdle(this);
                     return DONE;
                 }
                 continue;
@@ -147,6 +148,11 @@ final class CoalescingLane extends Lane {
     @Override
     boolean releaseIfIdle() {
         return SLOT.compareAndSet(this, IDLE, DEAD);
+    }
+
+    @Override
+    boolean isIdle() {
+        return slot == IDLE;
     }
 
     @Override

@@ -27,12 +27,13 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * Returns an executor whose tasks run one at a time, in the order their {@code execute} calls completed, in the
      * sequential lane of {@code context}. The handle stays valid for the life of this executor and may be kept and
      * shared between threads; the lane behind it is released whenever it has nothing queued or running, so holding a
-     * handle costs no memory per idle context.
+     * handle costs no memory per idle context (an emptied lane is kept for a grace of a few milliseconds, so that a
+     * context used again at once is re-activated cheaply).
      *
      * <p>Consecutive tasks of a context may run on different threads: state kept in a {@code ThreadLocal} does not
      * follow the context. A task that submits to its own context and then waits for that task waits for something
      * queued behind itself: {@code Future.get()} on such a future, called from the waiting task, throws
-     * {@link IllegalStateException} instead of hanging. Other ways of waiting (a latch, say) block the context for
+     * {@link IllegalStateException} instead of hanging (a timed {@code get} times out, as its contract says). Other ways of waiting (a latch, say) block the context for
      * good; the worker is then reported in {@link ExecutorStatistics#blockedDetections()} and every other context
      * keeps moving on other threads.
      *

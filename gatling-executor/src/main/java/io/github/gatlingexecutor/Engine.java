@@ -123,8 +123,7 @@ final class Engine {
 
     /** {@code internal}: a due scheduled task, which may enter a lane after shutdown. */
     void submitSequential(Object context, Runnable task, LaneHandle handle, boolean internal) {
-        SequentialLane lane = handle == null ? null : (SequentialLane) handle.lane;
-        submitted.increment();
+        SequentialLane lane = handle == null ? null : (SequentialLane) handle.cachedLane();
         for (;;) {
             if (lane == null) {
                 lane = sequentialLanes.get(context);
@@ -155,14 +154,14 @@ final class Engine {
             }
             throw reject(task);
         }
+        submitted.increment();
         if (handle != null) {
-            handle.lane = lane;
+            handle.cacheLane(lane);
         }
     }
 
     void submitCoalescing(Object context, Runnable task, LaneHandle handle, boolean internal) {
-        CoalescingLane lane = handle == null ? null : (CoalescingLane) handle.lane;
-        submitted.increment();
+        CoalescingLane lane = handle == null ? null : (CoalescingLane) handle.cachedLane();
         for (;;) {
             if (lane == null) {
                 lane = coalescingLanes.get(context);
@@ -193,21 +192,22 @@ final class Engine {
             }
             throw reject(task);
         }
+        submitted.increment();
         if (handle != null) {
-            handle.lane = lane;
+            handle.cacheLane(lane);
         }
     }
 
     void submitPlain(Runnable task, boolean internal) {
         if (!internal && state != RUNNING) {
-            throw rejectUncounted(task);
+            throw reject(task);
         }
-        submitted.increment();
         readyQueue.offer(task);
         pool.signalWork();
         if (!internal && state != RUNNING && readyQueue.remove(task)) {
             throw reject(task); // shut down meanwhile and nobody took it: it was never accepted
         }
+        submitted.increment();
     }
 
     /**
@@ -226,13 +226,7 @@ final class Engine {
         pool.signalWork();
     }
 
-    /** A rejected task was counted as submitted on the way in; uncount it. */
     private RejectedExecutionException reject(Runnable task) {
-        submitted.decrement();
-        return rejectUncounted(task);
-    }
-
-    private RejectedExecutionException rejectUncounted(Runnable task) {
         return new RejectedExecutionException("executor " + settings.name + " has been shut down; rejected " + task);
     }
 
@@ -352,7 +346,7 @@ final class Engine {
         Callable<V> c = command != null ? (Callable<V>) Executors.callable(command) : callable;
         ScheduledTask<V> st = ScheduledTask.of(this, task, c, triggerTime(delay, unit), 0);
         if (!checker.schedule(st, false)) {
-            throw rejectUncounted(st);
+            throw reject(st);
         }
         return st;
     }
@@ -368,7 +362,7 @@ final class Engine {
         ScheduledTask<Void> st = ScheduledTask.of(this, command, Executors.callable(command, null),
                 triggerTime(initialDelay, unit), fixedRate ? p : -p);
         if (!checker.schedule(st, false)) {
-            throw rejectUncounted(st);
+            throw reject(st);
         }
         return st;
     }
@@ -417,10 +411,14 @@ final class Engine {
     List<ContextStatistics> contextStatistics() {
         List<ContextStatistics> out = new ArrayList<>();
         for (Lane lane : sequentialLanes.values()) {
-            out.add(new ContextStatistics(lane.context, false, lane.submittedCount(), lane.executedCount()));
+            if (!lane.isIdle()) {
+                out.add(new ContextStatistics(lane.context, false, lane.submittedCount(), lane.executedCount()));
+            }
         }
         for (Lane lane : coalescingLanes.values()) {
-            out.add(new ContextStatistics(lane.context, true, lane.submittedCount(), lane.executedCount()));
+            if (!lane.isIdle()) {
+                out.add(new ContextStatistics(lane.context, true, lane.submittedCount(), lane.executedCount()));
+            }
         }
         return out;
     }
@@ -519,17 +517,26 @@ final class Engine {
         }
     }
 
-    /** The checker's last act (or shutdown's, if no thread ever started). */
-    void terminated() {
-        synchronized (this) {
-            if (state == TERMINATED) {
-                return;
-            }
-            state = TERMINATED;
+    /**
+     * The checker's last act (or shutdown's, if no thread ever started): terminates if no worker slot is taken, under
+     * the pool's lock so that no worker can start at the same moment. Returns whether the executor is terminated.
+     */
+    boolean terminated() {
+        if (state == TERMINATED) {
+            return true;
+        }
+        if (!pool.terminateIfNoThreads()) {
+            return false;
         }
         sequentialLanes.clear();
         coalescingLanes.clear();
         terminated.countDown();
+        return true;
+    }
+
+    /** Called by the pool under its lock. */
+    synchronized void markTerminated() {
+        state = TERMINATED;
     }
 
     boolean isShutdown() {

@@ -64,10 +64,13 @@ public final class ExecutorStatistics {
      */
     public long queued() { return Math.max(0, submitted - executed - coalesced - returned); }
 
-    /** Lanes that exist now: contexts with queued or running work (idle lanes are released). */
+    /**
+     * Lanes that exist now: contexts with queued or running work, plus lanes emptied within the last few milliseconds
+     * (an emptied lane stays mapped for a short grace so a context used again at once is cheap, then it is released).
+     */
     public long liveContexts() { return liveContexts; }
 
-    /** Worker threads alive now (the checker is not a worker). */
+    /** Worker threads alive now, counting ones being started (the checker is not a worker). */
     public int threads() { return threads; }
 
     /** The most worker threads alive at once. */

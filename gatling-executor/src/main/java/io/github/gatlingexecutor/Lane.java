@@ -1,5 +1,7 @@
 package io.github.gatlingexecutor;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.List;
 
 /**
@@ -10,9 +12,11 @@ import java.util.List;
  * that activated it (until it offers the lane to the ready queue), in the ready queue, or with one worker running a
  * batch of it. Only the owner takes tasks from the lane, so no two tasks of a lane ever run at once.
  *
- * <p>A lane that has nothing queued and nothing running is released: it goes DEAD (terminal) and is removed from the
- * engine's map. Every lane that is not DEAD is the one in the map for its context, so a context never has two live
- * lanes; a submitter that finds a DEAD lane looks the context up again.
+ * <p>A lane that has nothing queued and nothing running goes IDLE and stays in the engine's map for a short grace
+ * ({@link Worker#IDLE_GRACE_NANOS}), so a context that is used again soon is re-activated with one CAS and no map
+ * update. Then it is released: it goes DEAD (terminal) and is removed from the map. Every lane that is not DEAD is the
+ * one in the map for its context, so a context never has two live lanes; a submitter that finds a DEAD lane looks the
+ * context up again.
  */
 abstract class Lane {
     /** {@link #offer} outcomes. */
@@ -33,6 +37,33 @@ abstract class Lane {
     final Object context;
     /** The worker that last ran a batch of this lane; written only by the owner, read by the next owner. */
     Worker lastWorker;
+    /**
+     * When the lane last went idle (System.nanoTime). Written by the owner just before the CAS that makes the lane
+     * idle, so whoever reads the idle state reads this stamp or a later one; used only to decide when to release.
+     */
+    volatile long idleSince;
+    /**
+     * True while some worker's idle ring holds this lane, so a lane idled again and again takes one ring entry, not
+     * one per idle episode. Claimed with a CAS after the lane went idle; cleared by the worker that drops the entry,
+     * which then re-checks the idle state (see Worker#dropFromRing): both sides write, then read, so an idle lane is
+     * never left out of every ring.
+     */
+    volatile boolean ringed;
+
+    private static final VarHandle RINGED;
+
+    static {
+        try {
+            RINGED = MethodHandles.lookup().findVarHandle(Lane.class, "ringed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Claims the single ring entry this lane may have; false if some ring already holds it. */
+    final boolean claimRing() {
+        return !ringed && RINGED.compareAndSet(this, false, true);
+    }
 
     Lane(Engine engine, Object context) {
         this.engine = engine;
@@ -50,8 +81,17 @@ abstract class Lane {
      */
     abstract boolean closeIfIdle();
 
-    /** Releases the lane (IDLE to DEAD) if no task was ever accepted into it; returns whether it did. */
+    /** IDLE to DEAD: returns whether it did. The caller then unmaps the lane. */
     abstract boolean releaseIfIdle();
+
+    abstract boolean isIdle();
+
+    /** Releases and unmaps the lane if it is still idle. Safe from any thread at any time. */
+    final void release() {
+        if (releaseIfIdle()) {
+            unmap();
+        }
+    }
 
     /**
      * {@code shutdownNow}: closes the lane and moves every accepted task that has not started into {@code out}. The
@@ -66,6 +106,12 @@ abstract class Lane {
 
     /** Removes this lane from the engine's map; called once, by whoever made it DEAD. */
     final void unmap() {
-        engine.lanes(coalescing()).remove(context, this);
+        try {
+            engine.lanes(coalescing()).remove(context, this);
+        } catch (RuntimeException | Error contextFailed) {
+            // The context's equals/hashCode threw. A DEAD lane left mapped is harmless (every submit to it looks the
+            // context up again, and meets the same failure at the call), but a worker must not die of it.
+            engine.reportUncaught(contextFailed);
+        }
     }
 }

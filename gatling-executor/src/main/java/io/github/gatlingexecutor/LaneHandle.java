@@ -1,5 +1,7 @@
 package io.github.gatlingexecutor;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 
@@ -12,13 +14,33 @@ final class LaneHandle implements Executor {
     final Engine engine;
     final Object context;
     final boolean coalescing;
-    /** Racy by design: any lane read here is validated by its own offer. */
-    Lane lane;
+    /**
+     * The last lane used, shared by every thread that uses this handle. Racy by design (any lane read here is
+     * validated by its own offer), but published with release/acquire so a reader sees the lane fully constructed.
+     */
+    private Lane lane;
+    private static final VarHandle LANE;
+
+    static {
+        try {
+            LANE = MethodHandles.lookup().findVarHandle(LaneHandle.class, "lane", Lane.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     LaneHandle(Engine engine, Object context, boolean coalescing) {
         this.engine = engine;
         this.context = context;
         this.coalescing = coalescing;
+    }
+
+    Lane cachedLane() {
+        return (Lane) LANE.getAcquire(this);
+    }
+
+    void cacheLane(Lane l) {
+        LANE.setRelease(this, l);
     }
 
     @Override

@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<V> {
     private static final AtomicLong SEQUENCE = new AtomicLong();
 
-    /** When due, in System.nanoTime() terms. Written by the thread that (re)schedules it, before it enters the queue. */
-    long time;
+    /** When due, in System.nanoTime() terms. Volatile: {@link #getDelay} may be called from any thread. */
+    volatile long time;
     /** 0: one-shot; positive: fixed rate; negative: fixed delay of -period. */
     private final long period;
     private final long sequence = SEQUENCE.getAndIncrement(); // FIFO among tasks due at the same time
@@ -57,6 +57,8 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
     public void run() {
         if (!isPeriodic()) {
             super.run();
+        } else if (engine.state() != Engine.RUNNING) {
+            cancel(false); // a run that fell due just before shutdown: periodic tasks stop at shutdown
         } else if (runAndReset()) {
             time = period > 0 ? time + period : System.nanoTime() - period;
             engine.reschedule(this);

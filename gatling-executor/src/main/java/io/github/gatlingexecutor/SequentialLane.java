@@ -9,34 +9,40 @@ import java.util.List;
  * also the lane's state.
  *
  * <pre>
- *   tail == IDLE      new lane, nothing queued; the next submit activates it
- *   tail == a node    active: owned by exactly one thread (activating submitter, ready queue, or a worker)
- *   tail == DEAD      released (terminal); the lane is no longer in the map
- *   tail == CLOSED    closed by shutdown (terminal); submits are rejected
+ *   tail is an idle dummy   nothing queued or running (new, or emptied within the grace); the next submit activates it
+ *   tail is a task node     active: owned by exactly one thread (activating submitter, ready queue, or a worker)
+ *   tail == DEAD            released (terminal); the lane is no longer in the map
+ *   tail == CLOSED          closed by shutdown (terminal); submits are rejected
  * </pre>
  *
  * A submit is one CAS on {@code tail}: it both appends the task and learns whether it activated the lane, so the
  * "enqueue, then decide whether to schedule" race of a separate flag cannot happen. The consumer side keeps
  * {@code head}, a dummy node (the last task taken), and needs no atomic instruction per task, except the hand-shake
  * with {@code shutdownNow} (see {@link Worker#beginTake}).
+ *
+ * <p>Each idle episode has its own idle dummy node, made by the owner as it gives the lane up. A shared IDLE sentinel
+ * would allow an ABA: a submitter that read "idle" could still win its CAS after the lane had been activated, run and
+ * idled again, and link its task behind a dummy nobody will read. With a fresh dummy per episode, a CAS from an idle
+ * dummy succeeds only in the episode it was read in, and the submitter links behind that very dummy.
  */
 final class SequentialLane extends Lane {
 
     static final class Node {
         Runnable task;      // written before the CAS that publishes the node; cleared by the taker
         final long seq;     // 1-based position in the lane: the lane's submitted count when this node is the tail
+        final boolean idle; // an idle dummy: the tail of a lane nobody owns
         volatile Node next; // set by the producer after its CAS; read with acquire by the consumer
 
-        Node(Runnable task, long seq) {
+        Node(Runnable task, long seq, boolean idle) {
             this.task = task;
             this.seq = seq;
+            this.idle = idle;
         }
     }
 
-    // Sentinels: never linked, never carry a task.
-    static final Node IDLE = new Node(null, 0);
-    static final Node DEAD = new Node(null, 0);
-    static final Node CLOSED = new Node(null, 0);
+    // Terminal sentinels: never linked, never carry a task.
+    static final Node DEAD = new Node(null, 0, false);
+    static final Node CLOSED = new Node(null, 0, false);
 
     private static final VarHandle TAIL;
     private static final VarHandle NEXT;
@@ -51,15 +57,21 @@ final class SequentialLane extends Lane {
         }
     }
 
-    private volatile Node tail = IDLE;
+    private volatile Node tail;
     /**
-     * Consumer-owned: the last node taken (a dummy whose task is gone). Only the lane's owner reads or writes it; the
-     * activating submitter reads it while the lane is idle (no owner), ordered by its CAS on {@code tail}.
+     * Consumer-owned: the last node taken, a dummy whose task is gone. The lane's owner reads and writes it, always
+     * inside {@link Worker#beginTake}/{@link Worker#endTake}; {@code shutdownNow} reads it only after every worker has
+     * left that section for good, and statistics read it racily. When the owner gives the lane up, it points
+     * {@code head} at the new idle dummy before the CAS that installs that dummy as the tail; the next owner receives
+     * the lane from the activating submitter through the ready queue, so it reads that value.
      */
-    private Node head = new Node(null, 0);
+    private Node head;
 
     SequentialLane(Engine engine, Object context) {
         super(engine, context);
+        Node idle = new Node(null, 0, true);
+        head = idle;
+        tail = idle;
     }
 
     @Override
@@ -77,15 +89,13 @@ final class SequentialLane extends Lane {
             if (t == CLOSED) {
                 return CLOSED_TO_SUBMITS;
             }
-            // The sequence number is fixed before the CAS: if the CAS succeeds, t was the tail, so t.seq (written
-            // before t's own CAS, which our volatile read of tail follows) is the right predecessor number.
-            Node prev = t == IDLE ? head : t;
-            Node node = new Node(task, prev.seq + 1);
+            // t.seq was written before t was published by its own CAS, which our volatile read of tail follows.
+            Node node = new Node(task, t.seq + 1, false);
             if (TAIL.compareAndSet(this, t, node)) {
                 // Release store: the consumer's acquire read of next sees node.task. Until this store the consumer
                 // may see tail != head with head.next == null and waits briefly (see runBatch).
-                NEXT.setRelease(prev, node);
-                return t == IDLE ? ACTIVATED : ACCEPTED;
+                NEXT.setRelease(t, node);
+                return t.idle ? ACTIVATED : ACCEPTED;
             }
         }
     }
@@ -100,10 +110,23 @@ final class SequentialLane extends Lane {
             if (n == null) {
                 Node t = tail;
                 if (t == h) {
-                    // Empty. Release the lane: a submitter racing with us either wins its CAS first (then ours fails
-                    // and we wait for its link) or finds DEAD and looks the context up again.
-                    if (TAIL.compareAndSet(this, h, DEAD)) {
-                        unmap();
+                    // Empty. Give up ownership: a submitter racing with us either wins its CAS first (then ours fails
+                    // and we wait for its link) or finds the idle dummy and activates the lane itself, as its owner.
+                    // head changes here, so this is a take like any other for shutdownNow's hand-shake: a drain must
+                    // never read the provisional head of a CAS that is about to fail.
+                    if (!worker.beginTake()) {
+                        return DONE;
+                    }
+                    Node idle = new Node(null, h.seq, true);
+                    head = idle;
+                    idleSince = System.nanoTime();
+                    boolean released = TAIL.compareAndSet(this, h, idle);
+                    if (!released) {
+                        head = h;
+                    }
+                    worker.endTake();
+                    if (released) {
+                        worker.rememberIdle(this);
                         return DONE;
                     }
                     continue;
@@ -139,10 +162,10 @@ final class SequentialLane extends Lane {
             if (t == DEAD || t == CLOSED) {
                 return true;
             }
-            if (t != IDLE) {
+            if (!t.idle) {
                 return false;
             }
-            if (TAIL.compareAndSet(this, IDLE, CLOSED)) {
+            if (TAIL.compareAndSet(this, t, CLOSED)) {
                 return true;
             }
         }
@@ -150,7 +173,13 @@ final class SequentialLane extends Lane {
 
     @Override
     boolean releaseIfIdle() {
-        return TAIL.compareAndSet(this, IDLE, DEAD);
+        Node t = tail;
+        return t.idle && TAIL.compareAndSet(this, t, DEAD);
+    }
+
+    @Override
+    boolean isIdle() {
+        return tail.idle;
     }
 
     @Override
@@ -162,7 +191,7 @@ final class SequentialLane extends Lane {
                 return 0;
             }
         } while (!TAIL.compareAndSet(this, t, CLOSED));
-        if (t == IDLE) {
+        if (t.idle) {
             return 0;
         }
         // Every node up to t was accepted; a link may still be in flight from its submitter, so wait for it.
@@ -187,7 +216,7 @@ final class SequentialLane extends Lane {
     @Override
     long submittedCount() {
         Node t = tail;
-        return t == IDLE || t == DEAD || t == CLOSED ? executedCount() : t.seq;
+        return t == DEAD || t == CLOSED ? executedCount() : t.seq;
     }
 
     @Override

@@ -31,6 +31,7 @@ final class Worker implements Runnable {
     private static final VarHandle FAILED;
     private static final VarHandle TRANSFERS;
     private static final VarHandle BUSY;
+    private static final VarHandle RING = MethodHandles.arrayElementVarHandle(Lane[].class);
 
     static {
         try {
@@ -42,6 +43,7 @@ final class Worker implements Runnable {
             FAILED = l.findVarHandle(Worker.class, "failed", long.class);
             TRANSFERS = l.findVarHandle(Worker.class, "transfers", long.class);
             BUSY = l.findVarHandle(Worker.class, "busy", boolean.class);
+            IDLE_COUNT = l.findVarHandle(Worker.class, "idleCount", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -53,7 +55,7 @@ final class Worker implements Runnable {
     final WorkerPool pool;
     final boolean core;
     Thread thread;
-    /** Set by tryRetire: the worker has already given back its slot in the thread count. */
+    /** Set by the pool when this idle auxiliary worker is allowed to end (see WorkerPool#tryRetire). */
     boolean retired;
 
     private volatile int parkState = ACTIVE;
@@ -69,7 +71,26 @@ final class Worker implements Runnable {
     /** The lane this worker is running a batch of, or null; read by this thread only. */
     Lane currentLane;
 
+    /** How long an emptied lane stays mapped before it is released. */
+    static final long IDLE_GRACE_NANOS = 1_000_000L;
+    /** Lanes this worker emptied, oldest first, at most this many (then the oldest is released at once). */
+    static final int IDLE_RING = 4096;
+    /** How many items a worker takes between two looks at the age of its idle lanes. */
+    private static final int SWEEP_EVERY = 32;
+
+    /**
+     * Lanes this worker left idle and has not released yet. Owner-only, except that the checker reads it racily to
+     * release the idle lanes of a worker stuck in a task (see {@link #sweepIdle}): any lane read from here is released
+     * only if its own CAS finds it still idle, so a stale or torn view can only release a lane early, never wrongly.
+     */
+    private final Lane[] idleRing = new Lane[IDLE_RING];
+    private int idleStart;
+    private int idleCount; // owner-written with opaque stores; the checker reads it to know when to sweep
+    private static final VarHandle IDLE_COUNT;
+    private int itemsSinceSweep;
+
     // Checker-only bookkeeping (written and read by the checker thread alone).
+    long lastSweptByChecker;
     long checkSeen = -1;
     long checkSince;
     boolean checkReported;
@@ -93,6 +114,10 @@ final class Worker implements Runnable {
                 if (engine.stopping()) {
                     return;
                 }
+                if (idleCount > 0 && ++itemsSinceSweep >= SWEEP_EVERY) {
+                    itemsSinceSweep = 0;
+                    sweepIdle(false);
+                }
                 Object item = engine.readyQueue.poll();
                 if (item == null) {
                     item = pool.awaitWork(this);
@@ -102,7 +127,19 @@ final class Worker implements Runnable {
                 }
                 BUSY.setOpaque(this, true);
                 if (item instanceof Lane) {
-                    runLane((Lane) item);
+                    Lane lane = (Lane) item;
+                    try {
+                        runLane(lane);
+                    } catch (Throwable outsideAnyTask) {
+                        // Tasks cannot get here (runTask catches everything); this is the engine failing around them,
+                        // e.g. out of memory. If we still own the lane, hand it back rather than strand its tasks;
+                        // either way keep the worker.
+                        if (currentLane == lane) {
+                            currentLane = null;
+                            engine.readyQueue.offer(lane);
+                        }
+                        engine.reportUncaught(outsideAnyTask);
+                    }
                 } else {
                     if (engine.stopping()) {
                         // Taken just as shutdownNow began: it runs, as in ThreadPoolExecutor, but sees the interrupt.
@@ -113,8 +150,70 @@ final class Worker implements Runnable {
                 BUSY.setOpaque(this, false);
             }
         } finally {
+            sweepIdle(true);
             CURRENT.remove();
             pool.exited(this);
+        }
+    }
+
+    /** Called by a lane this worker has just made idle. */
+    void rememberIdle(Lane lane) {
+        if (lane.claimRing()) {
+            append(lane);
+        }
+    }
+
+    private void append(Lane lane) {
+        if (idleCount == IDLE_RING) {
+            releaseOldest();
+        }
+        // Release store: the checker reads entries with acquire, so it sees the lane fully constructed.
+        RING.setRelease(idleRing, (idleStart + idleCount) % IDLE_RING, lane);
+        IDLE_COUNT.setOpaque(this, idleCount + 1);
+    }
+
+    /** Whether this worker holds idle lanes that have not been released yet (checker's view). */
+    boolean holdsIdleLanes() {
+        return (int) IDLE_COUNT.getOpaque(this) > 0;
+    }
+
+    /** Entry {@code i} of the idle ring, for the checker (racy by design; see {@link #idleRing}). */
+    Lane idleLane(int i) {
+        return (Lane) RING.getAcquire(idleRing, i);
+    }
+
+    /** Releases the lanes idle for longer than the grace, or all of them (before parking or ending). */
+    void sweepIdle(boolean all) {
+        long now = all ? 0 : System.nanoTime();
+        while (idleCount > 0) {
+            Lane lane = idleRing[idleStart];
+            if (!all && lane.isIdle() && now - lane.idleSince < IDLE_GRACE_NANOS) {
+                return;
+            }
+            releaseOldest();
+        }
+    }
+
+    private void releaseOldest() {
+        Lane lane = idleRing[idleStart];
+        RING.setRelease(idleRing, idleStart, null);
+        idleStart = (idleStart + 1) % IDLE_RING;
+        IDLE_COUNT.setOpaque(this, idleCount - 1);
+        if (!lane.releaseIfIdle()) {
+            dropFromRing(lane); // re-activated meanwhile (or closed): it stays, and leaves the ring
+        } else {
+            lane.unmap();
+        }
+    }
+
+    /**
+     * The lane was not idle when its entry came up. Clear its mark first, then look again: if it went idle in between,
+     * the worker that idled it may have seen the mark still set and not ringed it, so ring it here.
+     */
+    private void dropFromRing(Lane lane) {
+        lane.ringed = false;
+        if (lane.isIdle() && lane.claimRing()) {
+            append(lane);
         }
     }
 
@@ -126,20 +225,19 @@ final class Worker implements Runnable {
             }
             lane.lastWorker = this;
         }
+        // currentLane is non-null exactly while this worker owns the lane.
         currentLane = lane;
-        try {
-            while (lane.runBatch(this, engine.settings.batchSize) == Lane.MORE) {
-                // The batch budget is spent and the lane has more. Rotate it behind the other queued work, unless
-                // there is none: then going round the queue would only cost an enqueue and a dequeue.
-                if (!engine.readyQueue.isEmpty()) {
-                    engine.readyQueue.offer(lane);
-                    pool.signalWork();
-                    return;
-                }
+        while (lane.runBatch(this, engine.settings.batchSize) == Lane.MORE) {
+            // The batch budget is spent and the lane has more. Rotate it behind the other queued work, unless
+            // there is none: then going round the queue would only cost an enqueue and a dequeue.
+            if (!engine.readyQueue.isEmpty()) {
+                currentLane = null;
+                engine.readyQueue.offer(lane);
+                pool.signalWork();
+                return;
             }
-        } finally {
-            currentLane = null;
         }
+        currentLane = null; // released, idle, or left to shutdownNow
     }
 
     /** Runs one task; nothing it throws escapes, and its interrupt does not outlive it. */

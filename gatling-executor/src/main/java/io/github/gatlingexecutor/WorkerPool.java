@@ -54,6 +54,7 @@ final class WorkerPool {
     private volatile int threads;      // reserved worker slots: live workers plus ones being started
     private volatile int coreTarget;   // the core size, raised by core bumps
     private volatile int peakThreads;
+    private int retiring; // guarded by 'this': idle auxiliary workers allowed to end that have not ended yet
 
     /** Copy-on-write under 'this': read without a lock by the checker, shutdown and statistics. */
     private volatile Worker[] workers = new Worker[0];
@@ -120,6 +121,8 @@ final class WorkerPool {
             if (item != null) {
                 return item;
             }
+            // A parked worker keeps no idle lanes mapped: their grace ends here.
+            w.sweepIdle(true);
             // Register, then look once more (see the class comment), then park.
             w.parkState(Worker.PARKED);
             idle.offerFirst(w);
@@ -128,7 +131,12 @@ final class WorkerPool {
                 if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
                     idle.removeFirstOccurrence(w);
                 } else {
-                    w.parkState(Worker.ACTIVE); // a submitter signalled us meanwhile; that signal was for this work
+                    w.parkState(Worker.ACTIVE);
+                }
+                // A submitter may have spent its wake-up on us (registered) for work other than the item we took,
+                // or skipped it while we were searching: pass it on if more is queued.
+                if (!engine.readyQueue.isEmpty()) {
+                    signalWork();
                 }
                 return item;
             }
@@ -207,12 +215,14 @@ final class WorkerPool {
         return item;
     }
 
-    /** Wakes every parked worker, so it re-reads the executor state (shutdown, termination). */
+    /**
+     * Wakes every parked worker, so it re-reads the executor state (shutdown, termination). Their idle entries stay:
+     * removing one here could remove the entry a woken worker has already made anew, and a stale entry costs a
+     * submitter one failed CAS.
+     */
     void wakeAll() {
         for (Worker w : workers()) {
-            if (w.casParkState(Worker.PARKED, Worker.SIGNALLED)) {
-                idle.removeFirstOccurrence(w);
-            }
+            w.casParkState(Worker.PARKED, Worker.SIGNALLED);
             LockSupport.unpark(w.thread);
         }
     }
@@ -237,8 +247,9 @@ final class WorkerPool {
     boolean tryStart(boolean auxiliary) {
         int n;
         boolean core;
-        do {
-            if (engine.state() >= Engine.STOP) {
+        for (;;) {
+            int state = engine.state();
+            if (state >= Engine.STOP) {
                 return false;
             }
             n = threads;
@@ -246,7 +257,19 @@ final class WorkerPool {
             if (n >= settings.maxThreads || (!core && !auxiliary)) {
                 return false;
             }
-        } while (!THREADS.compareAndSet(this, n, n + 1));
+            if (state == Engine.RUNNING) {
+                if (THREADS.compareAndSet(this, n, n + 1)) {
+                    break;
+                }
+            } else {
+                // Shutting down: a start must not race termination (see terminateIfNoThreads).
+                synchronized (this) {
+                    if (engine.state() < Engine.STOP && THREADS.compareAndSet(this, n, n + 1)) {
+                        break;
+                    }
+                }
+            }
+        }
         // The checker retries starts that fail (see Checker.inspect), so it must exist before the first attempt.
         engine.checker.ensureStarted();
         Worker w = new Worker(engine, this, core);
@@ -309,17 +332,19 @@ final class WorkerPool {
         engine.threadsChanged();
     }
 
-    /** An idle auxiliary worker gives back its slot, unless that would take the pool below the core size. */
+    /**
+     * An idle auxiliary worker may end unless that would take the pool below the core size. Its slot in
+     * {@code threads} is given back only in {@link #exited}, as its thread ends, so a worker started meanwhile cannot
+     * take the pool past {@code maxThreads}; {@code retiring} keeps two retirements from both passing the check.
+     */
     private boolean tryRetire(Worker w) {
-        for (;;) {
-            int n = threads;
-            if (n <= coreTarget) {
+        synchronized (this) {
+            if (threads - retiring <= coreTarget) {
                 return false;
             }
-            if (THREADS.compareAndSet(this, n, n - 1)) {
-                w.retired = true;
-                return true;
-            }
+            retiring++;
+            w.retired = true;
+            return true;
         }
     }
 
@@ -330,11 +355,24 @@ final class WorkerPool {
             foldedExecuted += w.executedCount();
             foldedFailed += w.failedCount();
             foldedTransfers += w.transferCount();
-        }
-        if (!w.retired) {
+            if (w.retired) {
+                retiring--;
+            }
             THREADS.getAndAdd(this, -1);
         }
         engine.threadsChanged();
+    }
+
+    /**
+     * Termination and thread starts exclude each other under this lock: the executor terminates only with no worker
+     * slot taken, and once it has, no slot is taken again (see {@link #tryStart}).
+     */
+    synchronized boolean terminateIfNoThreads() {
+        if (threads != 0) {
+            return false;
+        }
+        engine.markTerminated();
+        return true;
     }
 
     int threads() {
