@@ -247,11 +247,10 @@ final class Checker implements Runnable {
 
     /** Due tasks go to their lane or the ready queue. Runs under lock, so quiescence never misses one in flight. */
     private void dispatchDue(long now) {
-        if (engine.stopping()) {
-            return;
-        }
         ScheduledTask<?> t;
-        while ((t = delayed.peek()) != null && t.time - now <= 0) {
+        // STOP is re-read per task: shutdownNow drains this queue under the same lock, so a task is either dispatched
+        // before it starts draining or returned by it, never both.
+        while (!engine.stopping() && (t = delayed.peek()) != null && t.time - now <= 0) {
             delayed.poll();
             if (!t.isDone()) {
                 try {

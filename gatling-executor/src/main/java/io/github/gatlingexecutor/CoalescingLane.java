@@ -105,7 +105,7 @@ final class CoalescingLane extends Lane {
             if (s == BUSY) {
                 // Nothing pending. Give up ownership; a submitter that races us either installs its task first (our
                 // CAS fails and we go round again) or finds IDLE and activates the lane itself.
-                idleSince = System.nanoTime();
+                idleSince = worker.clock;
                 if (SLOT.compareAndSet(this, BUSY, IDLE)) {
                     worker.rememberIdle(this);
                     return DONE;

@@ -119,7 +119,7 @@ final class SequentialLane extends Lane {
                     }
                     Node idle = new Node(null, h.seq, true);
                     head = idle;
-                    idleSince = System.nanoTime();
+                    idleSince = worker.clock;
                     boolean released = TAIL.compareAndSet(this, h, idle);
                     if (!released) {
                         head = h;

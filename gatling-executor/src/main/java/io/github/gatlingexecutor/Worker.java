@@ -89,6 +89,16 @@ final class Worker implements Runnable {
     private static final VarHandle IDLE_COUNT;
     private int itemsSinceSweep;
 
+    /**
+     * A coarse clock (System.nanoTime), refreshed every few items and batches and after parking; stamps lanes as they
+     * go idle without a clock read per lane. A stale stamp makes a lane look older than it is, so it is released a
+     * little early: the safe direction. Owner-only.
+     */
+    long clock = System.nanoTime();
+
+    /** Polls this worker's next search may make before it parks; adapted by WorkerPool#search (owner-only). */
+    int searchBudget = 64;
+
     // Checker-only bookkeeping (written and read by the checker thread alone).
     long lastSweptByChecker;
     long checkSeen = -1;
@@ -114,9 +124,9 @@ final class Worker implements Runnable {
                 if (engine.stopping()) {
                     return;
                 }
-                if (idleCount > 0 && ++itemsSinceSweep >= SWEEP_EVERY) {
+                if (++itemsSinceSweep >= SWEEP_EVERY) {
                     itemsSinceSweep = 0;
-                    sweepIdle(false);
+                    sweepIdle(false); // also refreshes the clock
                 }
                 Object item = engine.readyQueue.poll();
                 if (item == null) {
@@ -124,6 +134,7 @@ final class Worker implements Runnable {
                     if (item == null) {
                         return;
                     }
+                    clock = System.nanoTime(); // it may have parked for a long time
                 }
                 BUSY.setOpaque(this, true);
                 if (item instanceof Lane) {
@@ -184,7 +195,7 @@ final class Worker implements Runnable {
 
     /** Releases the lanes idle for longer than the grace, or all of them (before parking or ending). */
     void sweepIdle(boolean all) {
-        long now = all ? 0 : System.nanoTime();
+        long now = clock = System.nanoTime();
         while (idleCount > 0) {
             Lane lane = idleRing[idleStart];
             if (!all && lane.isIdle() && now - lane.idleSince < IDLE_GRACE_NANOS) {
@@ -228,6 +239,7 @@ final class Worker implements Runnable {
         // currentLane is non-null exactly while this worker owns the lane.
         currentLane = lane;
         while (lane.runBatch(this, engine.settings.batchSize) == Lane.MORE) {
+            clock = System.nanoTime();
             // The batch budget is spent and the lane has more. Rotate it behind the other queued work, unless
             // there is none: then going round the queue would only cost an enqueue and a dequeue.
             if (!engine.readyQueue.isEmpty()) {

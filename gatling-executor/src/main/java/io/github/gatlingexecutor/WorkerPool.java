@@ -42,8 +42,15 @@ final class WorkerPool {
         }
     }
 
-    /** Polls of the ready queue a searching worker makes before it parks. */
-    private static final int SEARCH_POLLS = 128;
+    /**
+     * Bounds of a worker's search: how many polls of the ready queue it makes before it parks. Each worker adapts its
+     * own budget between these, as adaptive spinning does for locks: a search that finds work doubles it (work is
+     * flowing, and a park/unpark pair would cost the submitter a system call), a search that ends in a park halves it
+     * (work is sparse, and spinning would only burn a CPU). An idle executor therefore spins at most once, briefly,
+     * after its last task.
+     */
+    private static final int MIN_SEARCH_POLLS = 64;
+    private static final int MAX_SEARCH_POLLS = 4096;
 
     private final Engine engine;
     private final Settings settings;
@@ -117,11 +124,11 @@ final class WorkerPool {
                     return null;
                 }
             }
-            Object item = search();
+            Object item = search(w);
             if (item != null) {
                 return item;
             }
-            // A parked worker keeps no idle lanes mapped: their grace ends here.
+            // A parked worker keeps no idle lanes mapped: their grace ends here (this also refreshes its clock).
             w.sweepIdle(true);
             // Register, then look once more (see the class comment), then park.
             w.parkState(Worker.PARKED);
@@ -192,15 +199,16 @@ final class WorkerPool {
         }
     }
 
-    /** Spins on the ready queue for a short while, if not too many workers already do. */
-    private Object search() {
+    /** Spins on the ready queue for a while (see MAX_SEARCH_POLLS), if not too many workers already do. */
+    private Object search(Worker w) {
         int s = searching;
         if (s >= maxSearchers || !SEARCHING.compareAndSet(this, s, s + 1)) {
             return null;
         }
         Object item = null;
+        int budget = w.searchBudget;
         try {
-            for (int i = 0; i < SEARCH_POLLS && item == null; i++) {
+            for (int i = 0; i < budget && item == null; i++) {
                 item = engine.readyQueue.poll();
                 if (item == null) {
                     Thread.onSpinWait();
@@ -209,7 +217,12 @@ final class WorkerPool {
         } finally {
             SEARCHING.getAndAdd(this, -1);
         }
-        if (item != null && !engine.readyQueue.isEmpty()) {
+        if (item == null) {
+            w.searchBudget = Math.max(MIN_SEARCH_POLLS, budget >> 1);
+            return null;
+        }
+        w.searchBudget = Math.min(MAX_SEARCH_POLLS, budget << 1);
+        if (!engine.readyQueue.isEmpty()) {
             signalWork(); // submitters skipped the wake-up because we were searching: pass it on
         }
         return item;
