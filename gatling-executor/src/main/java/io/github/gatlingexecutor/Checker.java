@@ -1,5 +1,7 @@
 package io.github.gatlingexecutor;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -14,11 +16,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li><b>Stuck workers.</b> Every {@code checkPeriod} it looks at each busy worker. One that has started no new task
  *       for {@code blockedThreshold} is stuck (blocked, or just slow); one whose thread is waiting, sleeping or blocked
  *       on a monitor is not using a CPU right now. If work waits in the ready queue while no worker is idle, it starts
- *       as many auxiliary workers as there are CPUs no runnable worker occupies, up to {@code maxThreads} (see
+ *       enough auxiliary workers to fill the cores that busy workers leave idle, up to {@code maxThreads} (see
  *       {@link #inspect}). Because lanes wait in the shared ready queue
  *       and never in a per-worker queue, a stuck worker holds nothing but its own lane: the new worker takes every
- *       other queued context. While work keeps backing up behind non-running workers, it looks again sooner (an eighth
- *       of the period), so a pool whose tasks block briefly and often grows in a fraction of a second.</li>
+ *       other queued context. While work keeps backing up behind non-running workers, it looks again within a few
+ *       milliseconds, so a pool whose tasks block briefly and often grows in a fraction of a second.</li>
  *   <li><b>The timer.</b> It keeps delayed and periodic tasks in a priority queue and, when one is due, submits it
  *       to its lane or the ready queue, like any other task. A periodic task is put back by the worker that ran it.</li>
  * </ol>
@@ -35,6 +37,12 @@ final class Checker implements Runnable {
     /** Delayed and periodic tasks not yet due. Guarded by lock. */
     private final PriorityQueue<ScheduledTask<?>> delayed = new PriorityQueue<>();
     private volatile Thread thread;
+    /**
+     * Set by a submitter that found every worker busy (see {@link #nudge}); cleared by the next inspection. While set,
+     * further submitters neither write it nor wake the checker, so a backlog costs the checker at most one wake-up
+     * per inspection, and inspections happen at most every {@link #BACKLOG_RECHECK_NANOS}.
+     */
+    private volatile boolean nudged;
     private volatile long blockedDetections;
     private boolean wakeRequested; // guarded by lock
 
@@ -76,15 +84,42 @@ final class Checker implements Runnable {
         }
     }
 
+    /**
+     * Work was queued and no worker is idle: look at the workers soon rather than at the next period. Costs a
+     * submitter one volatile read, and one CAS plus a wake-up the first time after each inspection.
+     */
+    void nudge() {
+        if (!nudged && NUDGED.compareAndSet(this, false, true) && thread != null) {
+            wake();
+        }
+    }
+
+    private static final VarHandle NUDGED;
+
+    static {
+        try {
+            NUDGED = MethodHandles.lookup().findVarHandle(Checker.class, "nudged", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     @Override
     public void run() {
-        long nextInspection = System.nanoTime() + settings.checkPeriodNanos;
+        long lastInspection = System.nanoTime();
+        long nextInspection = lastInspection + settings.checkPeriodNanos;
         lock.lock();
         try {
             for (;;) {
                 long now = System.nanoTime();
                 dispatchDue(now);
+                if (nudged) {
+                    // A backlog behind busy workers: inspect now, or as soon as the minimum interval allows.
+                    nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
+                }
                 if (now - nextInspection >= 0) {
+                    lastInspection = now;
+                    nudged = false;
                     boolean backingUp;
                     lock.unlock();
                     try {
@@ -95,7 +130,7 @@ final class Checker implements Runnable {
                     } finally {
                         lock.lock();
                     }
-                    long period = backingUp ? Math.max(settings.checkPeriodNanos / 8, 1_000_000L)
+                    long period = backingUp ? Math.min(settings.checkPeriodNanos, BACKLOG_RECHECK_NANOS)
                             : settings.checkPeriodNanos;
                     nextInspection = now + period;
                 }
@@ -125,18 +160,23 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Looks at every worker; starts auxiliary workers if work waits, no worker is idle and CPUs are left unused.
-     * Returns whether it started any (work is backing up behind workers that are not running).
+     * Looks at every worker; starts auxiliary workers if work waits, no worker is idle and busy workers are not using
+     * the CPUs. Returns whether it started any (work is backing up behind workers that are not running).
      *
      * <p>A busy worker whose thread is RUNNABLE occupies a CPU (running, or descheduled on a saturated machine); one
-     * that is blocked, waiting or sleeping does not. The checker starts {@code cores - runnable} threads: none for a
-     * CPU-bound backlog that already fills the cores (more threads would only add context switches), and enough to use
-     * the idle cores when workers block, or when a slow task holds one worker while cores sit idle. A worker that has
-     * started no new task for {@code blockedThreshold} is counted in {@code blockedDetections} either way.
+     * that is blocked, waiting or sleeping does not. The checker starts {@code cores - runnable} threads: enough to
+     * fill the cores that blocked workers, or a slow task, leave idle. A CPU-bound backlog that already fills the cores
+     * adds none (more threads would only add context switches). Growth is damped to at most one thread per core per
+     * look, and while work keeps backing up it looks again within a few milliseconds (submitters that find every
+     * worker busy nudge it), so a pool whose tasks block briefly and often grows within tens of milliseconds to about
+     * the size its blocking needs, not to one thread per waiting task; once the backlog is gone the extra workers idle
+     * and retire. A worker that has started no new task for {@code blockedThreshold} is counted in
+     * {@code blockedDetections} either way.
      */
     private boolean inspect(long now) {
         WorkerPool pool = engine.pool;
         int runnable = 0;
+        int blocked = 0;
         for (Worker w : pool.workers()) {
             if (!w.isBusy()) {
                 w.checkSeen = -1;
@@ -151,7 +191,9 @@ final class Checker implements Runnable {
                 w.checkReported = true;
                 blockedDetections = blockedDetections + 1; // only this thread writes it
             }
-            if (!isOffCpu(w.thread)) {
+            if (isOffCpu(w.thread)) {
+                blocked++;
+            } else {
                 runnable++;
             }
         }
@@ -193,6 +235,8 @@ final class Checker implements Runnable {
     }
 
     private static final long SWEEP_TICK_NANOS = 2_000_000L;
+    /** How soon the checker looks again after it had to start workers for a backlog. */
+    private static final long BACKLOG_RECHECK_NANOS = 5_000_000L;
 
     /** Racy read of a worker's idle ring: safe because each lane's own CAS decides (see Worker#idleRing). */
     private static void releaseIdleLanesOf(Worker w, long now) {

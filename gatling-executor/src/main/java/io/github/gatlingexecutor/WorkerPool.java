@@ -98,6 +98,8 @@ final class WorkerPool {
         }
         if (threads < coreTarget) {
             tryStart(false);
+        } else {
+            engine.checker.nudge(); // every worker is busy: let the checker see whether they are blocked
         }
     }
 
