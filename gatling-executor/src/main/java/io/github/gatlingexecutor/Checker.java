@@ -1,12 +1,14 @@
 package io.github.gatlingexecutor;
 
 import java.lang.invoke.MethodHandles;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.PriorityQueue;
-import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -33,7 +35,6 @@ final class Checker implements Runnable {
     private final Engine engine;
     private final Settings settings;
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
     /** Delayed and periodic tasks not yet due. Guarded by lock. */
     private final PriorityQueue<ScheduledTask<?>> delayed = new PriorityQueue<>();
     private volatile Thread thread;
@@ -44,7 +45,7 @@ final class Checker implements Runnable {
      */
     private volatile boolean nudged;
     private volatile long blockedDetections;
-    private boolean wakeRequested; // guarded by lock
+    private volatile boolean wakeRequested;
 
     Checker(Engine engine) {
         this.engine = engine;
@@ -73,14 +74,16 @@ final class Checker implements Runnable {
         return thread != null;
     }
 
-    /** Makes the checker re-evaluate now (a worker ended, the executor shut down, the timer queue changed). */
+    /**
+     * Makes the checker re-evaluate now (a worker ended, the executor shut down, the timer queue changed). Never blocks:
+     * it sets a flag and unparks the thread. The checker clears the flag before it looks at anything and reads it again
+     * before it parks, and an unpark that comes first makes the park return at once, so no wake-up is lost.
+     */
     void wake() {
-        lock.lock();
-        try {
-            wakeRequested = true;
-            changed.signal();
-        } finally {
-            lock.unlock();
+        wakeRequested = true;
+        Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t);
         }
     }
 
@@ -89,8 +92,11 @@ final class Checker implements Runnable {
      * submitter one volatile read, and one CAS plus a wake-up the first time after each inspection.
      */
     void nudge() {
-        if (!nudged && NUDGED.compareAndSet(this, false, true) && thread != null) {
-            wake();
+        if (!nudged && NUDGED.compareAndSet(this, false, true)) {
+            Thread t = thread;
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
         }
     }
 
@@ -108,54 +114,53 @@ final class Checker implements Runnable {
     public void run() {
         long lastInspection = System.nanoTime();
         long nextInspection = lastInspection + settings.checkPeriodNanos;
-        lock.lock();
-        try {
-            for (;;) {
-                long now = System.nanoTime();
+        for (;;) {
+            wakeRequested = false;
+            long now = System.nanoTime();
+            long nextDue;
+            lock.lock();
+            try {
                 dispatchDue(now);
-                if (nudged) {
-                    // A backlog behind busy workers: inspect now, or as soon as the minimum interval allows.
-                    nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
-                }
-                if (now - nextInspection >= 0) {
-                    lastInspection = now;
-                    nudged = false;
-                    boolean backingUp;
-                    lock.unlock();
-                    try {
-                        backingUp = inspect(now);
-                    } catch (RuntimeException | Error unexpected) {
-                        backingUp = false;
-                        engine.reportUncaught(unexpected); // keep checking: termination depends on this thread
-                    } finally {
-                        lock.lock();
-                    }
-                    long period = backingUp ? Math.min(settings.checkPeriodNanos, BACKLOG_RECHECK_NANOS)
-                            : settings.checkPeriodNanos;
-                    nextInspection = now + period;
-                }
-                if (engine.readyToTerminate() && engine.terminated()) {
-                    break;
-                }
-                long wait = nextInspection - now;
-                if (sweepIdleLanes(now)) {
-                    wait = Math.min(wait, SWEEP_TICK_NANOS);
-                }
                 ScheduledTask<?> first = delayed.peek();
-                if (first != null) {
-                    wait = Math.min(wait, first.time - now);
-                }
-                if (wait > 0 && !wakeRequested) {
-                    try {
-                        changed.awaitNanos(wait);
-                    } catch (InterruptedException ignored) {
-                        // only our own code could interrupt this thread; the loop re-reads everything anyway
-                    }
-                }
-                wakeRequested = false;
+                nextDue = first == null ? Long.MAX_VALUE : first.time;
+            } finally {
+                lock.unlock();
             }
-        } finally {
-            lock.unlock();
+            if (nudged) {
+                // A backlog behind busy workers: inspect now, or as soon as the minimum interval allows.
+                nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
+            }
+            if (now - nextInspection >= 0) {
+                lastInspection = now;
+                nudged = false;
+                boolean backingUp;
+                try {
+                    backingUp = inspect(now);
+                } catch (RuntimeException | Error unexpected) {
+                    backingUp = false;
+                    engine.reportUncaught(unexpected); // keep checking: termination depends on this thread
+                }
+                long period = backingUp ? Math.min(settings.checkPeriodNanos, BACKLOG_RECHECK_NANOS)
+                        : settings.checkPeriodNanos;
+                nextInspection = now + period;
+            }
+            if (engine.readyToTerminate() && engine.terminated()) {
+                break;
+            }
+            long wait = nextInspection - now;
+            if (nudged) {
+                wait = Math.min(wait, lastInspection + BACKLOG_RECHECK_NANOS - now);
+            }
+            if (sweepIdleLanes(now)) {
+                wait = Math.min(wait, SWEEP_TICK_NANOS);
+            }
+            if (nextDue != Long.MAX_VALUE) {
+                wait = Math.min(wait, nextDue - now);
+            }
+            if (wait > 0 && !wakeRequested) {
+                LockSupport.parkNanos(this, wait);
+                Thread.interrupted(); // only a stray interrupt could get here; the loop re-reads everything
+            }
         }
     }
 
@@ -183,15 +188,20 @@ final class Checker implements Runnable {
                 continue;
             }
             long seen = w.startedCount();
+            boolean stuck = false;
             if (seen != w.checkSeen) {
                 w.checkSeen = seen;
                 w.checkSince = now;
                 w.checkReported = false;
-            } else if (now - w.checkSince >= settings.blockedThresholdNanos && !w.checkReported) {
-                w.checkReported = true;
-                blockedDetections = blockedDetections + 1; // only this thread writes it
+                w.cpuSeen = -1;
+            } else if (now - w.checkSince >= settings.blockedThresholdNanos) {
+                stuck = true;
+                if (!w.checkReported) {
+                    w.checkReported = true;
+                    blockedDetections = blockedDetections + 1; // only this thread writes it
+                }
             }
-            if (isOffCpu(w.thread)) {
+            if (isOffCpu(w.thread) || (stuck && !usedCpuSinceLastLook(w, now))) {
                 blocked++;
             } else {
                 runnable++;
@@ -223,11 +233,14 @@ final class Checker implements Runnable {
     private boolean sweepIdleLanes(long now) {
         boolean any = false;
         for (Worker w : engine.pool.workers()) {
-            if (w.holdsIdleLanes()) {
-                any = true;
-                if (now - w.lastSweptByChecker >= SWEEP_TICK_NANOS) {
-                    w.lastSweptByChecker = now;
-                    releaseIdleLanesOf(w, now);
+            if (w.idleCount() == 0 || w.sweptCleanAt == w.startedCount()) {
+                continue; // nothing held, or nothing new since a sweep that left nothing to wait for
+            }
+            any = true;
+            if (now - w.lastSweptByChecker >= SWEEP_TICK_NANOS) {
+                w.lastSweptByChecker = now;
+                if (!releaseIdleLanesOf(w, now)) {
+                    w.sweptCleanAt = w.startedCount();
                 }
             }
         }
@@ -238,17 +251,59 @@ final class Checker implements Runnable {
     /** How soon the checker looks again after it had to start workers for a backlog. */
     private static final long BACKLOG_RECHECK_NANOS = 5_000_000L;
 
-    /** Racy read of a worker's idle ring: safe because each lane's own CAS decides (see Worker#idleRing). */
-    private static void releaseIdleLanesOf(Worker w, long now) {
-        for (int i = 0; i < Worker.IDLE_RING; i++) {
-            Lane lane = w.idleLane(i);
-            if (lane != null && lane.isIdle() && now - lane.idleSince >= Worker.IDLE_GRACE_NANOS) {
-                lane.release();
+    /**
+     * Racy read of the live part of a worker's idle ring: safe because each lane's own CAS decides (see
+     * Worker#idleRing). Returns whether some idle lane there is still within its grace (worth another look).
+     */
+    private static boolean releaseIdleLanesOf(Worker w, long now) {
+        boolean young = false;
+        int start = w.idleStart();
+        int count = Math.min(w.idleCount(), Worker.IDLE_RING);
+        for (int i = 0; i < count; i++) {
+            Lane lane = w.idleLane(start + i);
+            if (lane != null && lane.isIdle()) {
+                if (now - lane.idleSince >= Worker.IDLE_GRACE_NANOS) {
+                    lane.release();
+                } else {
+                    young = true;
+                }
             }
         }
+        return young;
     }
 
     private static final int CORES = Runtime.getRuntime().availableProcessors();
+
+    /**
+     * A thread blocked in socket or native I/O reports RUNNABLE. For a worker stuck in one task, its CPU time tells:
+     * one that used less than a tenth of the time since the last look is not running, whatever its state says.
+     * Looked at only for stuck workers, so the cost (a clock read per such worker) stays off the common path.
+     */
+    private boolean usedCpuSinceLastLook(Worker w, long now) {
+        if (!CPU_TIME) {
+            return false; // no per-thread CPU clock: a stuck RUNNABLE worker counts as not running
+        }
+        long cpu = THREADS.getThreadCpuTime(w.thread.getId());
+        long previous = w.cpuSeen;
+        long previousAt = w.cpuSeenAt;
+        w.cpuSeen = cpu;
+        w.cpuSeenAt = now;
+        if (cpu < 0 || previous < 0) {
+            return true; // first look at this stuck task (or thread gone): decide next time
+        }
+        return (cpu - previous) * 10 >= now - previousAt;
+    }
+
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    private static final boolean CPU_TIME = cpuTimeAvailable();
+
+    private static boolean cpuTimeAvailable() {
+        try {
+            return THREADS.isThreadCpuTimeSupported() && THREADS.isThreadCpuTimeEnabled();
+        } catch (UnsupportedOperationException | SecurityException e) {
+            return false;
+        }
+    }
 
     private static boolean isOffCpu(Thread t) {
         Thread.State s = t.getState();
@@ -263,20 +318,21 @@ final class Checker implements Runnable {
 
     /** Adds a delayed task; rejected (returns false) once the executor is shut down. */
     boolean schedule(ScheduledTask<?> task, boolean periodicRepeat) {
+        boolean first;
         lock.lock();
         try {
             if (engine.state() != Engine.RUNNING) {
                 return false;
             }
             delayed.add(task);
-            if (delayed.peek() == task) {
-                wakeRequested = true;
-                changed.signal();
-            }
+            first = delayed.peek() == task;
         } finally {
             lock.unlock();
         }
         ensureStarted();
+        if (first) {
+            wake(); // the checker may be parked until a later due time
+        }
         return true;
     }
 
@@ -320,11 +376,10 @@ final class Checker implements Runnable {
                     periodic.add(t);
                 }
             }
-            wakeRequested = true;
-            changed.signal();
         } finally {
             lock.unlock();
         }
+        wake();
         for (ScheduledTask<?> t : periodic) {
             t.cancel(false);
         }
@@ -336,11 +391,10 @@ final class Checker implements Runnable {
         try {
             List<ScheduledTask<?>> all = new ArrayList<>(delayed);
             delayed.clear();
-            wakeRequested = true;
-            changed.signal();
             return all;
         } finally {
             lock.unlock();
+            wake();
         }
     }
 

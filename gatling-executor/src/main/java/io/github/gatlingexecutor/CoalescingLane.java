@@ -156,6 +156,12 @@ final class CoalescingLane extends Lane {
     }
 
     @Override
+    boolean isActive() {
+        Runnable s = slot;
+        return s != IDLE && s != DEAD && s != CLOSED;
+    }
+
+    @Override
     int closeAndDrain(List<Runnable> out) {
         for (;;) {
             Runnable s = slot;

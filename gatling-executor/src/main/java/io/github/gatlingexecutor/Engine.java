@@ -411,12 +411,12 @@ final class Engine {
     List<ContextStatistics> contextStatistics() {
         List<ContextStatistics> out = new ArrayList<>();
         for (Lane lane : sequentialLanes.values()) {
-            if (!lane.isIdle()) {
+            if (lane.isActive()) {
                 out.add(new ContextStatistics(lane.context, false, lane.submittedCount(), lane.executedCount()));
             }
         }
         for (Lane lane : coalescingLanes.values()) {
-            if (!lane.isIdle()) {
+            if (lane.isActive()) {
                 out.add(new ContextStatistics(lane.context, true, lane.submittedCount(), lane.executedCount()));
             }
         }

@@ -86,6 +86,9 @@ abstract class Lane {
 
     abstract boolean isIdle();
 
+    /** Active: owned, with work queued or running (neither idle, released nor closed). */
+    abstract boolean isActive();
+
     /** Releases and unmaps the lane if it is still idle. Safe from any thread at any time. */
     final void release() {
         if (releaseIfIdle()) {

@@ -40,6 +40,9 @@ final class SequentialLane extends Lane {
         }
     }
 
+    /** Spins a worker may wait on an emptied lane for its next task while nothing else is queued (a few µs). */
+    private static final int LINGER = 48;
+
     // Terminal sentinels: never linked, never carry a task.
     static final Node DEAD = new Node(null, 0, false);
     static final Node CLOSED = new Node(null, 0, false);
@@ -109,6 +112,13 @@ final class SequentialLane extends Lane {
             Node n = (Node) NEXT.getAcquire(h);
             if (n == null) {
                 Node t = tail;
+                if (t == h && waits < LINGER && engine.readyQueue.isEmpty() && !worker.stopping()) {
+                    // Empty, and nothing else waits: a worker with nothing to do would spin anyway, so spin here, on
+                    // the lane. A hot context's next task then just appends to an active lane, with no activation,
+                    // no trip through the ready queue and no wake-up.
+                    waits = Backoff.pause(waits);
+                    continue;
+                }
                 if (t == h) {
                     // Empty. Give up ownership: a submitter racing with us either wins its CAS first (then ours fails
                     // and we wait for its link) or finds the idle dummy and activates the lane itself, as its owner.
@@ -180,6 +190,12 @@ final class SequentialLane extends Lane {
     @Override
     boolean isIdle() {
         return tail.idle;
+    }
+
+    @Override
+    boolean isActive() {
+        Node t = tail;
+        return !t.idle && t != DEAD && t != CLOSED;
     }
 
     @Override

@@ -44,6 +44,7 @@ final class Worker implements Runnable {
             TRANSFERS = l.findVarHandle(Worker.class, "transfers", long.class);
             BUSY = l.findVarHandle(Worker.class, "busy", boolean.class);
             IDLE_COUNT = l.findVarHandle(Worker.class, "idleCount", int.class);
+            IDLE_START = l.findVarHandle(Worker.class, "idleStart", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -87,6 +88,7 @@ final class Worker implements Runnable {
     private int idleStart;
     private int idleCount; // owner-written with opaque stores; the checker reads it to know when to sweep
     private static final VarHandle IDLE_COUNT;
+    private static final VarHandle IDLE_START;
     private int itemsSinceSweep;
 
     /**
@@ -101,6 +103,10 @@ final class Worker implements Runnable {
 
     // Checker-only bookkeeping (written and read by the checker thread alone).
     long lastSweptByChecker;
+    /** startedCount when the checker last swept this worker's ring and found nothing left to wait for, else -1. */
+    long sweptCleanAt = -1;
+    long cpuSeen = -1;
+    long cpuSeenAt;
     long checkSeen = -1;
     long checkSince;
     boolean checkReported;
@@ -161,9 +167,12 @@ final class Worker implements Runnable {
                 BUSY.setOpaque(this, false);
             }
         } finally {
-            sweepIdle(true);
-            CURRENT.remove();
-            pool.exited(this);
+            try {
+                sweepIdle(true);
+            } finally {
+                CURRENT.remove();
+                pool.exited(this); // whatever happened above, the slot is given back
+            }
         }
     }
 
@@ -176,7 +185,7 @@ final class Worker implements Runnable {
 
     private void append(Lane lane) {
         if (idleCount == IDLE_RING) {
-            releaseOldest();
+            releaseOldest(); // never appends: the ring stays at most full
         }
         // Release store: the checker reads entries with acquire, so it sees the lane fully constructed.
         RING.setRelease(idleRing, (idleStart + idleCount) % IDLE_RING, lane);
@@ -190,7 +199,16 @@ final class Worker implements Runnable {
 
     /** Entry {@code i} of the idle ring, for the checker (racy by design; see {@link #idleRing}). */
     Lane idleLane(int i) {
-        return (Lane) RING.getAcquire(idleRing, i);
+        return (Lane) RING.getAcquire(idleRing, i % IDLE_RING);
+    }
+
+    /** Where the live part of the idle ring starts (checker's racy view). */
+    int idleStart() {
+        return (int) IDLE_START.getOpaque(this);
+    }
+
+    int idleCount() {
+        return (int) IDLE_COUNT.getOpaque(this);
     }
 
     /** Releases the lanes idle for longer than the grace, or all of them (before parking or ending). */
@@ -208,7 +226,7 @@ final class Worker implements Runnable {
     private void releaseOldest() {
         Lane lane = idleRing[idleStart];
         RING.setRelease(idleRing, idleStart, null);
-        idleStart = (idleStart + 1) % IDLE_RING;
+        IDLE_START.setOpaque(this, (idleStart + 1) % IDLE_RING);
         IDLE_COUNT.setOpaque(this, idleCount - 1);
         if (!lane.releaseIfIdle()) {
             dropFromRing(lane); // re-activated meanwhile (or closed): it stays, and leaves the ring
@@ -219,12 +237,14 @@ final class Worker implements Runnable {
 
     /**
      * The lane was not idle when its entry came up. Clear its mark first, then look again: if it went idle in between,
-     * the worker that idled it may have seen the mark still set and not ringed it, so ring it here.
+     * the worker that idled it may have seen the mark still set and not ringed it. Release it then, rather than ring it
+     * again: releasing early is always safe, and never appending here keeps the ring from overflowing while it is
+     * being made room in.
      */
     private void dropFromRing(Lane lane) {
         lane.ringed = false;
-        if (lane.isIdle() && lane.claimRing()) {
-            append(lane);
+        if (lane.isIdle()) {
+            lane.release();
         }
     }
 

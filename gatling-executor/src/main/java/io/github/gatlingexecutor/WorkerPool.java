@@ -268,6 +268,9 @@ final class WorkerPool {
                 return false;
             }
             n = threads;
+            if (n < 0) {
+                return false; // terminated
+            }
             core = n < coreTarget;
             if (n >= settings.maxThreads || (!core && !auxiliary)) {
                 return false;
@@ -354,7 +357,7 @@ final class WorkerPool {
      */
     private boolean tryRetire(Worker w) {
         synchronized (this) {
-            if (threads - retiring <= coreTarget) {
+            if (threads() - retiring <= coreTarget) {
                 return false;
             }
             retiring++;
@@ -383,15 +386,19 @@ final class WorkerPool {
      * slot taken, and once it has, no slot is taken again (see {@link #tryStart}).
      */
     synchronized boolean terminateIfNoThreads() {
-        if (threads != 0) {
+        // Claiming the count with a CAS makes a start that read a stale "0 threads" fail its own CAS.
+        if (!THREADS.compareAndSet(this, 0, TERMINATED_SLOTS)) {
             return false;
         }
         engine.markTerminated();
         return true;
     }
 
+    /** The thread count after termination: negative, so every reservation CAS fails. */
+    private static final int TERMINATED_SLOTS = Integer.MIN_VALUE / 2;
+
     int threads() {
-        return threads;
+        return Math.max(0, threads);
     }
 
     int coreTarget() {
