@@ -185,6 +185,11 @@ final class Checker implements Runnable {
         for (Worker w : pool.workers()) {
             if (!w.isBusy()) {
                 w.checkSeen = -1;
+                if (w.parkState() != Worker.PARKED) {
+                    // Searching, or woken and about to run (its thread may still read WAITING until the OS runs it):
+                    // either way it is on its way to the backlog, not a reason for another thread.
+                    runnable++;
+                }
                 continue;
             }
             long seen = w.startedCount();
