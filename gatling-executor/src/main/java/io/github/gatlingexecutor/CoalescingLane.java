@@ -68,6 +68,7 @@ final class CoalescingLane extends Lane {
         return true;
     }
 
+    @Override
     int offer(Runnable task) {
         for (;;) {
             Runnable s = slot;

@@ -49,8 +49,8 @@ final class Engine {
     final Settings settings;
     /** Lanes with work and unordered tasks, in arrival order. */
     final ConcurrentLinkedQueue<Object> readyQueue = new ConcurrentLinkedQueue<>();
-    private final ConcurrentHashMap<Object, SequentialLane> sequentialLanes = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Object, CoalescingLane> coalescingLanes = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Object, Lane> sequentialLanes = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Object, Lane> coalescingLanes = new ConcurrentHashMap<>();
     final WorkerPool pool;
     final Checker checker;
 
@@ -82,9 +82,8 @@ final class Engine {
         return state >= STOP;
     }
 
-    @SuppressWarnings({"unchecked", "rawtypes"})
     ConcurrentHashMap<Object, Lane> lanes(boolean coalescing) {
-        return (ConcurrentHashMap) (coalescing ? coalescingLanes : sequentialLanes);
+        return coalescing ? coalescingLanes : sequentialLanes;
     }
 
     // ---- submit paths ---------------------------------------------------------------------------------------
@@ -95,9 +94,9 @@ final class Engine {
 
     void execute(Runnable command) {
         if (command instanceof SequentialRunnable) {
-            submitSequential(contextOf((SequentialRunnable) command), command, null, false);
+            submitToLane(false, contextOf((SequentialRunnable) command), command, null, false);
         } else if (command instanceof CoalescingRunnable) {
-            submitCoalescing(contextOf((CoalescingRunnable) command), command, null, false);
+            submitToLane(true, contextOf((CoalescingRunnable) command), command, null, false);
         } else {
             submitPlain(command, false);
         }
@@ -121,20 +120,26 @@ final class Engine {
         return context;
     }
 
-    /** {@code internal}: a due scheduled task, which may enter a lane after shutdown. */
-    void submitSequential(Object context, Runnable task, LaneHandle handle, boolean internal) {
-        SequentialLane lane = handle == null ? null : (SequentialLane) handle.cachedLane();
+    /**
+     * Submits to the sequential or coalescing lane of {@code context}. {@code handle}: the lane handle used, whose
+     * cached lane skips the map lookup, or null. {@code internal}: a due scheduled task, which may enter a lane after
+     * shutdown.
+     */
+    void submitToLane(boolean coalescing, Object context, Runnable task, LaneHandle handle, boolean internal) {
+        ConcurrentHashMap<Object, Lane> lanes = lanes(coalescing);
+        Lane lane = handle == null ? null : handle.cachedLane();
         for (;;) {
             if (lane == null) {
-                lane = sequentialLanes.get(context);
+                lane = lanes.get(context);
                 if (lane == null) {
-                    SequentialLane created = new SequentialLane(this, context);
-                    lane = sequentialLanes.putIfAbsent(context, created);
+                    Lane created = coalescing ? new CoalescingLane(this, context) : new SequentialLane(this, context);
+                    lane = lanes.putIfAbsent(context, created);
                     if (lane == null) {
                         lane = created;
                     }
                 }
             }
+            // The lane is looked up (or created) before the state is read: see the class comment.
             if (!internal && state != RUNNING) {
                 discardIfUnused(lane);
                 throw reject(task);
@@ -148,45 +153,7 @@ final class Engine {
                 break;
             }
             if (outcome == Lane.RELEASED) {
-                sequentialLanes.remove(context, lane); // help the releasing worker, then look up again
-                lane = null;
-                continue;
-            }
-            throw reject(task);
-        }
-        submitted.increment();
-        if (handle != null) {
-            handle.cacheLane(lane);
-        }
-    }
-
-    void submitCoalescing(Object context, Runnable task, LaneHandle handle, boolean internal) {
-        CoalescingLane lane = handle == null ? null : (CoalescingLane) handle.cachedLane();
-        for (;;) {
-            if (lane == null) {
-                lane = coalescingLanes.get(context);
-                if (lane == null) {
-                    CoalescingLane created = new CoalescingLane(this, context);
-                    lane = coalescingLanes.putIfAbsent(context, created);
-                    if (lane == null) {
-                        lane = created;
-                    }
-                }
-            }
-            if (!internal && state != RUNNING) {
-                discardIfUnused(lane);
-                throw reject(task);
-            }
-            int outcome = lane.offer(task);
-            if (outcome == Lane.ACCEPTED) {
-                break;
-            }
-            if (outcome == Lane.ACTIVATED) {
-                makeReady(lane);
-                break;
-            }
-            if (outcome == Lane.RELEASED) {
-                coalescingLanes.remove(context, lane);
+                lanes.remove(context, lane); // help the releasing thread, then look up again
                 lane = null;
                 continue;
             }
@@ -234,10 +201,10 @@ final class Engine {
     void dispatch(TaskFuture<?> f, boolean internal) {
         switch (f.kind) {
             case TaskFuture.SEQUENTIAL:
-                submitSequential(f.context, f, null, internal);
+                submitToLane(false, f.context, f, null, internal);
                 break;
             case TaskFuture.COALESCING:
-                submitCoalescing(f.context, f, null, internal);
+                submitToLane(true, f.context, f, null, internal);
                 break;
             default:
                 submitPlain(f, internal);

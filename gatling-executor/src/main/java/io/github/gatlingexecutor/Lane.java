@@ -72,6 +72,13 @@ abstract class Lane {
 
     abstract boolean coalescing();
 
+    /**
+     * Accepts {@code task} unless the lane is released or closed. Returns {@link #ACCEPTED}, {@link #ACTIVATED} (the
+     * caller now owns the lane), {@link #RELEASED} or {@link #CLOSED_TO_SUBMITS}. Lock-free: one CAS, retried only
+     * when another submitter of this context won.
+     */
+    abstract int offer(Runnable task);
+
     /** Runs up to {@code budget} tasks on the calling worker, which owns the lane. Returns {@link #DONE} or {@link #MORE}. */
     abstract int runBatch(Worker worker, int budget);
 

@@ -46,11 +46,7 @@ final class LaneHandle implements Executor {
     @Override
     public void execute(Runnable command) {
         Objects.requireNonNull(command, "command");
-        if (coalescing) {
-            engine.submitCoalescing(context, command, this, false);
-        } else {
-            engine.submitSequential(context, command, this, false);
-        }
+        engine.submitToLane(coalescing, context, command, this, false);
     }
 
     @Override

@@ -82,7 +82,7 @@ final class SequentialLane extends Lane {
         return false;
     }
 
-    /** Appends {@code task}. Lock-free: one CAS, retried only when another submitter of this context won. */
+    @Override
     int offer(Runnable task) {
         for (;;) {
             Node t = tail;
