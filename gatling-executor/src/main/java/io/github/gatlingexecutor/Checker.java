@@ -2,6 +2,7 @@ package io.github.gatlingexecutor;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
@@ -280,15 +281,22 @@ final class Checker implements Runnable {
     private static final int CORES = Runtime.getRuntime().availableProcessors();
 
     /**
-     * A thread blocked in socket or native I/O reports RUNNABLE. For a worker stuck in one task, its CPU time tells:
-     * one that used less than a tenth of the time since the last look is not running, whatever its state says.
-     * Looked at only for stuck workers, so the cost (a clock read per such worker) stays off the common path.
+     * A thread blocked in socket or native I/O reports RUNNABLE. A worker stuck in one task counts as blocked only if
+     * its thread is in native code and used less than a tenth of the time since the last look on a CPU. Being in
+     * native code tells a thread waiting on I/O from one merely descheduled by a saturated machine (that one runs Java
+     * code and must not make the pool grow); the CPU time tells it from native code that computes. Looked at only for
+     * stuck workers, so the cost stays off the common path.
      */
     private boolean usedCpuSinceLastLook(Worker w, long now) {
-        if (!CPU_TIME) {
-            return false; // no per-thread CPU clock: a stuck RUNNABLE worker counts as not running
+        long id = w.thread.getId();
+        ThreadInfo info = THREADS.getThreadInfo(id);
+        if (info == null || !info.isInNative()) {
+            return true; // running (or descheduled) Java code: it occupies a CPU as far as the pool is concerned
         }
-        long cpu = THREADS.getThreadCpuTime(w.thread.getId());
+        if (!CPU_TIME) {
+            return false; // no per-thread CPU clock: a stuck worker in native code counts as blocked
+        }
+        long cpu = THREADS.getThreadCpuTime(id);
         long previous = w.cpuSeen;
         long previousAt = w.cpuSeenAt;
         w.cpuSeen = cpu;
