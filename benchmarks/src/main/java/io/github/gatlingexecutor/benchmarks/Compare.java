@@ -111,27 +111,18 @@ public final class Compare {
             System.out.println("== " + s.title);
             List<Summary> summaries = runner.run(s);
             byId.put(s.id, summaries);
-            Table t = Tables.of(s, summaries, cores);
-            tables.add(t);
-            System.out.println(t.toText());
+            show(tables, Tables.of(s, summaries, cores));
         }
-        Table memoryIdle = null;
         Table memoryChurn = null;
         if (memory) {
             System.out.println("== 7. Memory");
-            memoryIdle = Memory.idleContexts(sizes, runner);
-            System.out.println(memoryIdle.toText());
-            tables.add(memoryIdle);
-            memoryChurn = Memory.churn(sizes, runner);
-            System.out.println(memoryChurn.toText());
-            tables.add(memoryChurn);
+            show(tables, Memory.idleContexts(sizes, runner));
+            memoryChurn = show(tables, Memory.churn(sizes, runner));
         }
         Table idleCpu = null;
         if (idle) {
             System.out.println("== Idle CPU");
-            idleCpu = IdleCpu.measure(sizes, runner);
-            System.out.println(idleCpu.toText());
-            tables.add(idleCpu);
+            idleCpu = show(tables, IdleCpu.measure(sizes, runner));
         }
 
         List<String> verdicts = Targets.evaluate(byId, idleCpu, memoryChurn, cores);
@@ -156,6 +147,13 @@ public final class Compare {
         System.out.printf(Locale.ROOT, "%nDone in %.0f s. Report: %s (tables also in %s)%n", runner.elapsedSeconds(),
                 out.toAbsolutePath(), markdown.toAbsolutePath());
         System.exit(0); // a peer that failed to stop must not keep the JVM alive
+    }
+
+    /** Prints a finished table and keeps it for the report. */
+    private static Table show(List<Table> tables, Table t) {
+        System.out.println(t.toText());
+        tables.add(t);
+        return t;
     }
 
     /** Peers' names as the tables show them. */

@@ -6,23 +6,13 @@ import org.apache.bookkeeper.common.util.OrderedExecutor;
  * Apache BookKeeper's {@code OrderedExecutor}: keys hashed onto {@code threads} single-thread executors (each drains
  * its queue in batches). A key is pinned to one thread for life.
  */
-public final class BookKeeperAdapter implements OrderedExecutorAdapter {
-    private final CountingThreadFactory threads = new CountingThreadFactory("bookkeeper");
+public final class BookKeeperAdapter extends CountingAdapter {
     private final OrderedExecutor executor;
 
     public BookKeeperAdapter(int threadCount) {
+        super("BookKeeper OrderedExecutor", "bookkeeper");
         this.executor = OrderedExecutor.newBuilder().name("bookkeeper").numThreads(threadCount)
                 .threadFactory(threads).build();
-    }
-
-    @Override
-    public String name() {
-        return "BookKeeper OrderedExecutor";
-    }
-
-    @Override
-    public boolean ordered() {
-        return true;
     }
 
     @Override
@@ -31,22 +21,7 @@ public final class BookKeeperAdapter implements OrderedExecutorAdapter {
     }
 
     @Override
-    public int threadsCreated() {
-        return threads.createdCount();
-    }
-
-    @Override
-    public long threadCpuNanos() {
-        return threads.cpuNanos();
-    }
-
-    @Override
-    public int peakThreads() {
-        return threads.peak();
-    }
-
-    @Override
-    public void close() {
-        Shutdown.await(executor, threads);
+    protected void shutdown() {
+        Shutdown.terminate(executor);
     }
 }

@@ -8,55 +8,35 @@ import java.util.concurrent.ThreadFactory;
  * The seed design's baseline: one {@code Executors.newSingleThreadExecutor()} per context, created lazily the first
  * time a key is used. With a virtual-thread factory it becomes "a virtual thread per context".
  */
-public final class ExecutorPerContextAdapter implements OrderedExecutorAdapter {
-    private final String name;
-    private final CountingThreadFactory threads;
-    private final PerKey<ExecutorService> executors;
+public final class ExecutorPerContextAdapter extends LanePerKeyAdapter<ExecutorService> {
 
     public ExecutorPerContextAdapter(int keys) {
         this("executor per context", keys, null);
     }
 
     ExecutorPerContextAdapter(String name, int keys, ThreadFactory delegate) {
-        this.name = name;
-        this.threads = new CountingThreadFactory("per-context", delegate);
-        this.executors = new PerKey<>(keys, k -> Executors.newSingleThreadExecutor(threads), ExecutorService::shutdown);
+        super(name, "per-context", delegate, keys);
     }
 
     @Override
-    public String name() {
-        return name;
+    protected ExecutorService newLane(int key) {
+        return Executors.newSingleThreadExecutor(threads);
     }
 
     @Override
-    public boolean ordered() {
-        return true;
+    protected void discard(ExecutorService lane) {
+        lane.shutdown();
     }
 
     @Override
     public void execute(int key, Runnable task) {
-        executors.get(key).execute(task);
+        lane(key).execute(task);
     }
 
+    /** Shuts every executor down first, then waits for each, so they stop in parallel. */
     @Override
-    public int threadsCreated() {
-        return threads.createdCount();
-    }
-
-    @Override
-    public long threadCpuNanos() {
-        return threads.cpuNanos();
-    }
-
-    @Override
-    public int peakThreads() {
-        return threads.peak();
-    }
-
-    @Override
-    public void close() {
-        executors.forEach(ExecutorService::shutdown);
-        executors.forEach(e -> Shutdown.await(e, null));
-        Shutdown.awaitThreads(threads);
+    protected void shutdown() {
+        forEachLane(ExecutorService::shutdown);
+        forEachLane(Shutdown::terminate);
     }
 }

@@ -9,10 +9,8 @@ import java.util.concurrent.Executor;
  * GatlingExecutor with one sequential lane per key. Lane handles stay valid for the executor's life, so they are
  * cached per key like every other peer's per-key state.
  */
-public final class GatlingAdapter implements OrderedExecutorAdapter {
+public final class GatlingAdapter extends LanePerKeyAdapter<Executor> {
     private final GatlingExecutor executor;
-    private final CountingThreadFactory threads = new CountingThreadFactory("gatling");
-    private final PerKey<Executor> lanes;
     private final boolean coalescing;
 
     public GatlingAdapter(int keys, int coreThreads) {
@@ -21,25 +19,20 @@ public final class GatlingAdapter implements OrderedExecutorAdapter {
 
     /** @param coalescing use coalescing lanes instead of sequential ones (the coalescing scenario) */
     public GatlingAdapter(int keys, int coreThreads, boolean coalescing) {
+        super(coalescing ? "GatlingExecutor (coalescing)" : "GatlingExecutor", "gatling", keys);
         this.executor = GatlingExecutor.builder().name("gatling").coreThreads(coreThreads).threadFactory(threads)
                 .build();
         this.coalescing = coalescing;
-        this.lanes = new PerKey<>(keys, k -> coalescing ? executor.coalescing(k) : executor.sequential(k), l -> { });
     }
 
     @Override
-    public String name() {
-        return coalescing ? "GatlingExecutor (coalescing)" : "GatlingExecutor";
-    }
-
-    @Override
-    public boolean ordered() {
-        return true;
+    protected Executor newLane(int key) {
+        return coalescing ? executor.coalescing(key) : executor.sequential(key);
     }
 
     @Override
     public void execute(int key, Runnable task) {
-        lanes.get(key).execute(task);
+        lane(key).execute(task);
     }
 
     public GatlingExecutor executor() {
@@ -53,12 +46,12 @@ public final class GatlingAdapter implements OrderedExecutorAdapter {
     /** Worker threads from the factory, plus the executor's own checker thread if it is running. */
     @Override
     public int threadsCreated() {
-        return threads.createdCount() + (checkerAlive() ? 1 : 0);
+        return super.threadsCreated() + (checkerAlive() ? 1 : 0);
     }
 
     @Override
     public int peakThreads() {
-        return Math.max(threads.peak(), executor.statistics().peakThreads()) + (checkerAlive() ? 1 : 0);
+        return Math.max(super.peakThreads(), executor.statistics().peakThreads()) + (checkerAlive() ? 1 : 0);
     }
 
     @Override
@@ -71,7 +64,7 @@ public final class GatlingAdapter implements OrderedExecutorAdapter {
         Thread checker = checker();
         long checkerCpu = checker == null ? 0
                 : java.lang.management.ManagementFactory.getThreadMXBean().getThreadCpuTime(checker.getId());
-        return threads.cpuNanos() + Math.max(0, checkerCpu);
+        return super.threadCpuNanos() + Math.max(0, checkerCpu);
     }
 
     private static boolean checkerAlive() {
@@ -88,7 +81,7 @@ public final class GatlingAdapter implements OrderedExecutorAdapter {
     }
 
     @Override
-    public void close() {
+    protected void shutdown() {
         executor.close();
     }
 }

@@ -10,48 +10,26 @@ import java.util.concurrent.Executors;
  * Guava's {@code MoreExecutors.newSequentialExecutor} per key over one fixed pool: keys float over the pool's
  * threads, and a key's queue is drained to empty each time it gets a thread.
  */
-public final class GuavaAdapter implements OrderedExecutorAdapter {
-    private final CountingThreadFactory threads = new CountingThreadFactory("guava");
+public final class GuavaAdapter extends LanePerKeyAdapter<Executor> {
     private final ExecutorService pool;
-    private final PerKey<Executor> lanes;
 
     public GuavaAdapter(int keys, int threadCount) {
+        super("Guava SequentialExecutor", "guava", keys);
         this.pool = Executors.newFixedThreadPool(threadCount, threads);
-        this.lanes = new PerKey<>(keys, k -> MoreExecutors.newSequentialExecutor(pool), l -> { });
     }
 
     @Override
-    public String name() {
-        return "Guava SequentialExecutor";
-    }
-
-    @Override
-    public boolean ordered() {
-        return true;
+    protected Executor newLane(int key) {
+        return MoreExecutors.newSequentialExecutor(pool);
     }
 
     @Override
     public void execute(int key, Runnable task) {
-        lanes.get(key).execute(task);
+        lane(key).execute(task);
     }
 
     @Override
-    public int threadsCreated() {
-        return threads.createdCount();
-    }
-
-    @Override
-    public long threadCpuNanos() {
-        return threads.cpuNanos();
-    }
-
-    @Override
-    public int peakThreads() {
-        return threads.peak();
-    }
-
-    @Override
-    public void close() {
-        Shutdown.await(pool, threads);
+    protected void shutdown() {
+        Shutdown.terminate(pool);
     }
 }

@@ -11,14 +11,14 @@ import java.util.concurrent.TimeUnit;
  * SOFAJRaft's fixed-threads executor group of {@code MpscSingleThreadExecutor}s (an MPSC queue drained by one thread
  * each); a key picks its executor by index, so it is pinned like BookKeeper's.
  */
-public final class JraftAdapter implements OrderedExecutorAdapter {
+public final class JraftAdapter extends CountingAdapter {
     /** Unbounded in practice: the scenarios queue up to a few million tasks before the workers catch up. */
     private static final int MAX_PENDING = 1 << 30;
 
-    private final CountingThreadFactory threads = new CountingThreadFactory("jraft");
     private final FixedThreadsExecutorGroup group;
 
     public JraftAdapter(int threadCount) {
+        super("SOFAJRaft MpscSingleThreadExecutor group", "jraft");
         SingleThreadExecutor[] children = new SingleThreadExecutor[threadCount];
         for (int i = 0; i < threadCount; i++) {
             children[i] = new MpscSingleThreadExecutor(MAX_PENDING, threads);
@@ -27,38 +27,12 @@ public final class JraftAdapter implements OrderedExecutorAdapter {
     }
 
     @Override
-    public String name() {
-        return "SOFAJRaft MpscSingleThreadExecutor group";
-    }
-
-    @Override
-    public boolean ordered() {
-        return true;
-    }
-
-    @Override
     public void execute(int key, Runnable task) {
         group.execute(key, task);
     }
 
     @Override
-    public int threadsCreated() {
-        return threads.createdCount();
-    }
-
-    @Override
-    public long threadCpuNanos() {
-        return threads.cpuNanos();
-    }
-
-    @Override
-    public int peakThreads() {
-        return threads.peak();
-    }
-
-    @Override
-    public void close() {
+    protected void shutdown() {
         group.shutdownGracefully(10, TimeUnit.SECONDS);
-        Shutdown.awaitThreads(threads);
     }
 }

@@ -46,6 +46,31 @@ public record Peer(String name, boolean ordered, IntFunction<OrderedExecutorAdap
         return new Peer("inline (caller runs)", true, keys -> new InlineAdapter());
     }
 
+    public static Peer perContext() {
+        return new Peer("executor per context", true, ExecutorPerContextAdapter::new);
+    }
+
+    public static Peer bookKeeper(int cores) {
+        return new Peer("BookKeeper OrderedExecutor", true, keys -> new BookKeeperAdapter(cores));
+    }
+
+    public static Peer guava(int cores) {
+        return new Peer("Guava SequentialExecutor", true, keys -> new GuavaAdapter(keys, cores));
+    }
+
+    public static Peer netty(int cores) {
+        return new Peer("Netty NonSticky", true, keys -> new NettyAdapter(keys, cores));
+    }
+
+    public static Peer jraft(int cores) {
+        return new Peer("SOFAJRaft Mpsc group", true, keys -> new JraftAdapter(cores));
+    }
+
+    /** Needs JDK 21+: check {@link VirtualThreads#available()}. */
+    public static Peer virtualPerContext() {
+        return new Peer("virtual thread per context", true, VirtualThreads::perContext);
+    }
+
     public static Peer fixedPool(int cores) {
         return new Peer("ThreadPoolExecutor (" + cores + ", no order)", false, keys -> UnorderedPoolAdapter.fixed(cores));
     }
@@ -62,12 +87,12 @@ public record Peer(String name, boolean ordered, IntFunction<OrderedExecutorAdap
     public static Peer byShortName(String shortName, int cores) {
         switch (shortName) {
             case "gatling": return gatling(cores);
-            case "per-context": return new Peer("executor per context", true, ExecutorPerContextAdapter::new);
-            case "bookkeeper": return new Peer("BookKeeper OrderedExecutor", true, keys -> new BookKeeperAdapter(cores));
-            case "guava": return new Peer("Guava SequentialExecutor", true, keys -> new GuavaAdapter(keys, cores));
-            case "netty": return new Peer("Netty NonSticky", true, keys -> new NettyAdapter(keys, cores));
-            case "jraft": return new Peer("SOFAJRaft Mpsc group", true, keys -> new JraftAdapter(cores));
-            case "virtual": return new Peer("virtual thread per context", true, VirtualThreads::perContext);
+            case "per-context": return perContext();
+            case "bookkeeper": return bookKeeper(cores);
+            case "guava": return guava(cores);
+            case "netty": return netty(cores);
+            case "jraft": return jraft(cores);
+            case "virtual": return virtualPerContext();
             case "tpe": return fixedPool(cores);
             default: throw new IllegalArgumentException("unknown peer " + shortName);
         }
@@ -80,13 +105,13 @@ public record Peer(String name, boolean ordered, IntFunction<OrderedExecutorAdap
     public static List<Peer> orderedPeers(int cores, boolean withThreadPool) {
         List<Peer> peers = new ArrayList<>();
         peers.add(gatling(cores));
-        peers.add(new Peer("executor per context", true, ExecutorPerContextAdapter::new));
-        peers.add(new Peer("BookKeeper OrderedExecutor", true, keys -> new BookKeeperAdapter(cores)));
-        peers.add(new Peer("Guava SequentialExecutor", true, keys -> new GuavaAdapter(keys, cores)));
-        peers.add(new Peer("Netty NonSticky", true, keys -> new NettyAdapter(keys, cores)));
-        peers.add(new Peer("SOFAJRaft Mpsc group", true, keys -> new JraftAdapter(cores)));
+        peers.add(perContext());
+        peers.add(bookKeeper(cores));
+        peers.add(guava(cores));
+        peers.add(netty(cores));
+        peers.add(jraft(cores));
         if (VirtualThreads.available()) {
-            peers.add(new Peer("virtual thread per context", true, VirtualThreads::perContext));
+            peers.add(virtualPerContext());
         }
         if (withThreadPool) {
             peers.add(fixedPool(cores));

@@ -11,25 +11,22 @@ final class Shutdown {
     }
 
     /**
-     * Shuts down, then waits for the peer's threads to end. Termination is judged by the counting factory's live
-     * threads, not by {@code awaitTermination}'s result or {@code isTerminated()}: BookKeeper 4.17's
+     * Shuts down and waits up to 10 s for termination. The result of {@code awaitTermination} is ignored: whether the
+     * peer has stopped is judged afterwards by its live threads ({@link #awaitThreads}), because BookKeeper 4.17's
      * SingleThreadExecutor returns {@code runner.isAlive()} from awaitTermination (false once it has terminated) and
      * never reports itself terminated after a plain shutdown.
      */
-    static void await(ExecutorService executor, CountingThreadFactory threads) {
+    static void terminate(ExecutorService executor) {
         executor.shutdown();
         try {
             executor.awaitTermination(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             executor.shutdownNow();
             Thread.currentThread().interrupt();
-            return;
-        }
-        if (threads != null) {
-            awaitThreads(threads);
         }
     }
 
+    /** Waits up to 10 s until none of the factory's threads is alive; warns if some still are. */
     static void awaitThreads(CountingThreadFactory threads) {
         long deadline = System.nanoTime() + LIMIT_NANOS;
         while (threads.alive() > 0) {

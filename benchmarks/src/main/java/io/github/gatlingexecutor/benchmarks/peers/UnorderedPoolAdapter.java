@@ -7,48 +7,39 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * References that ignore the key and keep no order: what the hand-off costs without ordering, and (for blocking
  * tasks) how many threads plain pools spend. Their results are never "order checked".
  */
-public final class UnorderedPoolAdapter implements OrderedExecutorAdapter {
-    private final String name;
-    private final CountingThreadFactory threads;
+public final class UnorderedPoolAdapter extends CountingAdapter {
     private final ExecutorService pool;
 
-    private UnorderedPoolAdapter(String name, CountingThreadFactory threads, ExecutorService pool) {
-        this.name = name;
-        this.threads = threads;
-        this.pool = pool;
+    /** @param pool makes the pool from the adapter's counting thread factory */
+    private UnorderedPoolAdapter(String name, String threadPrefix,
+                                 Function<CountingThreadFactory, ExecutorService> pool) {
+        super(name, threadPrefix);
+        this.pool = pool.apply(threads);
     }
 
     /** {@code new ThreadPoolExecutor(n, n, ...)} with an unbounded queue: the JDK's fixed pool. */
     public static UnorderedPoolAdapter fixed(int threadCount) {
-        CountingThreadFactory tf = new CountingThreadFactory("tpe");
-        return new UnorderedPoolAdapter("ThreadPoolExecutor (" + threadCount + ", no order)", tf,
-                new ThreadPoolExecutor(threadCount, threadCount, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
-                        tf));
+        return new UnorderedPoolAdapter("ThreadPoolExecutor (" + threadCount + ", no order)", "tpe",
+                tf -> new ThreadPoolExecutor(threadCount, threadCount, 0, TimeUnit.MILLISECONDS,
+                        new LinkedBlockingQueue<>(), tf));
     }
 
     /** {@code Executors.newCachedThreadPool()}: a new thread whenever none is idle. */
     public static UnorderedPoolAdapter cached() {
-        CountingThreadFactory tf = new CountingThreadFactory("cached");
-        return new UnorderedPoolAdapter("cached pool (no order)", tf,
-                new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), tf));
+        return new UnorderedPoolAdapter("cached pool (no order)", "cached",
+                tf -> new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), tf));
     }
 
     /** A FIFO ForkJoinPool of {@code n} workers (no ManagedBlocker, so no compensation threads for parkNanos). */
     public static UnorderedPoolAdapter forkJoin(int threadCount) {
-        CountingThreadFactory tf = new CountingThreadFactory("fjp");
-        ForkJoinPool.ForkJoinWorkerThreadFactory fjtf = p -> new CountingWorker(p, tf);
-        return new UnorderedPoolAdapter("ForkJoinPool (" + threadCount + ", no order)", tf,
-                new ForkJoinPool(threadCount, fjtf, null, true));
-    }
-
-    @Override
-    public String name() {
-        return name;
+        return new UnorderedPoolAdapter("ForkJoinPool (" + threadCount + ", no order)", "fjp",
+                tf -> new ForkJoinPool(threadCount, p -> new CountingWorker(p, tf), null, true));
     }
 
     @Override
@@ -62,23 +53,8 @@ public final class UnorderedPoolAdapter implements OrderedExecutorAdapter {
     }
 
     @Override
-    public int threadsCreated() {
-        return threads.createdCount();
-    }
-
-    @Override
-    public long threadCpuNanos() {
-        return threads.cpuNanos();
-    }
-
-    @Override
-    public int peakThreads() {
-        return threads.peak();
-    }
-
-    @Override
-    public void close() {
-        Shutdown.await(pool, threads);
+    protected void shutdown() {
+        Shutdown.terminate(pool);
     }
 
     /** A ForkJoin worker that reports its life to a {@link CountingThreadFactory}'s counters. */

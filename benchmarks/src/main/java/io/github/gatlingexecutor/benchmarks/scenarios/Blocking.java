@@ -1,7 +1,5 @@
 package io.github.gatlingexecutor.benchmarks.scenarios;
 
-import io.github.gatlingexecutor.benchmarks.peers.ExecutorPerContextAdapter;
-import io.github.gatlingexecutor.benchmarks.peers.GuavaAdapter;
 import io.github.gatlingexecutor.benchmarks.peers.Peer;
 
 import java.util.List;
@@ -38,8 +36,7 @@ public final class Blocking extends Scenario {
     public List<Peer> peers() {
         int cores = sizes.cores();
         return Peer.filtered(List.of(Peer.gatling(cores), Peer.fixedPool(cores), Peer.cachedPool(), Peer.forkJoin(cores),
-                new Peer("Guava SequentialExecutor", true, k -> new GuavaAdapter(k, cores)),
-                new Peer("executor per context", true, ExecutorPerContextAdapter::new)));
+                Peer.guava(cores), Peer.perContext()));
     }
 
     @Override

@@ -1,8 +1,9 @@
 package io.github.gatlingexecutor.benchmarks.scenarios;
 
-import io.github.gatlingexecutor.benchmarks.peers.CountingThreadFactory;
 import io.github.gatlingexecutor.benchmarks.peers.GatlingAdapter;
+import io.github.gatlingexecutor.benchmarks.peers.OrderedExecutorAdapter;
 import io.github.gatlingexecutor.benchmarks.peers.Peer;
+import io.github.gatlingexecutor.benchmarks.peers.StripedSingleThreadAdapter;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
@@ -10,8 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -55,18 +54,36 @@ public final class Coalescing extends Scenario {
         return false;
     }
 
-    /** One way of getting "process the latest value of key k". */
-    private interface Coalescer extends AutoCloseable {
-        void update(int key, long stamp);
+    /**
+     * One way of getting "process the latest value of key k", over an executor adapter whose threads are the ones
+     * counted and stopped.
+     */
+    private abstract static class Coalescer implements AutoCloseable {
+        final OrderedExecutorAdapter executor;
 
-        int threadsCreated();
+        Coalescer(OrderedExecutorAdapter executor) {
+            this.executor = executor;
+        }
 
-        int peakThreads();
+        abstract void update(int key, long stamp);
 
-        long coalescedByExecutor();
+        /** Updates the executor itself reports as coalesced, or -1 if it does not count them. */
+        long coalescedByExecutor() {
+            return -1;
+        }
+
+        final int threadsCreated() {
+            return executor.threadsCreated();
+        }
+
+        final int peakThreads() {
+            return executor.peakThreads();
+        }
 
         @Override
-        void close();
+        public final void close() {
+            executor.close();
+        }
     }
 
     /** Processing shared by both peers: record the age, check freshness, a little work. */
@@ -95,54 +112,37 @@ public final class Coalescing extends Scenario {
         }
     }
 
-    private static final class GatlingCoalescer implements Coalescer {
+    private static final class GatlingCoalescer extends Coalescer {
         private final GatlingAdapter adapter;
         private final Sink sink;
 
-        GatlingCoalescer(int cores, Sink sink) {
-            this.adapter = new GatlingAdapter(KEYS, cores, true);
+        GatlingCoalescer(GatlingAdapter adapter, Sink sink) {
+            super(adapter);
+            this.adapter = adapter;
             this.sink = sink;
         }
 
         @Override
-        public void update(int key, long stamp) {
+        void update(int key, long stamp) {
             adapter.execute(key, () -> sink.process(key, stamp));
         }
 
         @Override
-        public int threadsCreated() {
-            return adapter.threadsCreated();
-        }
-
-        @Override
-        public int peakThreads() {
-            return adapter.peakThreads();
-        }
-
-        @Override
-        public long coalescedByExecutor() {
+        long coalescedByExecutor() {
             return adapter.statistics().coalesced();
-        }
-
-        @Override
-        public void close() {
-            adapter.close();
         }
     }
 
-    private static final class MapDrainCoalescer implements Coalescer {
+    private static final class MapDrainCoalescer extends Coalescer {
         private final ConcurrentHashMap<Integer, Long> latest = new ConcurrentHashMap<>();
         private final AtomicIntegerArray dirty = new AtomicIntegerArray(KEYS);
         private final Integer[] boxed = new Integer[KEYS];
         private final Runnable[] drains = new Runnable[KEYS];
-        private final ExecutorService[] groups;
-        private final CountingThreadFactory threads = new CountingThreadFactory("drain");
+        private final StripedSingleThreadAdapter groups;
 
-        MapDrainCoalescer(int groupCount, Sink sink) {
-            groups = new ExecutorService[groupCount];
-            for (int g = 0; g < groupCount; g++) {
-                groups[g] = Executors.newSingleThreadExecutor(threads);
-            }
+        MapDrainCoalescer(StripedSingleThreadAdapter groups, Sink sink) {
+            super(groups);
+            this.groups = groups;
             for (int k = 0; k < KEYS; k++) {
                 int key = k;
                 boxed[k] = k;
@@ -156,39 +156,10 @@ public final class Coalescing extends Scenario {
         }
 
         @Override
-        public void update(int key, long stamp) {
+        void update(int key, long stamp) {
             latest.put(boxed[key], stamp);
             if (dirty.get(key) == 0 && dirty.compareAndSet(key, 0, 1)) {
-                groups[key % groups.length].execute(drains[key]);
-            }
-        }
-
-        @Override
-        public int threadsCreated() {
-            return threads.createdCount();
-        }
-
-        @Override
-        public int peakThreads() {
-            return threads.peak();
-        }
-
-        @Override
-        public long coalescedByExecutor() {
-            return -1;
-        }
-
-        @Override
-        public void close() {
-            for (ExecutorService g : groups) {
-                g.shutdown();
-            }
-            for (ExecutorService g : groups) {
-                try {
-                    g.awaitTermination(10, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
+                groups.execute(key, drains[key]); // key group: key % cores
             }
         }
     }
@@ -196,8 +167,9 @@ public final class Coalescing extends Scenario {
     @Override
     public RunResult runOnce(Peer peer) throws InterruptedException {
         Sink sink = new Sink();
-        Coalescer c = peer.name().equals(GATLING) ? new GatlingCoalescer(sizes.cores(), sink)
-                : new MapDrainCoalescer(sizes.cores(), sink);
+        Coalescer c = peer.name().equals(GATLING)
+                ? new GatlingCoalescer(new GatlingAdapter(KEYS, sizes.cores(), true), sink)
+                : new MapDrainCoalescer(new StripedSingleThreadAdapter(MAP_DRAIN, "drain", sizes.cores()), sink);
         try {
             long[][] lastSubmitted = new long[producers][KEYS];
             long[] updates = new long[producers];

@@ -1,23 +1,14 @@
 package io.github.gatlingexecutor.benchmarks.scenarios;
 
-import io.github.gatlingexecutor.benchmarks.peers.Peer;
-
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * Tasks that do nothing but check their order, across 1,024 contexts, from one producer: the cost measured is the
  * hand-off. Three key distributions: uniform, Zipf (s = 1: a few hot keys, a long tail), and one hot key.
  */
-public final class TinyTasks extends Scenario {
+public final class TinyTasks extends OrderedScenario {
     public static final int CONTEXTS = 1024;
-    private final Sizes sizes;
-    private final int[][] keys;
 
     private TinyTasks(String id, String title, String description, Sizes sizes, int[] keys) {
-        super(id, title, description, sizes.warmups(), sizes.repetitions());
-        this.sizes = sizes;
-        this.keys = new int[][] {keys};
+        super(id, title, description, sizes, CONTEXTS, new int[][] {keys}, OrderedWorkload.TINY, 0.5e-6);
     }
 
     public static TinyTasks uniform(Sizes s) {
@@ -36,22 +27,5 @@ public final class TinyTasks extends Scenario {
         return new TinyTasks("tiny-hot", "2c. Tiny tasks, one hot key (" + s.tinyTasks() + " tasks, 1 producer)",
                 "Everything in one context: at best one thread can run it; the cost is the hand-off to it.", s,
                 Keys.single(0, s.tinyTasks()));
-    }
-
-    @Override
-    public List<Peer> peers() {
-        List<Peer> peers = new ArrayList<>(Peer.orderedPeers(sizes.cores(), true));
-        peers.add(Peer.inline());
-        return Peer.filtered(peers);
-    }
-
-    @Override
-    public RunResult runOnce(Peer peer) throws InterruptedException {
-        return OrderedWorkload.run(peer, CONTEXTS, keys, OrderedWorkload.TINY, 120);
-    }
-
-    @Override
-    public double estimatedSecondsPerRun() {
-        return sizes.tinyTasks() * 0.5e-6;
     }
 }
