@@ -252,7 +252,7 @@ class SemanticsCoalescingTest {
         runLastAlwaysRuns(cleanup.track(builder.get().build()), 4, 1, 2000, true);
     }
 
-    @RepeatedTest(30)
+    @RepeatedTest(50)
     @Tag("stress")
     void lastAlwaysRunsRepeated() throws Exception {
         runLastAlwaysRuns(cleanup.track(gatling("coal").coreThreads(2).batchSize(2).build()), 4, 4, 5000, false);

@@ -247,7 +247,7 @@ class SemanticsLaneLifecycleTest {
         runReleaseRace(cleanup.track(gatling("lanes").coreThreads(4).batchSize(1).build()), 20_000);
     }
 
-    @RepeatedTest(20)
+    @RepeatedTest(50)
     @Tag("stress")
     void lanesReleasedAndRecreatedRepeated() throws Exception {
         runReleaseRace(cleanup.track(gatling("lanes").coreThreads(3).batchSize(1).build()), 50_000);

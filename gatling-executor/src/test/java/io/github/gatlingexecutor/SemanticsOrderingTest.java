@@ -175,7 +175,7 @@ class SemanticsOrderingTest {
         runMultiProducerOrdering(e, 4, 2, 5000);
     }
 
-    @RepeatedTest(30)
+    @RepeatedTest(50)
     @Tag("stress")
     void manyProducersRepeated() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("order").coreThreads(2).batchSize(4).build());

@@ -294,13 +294,13 @@ class SemanticsShutdownTest {
         runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(2).batchSize(4).build()), false, cleanup);
     }
 
-    @RepeatedTest(25)
+    @RepeatedTest(50)
     @Tag("stress")
     void shutdownNowAccountingRepeated() throws Exception {
         runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(3).batchSize(2).build()), true, cleanup);
     }
 
-    @RepeatedTest(25)
+    @RepeatedTest(50)
     @Tag("stress")
     void shutdownAccountingRepeated() throws Exception {
         runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(3).batchSize(2).build()), false, cleanup);

@@ -1,0 +1,516 @@
+package io.github.gatlingexecutor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Fault injection: a failing thread factory, tasks that throw {@link Error}s, a handler that throws, interrupts
+ * delivered to workers between and inside tasks, and tasks that never return. In every case the executor must keep
+ * every other context moving, keep per-context order, and lose nothing.
+ */
+class FaultInjectionTest {
+
+    /** Records every thread it makes; optionally fails according to {@code failure}. */
+    static final class RecordingFactory implements ThreadFactory {
+        final Queue<Thread> made = new ConcurrentLinkedQueue<>();
+        final AtomicInteger calls = new AtomicInteger();
+        final AtomicInteger failures = new AtomicInteger();
+        final java.util.function.IntUnaryOperator failure; // call number -> 0 ok, 1 throw, 2 return null
+
+        RecordingFactory(java.util.function.IntUnaryOperator failure) {
+            this.failure = failure;
+        }
+
+        @Override
+        public Thread newThread(Runnable r) {
+            int call = calls.incrementAndGet();
+            switch (failure.applyAsInt(call)) {
+                case 1:
+                    failures.incrementAndGet();
+                    throw new IllegalStateException("injected: thread factory call " + call + " throws");
+                case 2:
+                    failures.incrementAndGet();
+                    return null;
+                default:
+                    Thread t = new Thread(r, "fault-worker-" + call);
+                    made.add(t);
+                    return t;
+            }
+        }
+    }
+
+    /** Per-context order and overlap checker for sequential tasks. */
+    static final class Ordered {
+        final long[] next;
+        final AtomicInteger[] inside;
+        final AtomicLong ran = new AtomicLong();
+        final Queue<String> problems = new ConcurrentLinkedQueue<>();
+
+        Ordered(int contexts) {
+            next = new long[contexts];
+            inside = new AtomicInteger[contexts];
+            for (int i = 0; i < contexts; i++) {
+                inside[i] = new AtomicInteger();
+            }
+        }
+
+        /** Call at the start of task {@code seq} (0-based) of context {@code ctx}. */
+        void enter(int ctx, long seq) {
+            if (inside[ctx].incrementAndGet() != 1) {
+                problems.add("overlap in context " + ctx + " at task " + seq);
+            }
+            if (next[ctx] != seq) {
+                problems.add("context " + ctx + ": task " + seq + " ran when " + next[ctx] + " was expected");
+            }
+            next[ctx] = seq + 1;
+        }
+
+        void exit(int ctx) {
+            inside[ctx].decrementAndGet();
+            ran.incrementAndGet();
+        }
+
+        void assertClean() {
+            assertTrue(problems.isEmpty(), () -> problems.size() + " problem(s): " + problems);
+        }
+    }
+
+    private final List<GatlingExecutor> executors = new ArrayList<>();
+    private final List<CountDownLatch> releaseAtEnd = new ArrayList<>();
+
+    private GatlingExecutor track(GatlingExecutor e) {
+        executors.add(e);
+        return e;
+    }
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        releaseAtEnd.forEach(CountDownLatch::countDown);
+        for (GatlingExecutor e : executors) {
+            e.shutdownNow();
+            assertTrue(e.awaitTermination(20, TimeUnit.SECONDS), () -> "executor did not terminate: " + e);
+        }
+    }
+
+    // ---- thread factory failures ------------------------------------------------------------------------------
+
+    @Test
+    @Timeout(30)
+    void threadFactoryThatFailsNowAndThenLosesNothing() throws Exception {
+        // The very first call throws and the second returns null, then two of every three calls fail.
+        RecordingFactory factory = new RecordingFactory(n -> n == 1 ? 1 : n == 2 ? 2 : n % 3 == 0 ? 0 : n % 3);
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("flaky-factory").coreThreads(2)
+                .maxThreads(6).threadFactory(factory).checkPeriod(Duration.ofMillis(5))
+                .blockedThreshold(Duration.ofMillis(10)).auxiliaryKeepAlive(Duration.ofMillis(20)).build());
+        runOrderedLoad(executor, 24, 400, 0.01, 2_000_000L);
+        executor.shutdown();   // no thread start is attempted after termination: the counts below are final
+        assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
+        ExecutorStatistics s = executor.statistics();
+        assertTrue(factory.failures.get() >= 2, "the factory failed " + factory.failures + " times");
+        assertEquals(factory.failures.get(), s.threadStartFailures(), s.toString());
+        assertTrue(s.peakThreads() <= 6, s.toString());
+    }
+
+    @Test
+    @Timeout(30)
+    void threadFactoryThatFailsAfterTheCoreKeepsWorkingOnTheCore() throws Exception {
+        // Core threads start; every later (auxiliary) start fails. Blocking tasks ask for auxiliary threads often.
+        RecordingFactory factory = new RecordingFactory(n -> n <= 2 ? 0 : n % 2 + 1);
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("no-aux").coreThreads(2).maxThreads(8)
+                .threadFactory(factory).checkPeriod(Duration.ofMillis(2)).blockedThreshold(Duration.ofMillis(3))
+                .build());
+        runOrderedLoad(executor, 16, 200, 0.05, 5_000_000L);
+        executor.shutdown();
+        assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
+        ExecutorStatistics s = executor.statistics();
+        assertEquals(factory.failures.get(), s.threadStartFailures(), s.toString());
+        assertEquals(2, factory.made.size(), "only the two core threads could be made");
+    }
+
+    /**
+     * {@code contexts} x {@code perContext} sequential tasks from two producers, a fraction of them blocking up to
+     * {@code maxBlockNanos}; checks order, no overlap, and that all of them ran.
+     */
+    private static void runOrderedLoad(GatlingExecutor executor, int contexts, int perContext, double pBlock,
+                                       long maxBlockNanos) throws InterruptedException {
+        Ordered ordered = new Ordered(contexts);
+        CountDownLatch done = new CountDownLatch(contexts * perContext);
+        Thread[] producers = new Thread[2];
+        for (int p = 0; p < 2; p++) {
+            int first = p;
+            producers[p] = new Thread(() -> {
+                SplittableRandom r = new SplittableRandom(first);
+                for (int k = 0; k < perContext; k++) {
+                    for (int ctx = first; ctx < contexts; ctx += 2) {
+                        int c = ctx;
+                        long seq = k;
+                        long block = r.nextDouble() < pBlock ? r.nextLong(maxBlockNanos) : 0;
+                        executor.sequential("ctx-" + ctx).execute(() -> {
+                            ordered.enter(c, seq);
+                            if (block > 0) {
+                                LockSupport.parkNanos(block);
+                            }
+                            ordered.exit(c);
+                            done.countDown();
+                        });
+                    }
+                }
+            });
+            producers[p].start();
+        }
+        for (Thread t : producers) {
+            t.join();
+        }
+        if (!done.await(20, TimeUnit.SECONDS)) {
+            fail(done.getCount() + " tasks never ran: " + executor.statistics());
+        }
+        ordered.assertClean();
+    }
+
+    // ---- errors -----------------------------------------------------------------------------------------------
+
+    @Test
+    @Timeout(30)
+    void errorsDoNotKillWorkersNorStallContexts() throws Exception {
+        RecordingFactory factory = new RecordingFactory(n -> 0);
+        AtomicLong handled = new AtomicLong();
+        Queue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
+        AtomicInteger handlerCalls = new AtomicInteger();
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("errors").coreThreads(2).maxThreads(2)
+                .threadFactory(factory).uncaughtExceptionHandler((t, e) -> {
+                    if (e instanceof Error || e instanceof RuntimeException) {
+                        handled.incrementAndGet();
+                    } else {
+                        unexpected.add(e);
+                    }
+                    if (handlerCalls.incrementAndGet() % 3 == 0) {
+                        throw new IllegalStateException("injected: the handler itself throws");
+                    }
+                }).build());
+        int contexts = 8, perContext = 500;
+        Ordered ordered = new Ordered(contexts);
+        CountDownLatch done = new CountDownLatch(contexts * perContext);
+        long thrown = 0;
+        for (int k = 0; k < perContext; k++) {
+            for (int ctx = 0; ctx < contexts; ctx++) {
+                int c = ctx;
+                long seq = k;
+                int what = (k * 7 + ctx) % 10;  // 0 AssertionError, 1 StackOverflowError, 2 OOME, 3 custom, 4 RTE
+                if (what <= 4) {
+                    thrown++;
+                }
+                Runnable task = () -> {
+                    ordered.enter(c, seq);
+                    ordered.exit(c);
+                    done.countDown();
+                    switch (what) {
+                        case 0: throw new AssertionError("injected");
+                        case 1: throw new StackOverflowError("injected");
+                        case 2: throw new OutOfMemoryError("injected");
+                        case 3: throw new Error("injected") { };
+                        case 4: throw new IllegalArgumentException("injected");
+                        default:
+                    }
+                };
+                if (ctx % 2 == 0) {
+                    executor.sequential(c).execute(task);
+                } else {
+                    executor.execute(new SequentialRunnable() {
+                        @Override public Object context() { return c; }
+                        @Override public void run() { task.run(); }
+                    });
+                }
+            }
+        }
+        assertTrue(done.await(20, TimeUnit.SECONDS), () -> done.getCount() + " never ran: " + executor.statistics());
+        ordered.assertClean();
+        for (Thread t : factory.made) {
+            assertTrue(t.isAlive(), () -> "a worker died from a task's throwable: " + t);
+        }
+        // A submitted task that throws an Error reports it through its future.
+        Future<?> f = executor.submit(() -> { throw new StackOverflowError("via future"); });
+        ExecutionException ee = null;
+        try {
+            f.get(10, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            ee = e;
+        }
+        assertNotNull(ee, "the future must fail");
+        assertInstanceOf(StackOverflowError.class, ee.getCause());
+        // Wait until the failure counter caught up with the last task, then compare exactly.
+        long expectedFailed = thrown + 1;
+        executor.shutdown();
+        assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
+        ExecutorStatistics s = executor.statistics();
+        assertEquals(thrown, handled.get(), "every execute-path throwable reaches the handler once");
+        assertTrue(unexpected.isEmpty(), unexpected::toString);
+        assertTrue(s.failed() == expectedFailed || s.failed() == thrown,
+                () -> "failed() = " + s.failed() + ", tasks that threw: " + expectedFailed);
+        assertTrue(factory.made.size() <= 2, () -> "a worker was replaced: errors killed it (" + factory.made + ")");
+    }
+
+    // ---- interrupts -------------------------------------------------------------------------------------------
+
+    @Test
+    @Timeout(30)
+    void interruptStatusNeverLeaksIntoTheNextTask() throws Exception {
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("self-interrupt").coreThreads(2).build());
+        int contexts = 4, perContext = 5_000;
+        Ordered ordered = new Ordered(contexts);
+        Queue<String> leaks = new ConcurrentLinkedQueue<>();
+        CountDownLatch done = new CountDownLatch(contexts * perContext);
+        for (int k = 0; k < perContext; k++) {
+            for (int ctx = 0; ctx < contexts; ctx++) {
+                int c = ctx;
+                long seq = k;
+                Runnable task = () -> {
+                    if (Thread.currentThread().isInterrupted()) {
+                        leaks.add("task " + seq + " of context " + c + " started interrupted");
+                    }
+                    ordered.enter(c, seq);
+                    ordered.exit(c);
+                    done.countDown();
+                    if (seq % 2 == 0) {
+                        Thread.currentThread().interrupt(); // left set on purpose
+                    }
+                };
+                if (ctx % 2 == 0) {
+                    executor.sequential(c).execute(task);
+                } else {
+                    executor.execute(asSequential(c, task));
+                }
+            }
+        }
+        assertTrue(done.await(20, TimeUnit.SECONDS), () -> done.getCount() + " never ran: " + executor.statistics());
+        ordered.assertClean();
+        assertTrue(leaks.isEmpty(), () -> leaks.size() + " leaks, e.g. " + leaks.peek());
+    }
+
+    /** A sequential task of context {@code ctx}, to give to {@code execute}. */
+    private static Runnable asSequential(int ctx, Runnable task) {
+        return new SequentialRunnable() {
+            @Override public Object context() { return ctx; }
+            @Override public void run() { task.run(); }
+        };
+    }
+
+    @Test
+    @Timeout(30)
+    void interruptsDeliveredToWorkersAtRandomLoseNothing() throws Exception {
+        RecordingFactory factory = new RecordingFactory(n -> 0);
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("interrupted").coreThreads(2).maxThreads(4)
+                .threadFactory(factory).checkPeriod(Duration.ofMillis(5)).blockedThreshold(Duration.ofMillis(10))
+                .build());
+        int contexts = 12, perContext = 1_500;
+        Ordered ordered = new Ordered(contexts);
+        CountDownLatch done = new CountDownLatch(contexts * perContext);
+        AtomicLong interruptedInside = new AtomicLong();
+        volatileStop = false;
+        Thread interrupter = new Thread(() -> {
+            SplittableRandom r = new SplittableRandom(7);
+            while (!volatileStop) {
+                for (Thread t : factory.made) {
+                    if (r.nextInt(4) == 0) {
+                        t.interrupt();
+                    }
+                }
+                LockSupport.parkNanos(r.nextLong(200_000));
+            }
+        }, "interrupter");
+        interrupter.start();
+        try {
+            for (int k = 0; k < perContext; k++) {
+                for (int ctx = 0; ctx < contexts; ctx++) {
+                    int c = ctx;
+                    long seq = k;
+                    executor.sequential(c).execute(() -> {
+                        ordered.enter(c, seq);
+                        try {
+                            if (seq % 50 == 0) {
+                                Thread.sleep(1);   // interruptible blocking inside a task
+                            }
+                        } catch (InterruptedException e) {
+                            interruptedInside.incrementAndGet();
+                        } finally {
+                            ordered.exit(c);
+                            done.countDown();
+                        }
+                    });
+                }
+            }
+            assertTrue(done.await(20, TimeUnit.SECONDS),
+                    () -> done.getCount() + " never ran: " + executor.statistics());
+        } finally {
+            volatileStop = true;
+            interrupter.join();
+        }
+        ordered.assertClean();
+        // Interrupt the now idle workers once more: they must neither die nor spin, and still take new work.
+        for (Thread t : factory.made) {
+            t.interrupt();
+        }
+        assertIdleWorkersUseNoCpu(factory);
+        CountDownLatch after = new CountDownLatch(contexts);
+        for (int ctx = 0; ctx < contexts; ctx++) {
+            executor.sequential(ctx).execute(after::countDown);
+        }
+        assertTrue(after.await(10, TimeUnit.SECONDS), "work submitted after interrupting idle workers never ran");
+        System.out.println("[fault] interrupted inside tasks: " + interruptedInside + ", " + executor.statistics());
+    }
+
+    private volatile boolean volatileStop;
+
+    /**
+     * An interrupted idle worker whose interrupt status is not cleared returns from {@code park} at once, forever:
+     * measure the CPU time its threads use over a quiet half second.
+     */
+    private static void assertIdleWorkersUseNoCpu(RecordingFactory factory) throws InterruptedException {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        if (!mx.isThreadCpuTimeSupported()) {
+            return;
+        }
+        List<Thread> threads = new ArrayList<>(factory.made);
+        long[] before = new long[threads.size()];
+        for (int i = 0; i < before.length; i++) {
+            before[i] = mx.getThreadCpuTime(threads.get(i).getId());
+        }
+        long window = TimeUnit.MILLISECONDS.toNanos(500);
+        Thread.sleep(500); // a measurement window, not a wait for a result
+        for (int i = 0; i < before.length; i++) {
+            long after = mx.getThreadCpuTime(threads.get(i).getId());
+            if (before[i] >= 0 && after >= 0) {
+                long used = after - before[i];
+                assertTrue(used < window / 4, threads.get(i) + " used " + used / 1_000_000
+                        + " ms of CPU in a 500 ms idle window after an interrupt: it spins");
+            }
+        }
+    }
+
+    // ---- a task that never returns ----------------------------------------------------------------------------
+
+    @Test
+    @Timeout(30)
+    void taskThatNeverReturnsStallsOnlyItsOwnContext() throws Exception {
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("stuck").coreThreads(1).maxThreads(4)
+                .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(30)).build());
+        CountDownLatch forever = new CountDownLatch(1);
+        releaseAtEnd.add(forever);
+        CountDownLatch stuckStarted = new CountDownLatch(1);
+        AtomicInteger behindStuck = new AtomicInteger();
+        executor.sequential("stuck").execute(() -> {
+            stuckStarted.countDown();
+            awaitUninterruptibly(forever);   // blocks until the test ends, whatever happens
+        });
+        assertTrue(stuckStarted.await(10, TimeUnit.SECONDS));
+        for (int i = 0; i < 100; i++) {
+            executor.sequential("stuck").execute(behindStuck::incrementAndGet);
+        }
+        // Everything else keeps moving, including tasks queued on the stuck worker's thread before it got stuck.
+        int contexts = 50, perContext = 100;
+        Ordered ordered = new Ordered(contexts);
+        CountDownLatch done = new CountDownLatch(contexts * perContext + 20);
+        for (int k = 0; k < perContext; k++) {
+            for (int ctx = 0; ctx < contexts; ctx++) {
+                int c = ctx;
+                long seq = k;
+                executor.sequential(c).execute(() -> {
+                    ordered.enter(c, seq);
+                    ordered.exit(c);
+                    done.countDown();
+                });
+            }
+        }
+        for (int i = 0; i < 10; i++) {
+            executor.execute(done::countDown);
+            executor.coalescing("c" + i).execute(done::countDown);
+        }
+        assertTrue(done.await(15, TimeUnit.SECONDS), () -> done.getCount() + " tasks stalled behind a stuck task: "
+                + executor.statistics());
+        ordered.assertClean();
+        assertEquals(0, behindStuck.get(), "a task ran while the previous task of its context was still running");
+        // The stuck task is still running: the checker must report it once it has run past the blocked threshold
+        // (the other work may well have finished sooner, on an auxiliary thread started because the stuck worker
+        // was off-CPU).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (executor.statistics().blockedDetections() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertTrue(executor.statistics().blockedDetections() >= 1, executor.statistics()::toString);
+        // Release the stuck task: the 100 tasks behind it run, in order, exactly once.
+        forever.countDown();
+        executor.shutdown();
+        assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
+        assertEquals(100, behindStuck.get());
+    }
+
+    @Test
+    @Timeout(30)
+    void shutdownNowWithATaskThatIgnoresInterruptsReturnsWhatIsQueuedBehindIt() throws Exception {
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("stubborn").coreThreads(1).maxThreads(2)
+                .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(30)).build());
+        CountDownLatch release = new CountDownLatch(1);
+        releaseAtEnd.add(release);
+        CountDownLatch started = new CountDownLatch(1);
+        executor.sequential("x").execute(() -> {
+            started.countDown();
+            awaitUninterruptibly(release);
+        });
+        assertTrue(started.await(10, TimeUnit.SECONDS));
+        List<Runnable> queued = new ArrayList<>();
+        AtomicInteger ranBehind = new AtomicInteger();
+        for (int i = 0; i < 10; i++) {
+            Runnable r = ranBehind::incrementAndGet;
+            queued.add(r);
+            executor.sequential("x").execute(r);
+        }
+        List<Runnable> returned = executor.shutdownNow();
+        assertEquals(queued.size(), returned.size(), "shutdownNow must return the tasks queued behind the stuck one");
+        for (Runnable r : queued) {
+            assertTrue(returned.stream().anyMatch(x -> x == r), "the caller's own runnables are returned");
+        }
+        assertFalse(executor.awaitTermination(100, TimeUnit.MILLISECONDS), "terminated while a task still runs");
+        assertFalse(executor.isTerminated());
+        release.countDown();
+        assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
+        assertEquals(0, ranBehind.get(), "a returned task ran");
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,44 @@
+package io.github.gatlingexecutor;
+
+import java.lang.reflect.Field;
+
+/**
+ * Builds engine pieces for the jcstress tests without starting any thread: an {@link Engine} with one core thread
+ * (no worker starts until {@code signalWork} asks for one, and the tests that call it first fill the pool's thread
+ * count), and detached {@link Worker}s that the test's own actor threads play.
+ */
+final class LaneFixtures {
+    private LaneFixtures() {
+    }
+
+    static Engine engine() {
+        return new Engine(GatlingExecutor.builder().name("jcstress").coreThreads(1).maxThreads(1).settings());
+    }
+
+    /** A core worker not started by the pool; {@code thread} stands in for the thread that plays it. */
+    static Worker worker(Engine engine, Thread thread) {
+        Worker w = new Worker(engine, engine.pool, true);
+        w.thread = thread;
+        return w;
+    }
+
+    /** Makes the pool believe its core threads exist, so {@code signalWork} never starts a real one. */
+    static void fillCore(WorkerPool pool) {
+        set(pool, "threads", pool.coreTarget());
+    }
+
+    /** Registers detached workers, as the pool does for the threads it starts (shutdownNow walks this list). */
+    static void register(WorkerPool pool, Worker... workers) {
+        set(pool, "workers", workers);
+    }
+
+    private static void set(Object target, String field, Object value) {
+        try {
+            Field f = target.getClass().getDeclaredField(field);
+            f.setAccessible(true);
+            f.set(target, value);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("engine layout changed: " + field, e);
+        }
+    }
+}
