@@ -113,17 +113,16 @@ final class TestSupport {
         }
     }
 
-    /** A callable with a sequential context; its {@code run()} must never be used by an executor. */
-    static final class SeqCallable<T> implements Callable<T>, SequentialRunnable {
+    /** A callable with a context; its {@code run()} must never be used by an executor. */
+    abstract static class ContextCallable<T> implements Callable<T>, Runnable {
         final Object context;
         final Callable<T> body;
 
-        SeqCallable(Object context, Callable<T> body) {
+        ContextCallable(Object context, Callable<T> body) {
             this.context = context;
             this.body = body;
         }
 
-        @Override
         public Object context() {
             return context;
         }
@@ -139,29 +138,17 @@ final class TestSupport {
         }
     }
 
-    /** A callable with a coalescing context; its {@code run()} must never be used by an executor. */
-    static final class CoalCallable<T> implements Callable<T>, CoalescingRunnable {
-        final Object context;
-        final Callable<T> body;
+    /** A callable with a sequential context. */
+    static final class SeqCallable<T> extends ContextCallable<T> implements SequentialRunnable {
+        SeqCallable(Object context, Callable<T> body) {
+            super(context, body);
+        }
+    }
 
+    /** A callable with a coalescing context. */
+    static final class CoalCallable<T> extends ContextCallable<T> implements CoalescingRunnable {
         CoalCallable(Object context, Callable<T> body) {
-            this.context = context;
-            this.body = body;
-        }
-
-        @Override
-        public Object context() {
-            return context;
-        }
-
-        @Override
-        public T call() throws Exception {
-            return body.call();
-        }
-
-        @Override
-        public void run() {
-            throw new AssertionError("run() of a Callable task was called instead of call()");
+            super(context, body);
         }
     }
 
