@@ -55,7 +55,10 @@ public final class ExecutorStatistics {
     /** Tasks that ran and threw. */
     public long failed() { return failed; }
 
-    /** Tasks handed back, never started, by {@code shutdownNow()}. */
+    /**
+     * Tasks handed back, never started, by {@code shutdownNow()}. Delayed tasks that had not yet become due are handed
+     * back too, but, never having entered the pool, they count neither here nor in {@link #submitted()}.
+     */
     public long returned() { return returned; }
 
     /**
