@@ -330,7 +330,7 @@ final class Checker implements Runnable {
     // ---- timer ----------------------------------------------------------------------------------------------
 
     /** Adds a delayed task; rejected (returns false) once the executor is shut down. */
-    boolean schedule(ScheduledTask<?> task, boolean periodicRepeat) {
+    boolean schedule(ScheduledTask<?> task) {
         boolean first;
         lock.lock();
         try {

@@ -312,7 +312,7 @@ final class Engine {
         @SuppressWarnings("unchecked")
         Callable<V> c = command != null ? (Callable<V>) Executors.callable(command) : callable;
         ScheduledTask<V> st = ScheduledTask.of(this, task, c, triggerTime(delay, unit), 0);
-        if (!checker.schedule(st, false)) {
+        if (!checker.schedule(st)) {
             throw reject(st);
         }
         return st;
@@ -328,7 +328,7 @@ final class Engine {
         long p = Math.max(1, Math.min(unit.toNanos(period), Long.MAX_VALUE >> 2));
         ScheduledTask<Void> st = ScheduledTask.of(this, command, Executors.callable(command, null),
                 triggerTime(initialDelay, unit), fixedRate ? p : -p);
-        if (!checker.schedule(st, false)) {
+        if (!checker.schedule(st)) {
             throw reject(st);
         }
         return st;
@@ -342,7 +342,7 @@ final class Engine {
 
     /** A periodic task finished a run: queue its next run, or stop it if the executor is shutting down. */
     void reschedule(ScheduledTask<?> task) {
-        if (!checker.schedule(task, true)) {
+        if (!checker.schedule(task)) {
             task.cancel(false);
         }
     }

@@ -40,17 +40,16 @@ final class TestSupport {
 
     // ---- task types ------------------------------------------------------------------------------------------
 
-    /** A plain runnable that carries a sequential context. */
-    static class Seq implements SequentialRunnable {
+    /** A plain runnable that carries a context; the subclasses give it its kind. */
+    abstract static class ContextRunnable implements Runnable {
         final Object context;
         final Runnable body;
 
-        Seq(Object context, Runnable body) {
+        ContextRunnable(Object context, Runnable body) {
             this.context = context;
             this.body = body;
         }
 
-        @Override
         public Object context() {
             return context;
         }
@@ -62,33 +61,21 @@ final class TestSupport {
 
         @Override
         public String toString() {
-            return "Seq(" + context + ")";
+            return getClass().getSimpleName() + "(" + context + ")";
+        }
+    }
+
+    /** A plain runnable that carries a sequential context. */
+    static class Seq extends ContextRunnable implements SequentialRunnable {
+        Seq(Object context, Runnable body) {
+            super(context, body);
         }
     }
 
     /** A plain runnable that carries a coalescing context. */
-    static class Coal implements CoalescingRunnable {
-        final Object context;
-        final Runnable body;
-
+    static class Coal extends ContextRunnable implements CoalescingRunnable {
         Coal(Object context, Runnable body) {
-            this.context = context;
-            this.body = body;
-        }
-
-        @Override
-        public Object context() {
-            return context;
-        }
-
-        @Override
-        public void run() {
-            body.run();
-        }
-
-        @Override
-        public String toString() {
-            return "Coal(" + context + ")";
+            super(context, body);
         }
     }
 
