@@ -5,39 +5,40 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
-import java.util.PriorityQueue;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The executor's housekeeping thread ({@code <name>-checker}). It never runs a task. It does two jobs:
+ * The executor's housekeeping thread ({@code <name>-checker}, or made by the configured {@code ThreadFactory}). It
+ * never runs a task. It does three jobs:
  *
  * <ol>
- *   <li><b>Stuck workers.</b> Every {@code checkPeriod} it looks at each busy worker. One that has started no new task
- *       for {@code blockedThreshold} is stuck (blocked, or just slow); one whose thread is waiting, sleeping or blocked
- *       on a monitor is not using a CPU right now. If work waits in the ready queue while no worker is idle, it starts
- *       enough auxiliary workers to fill the cores that busy workers leave idle, up to {@code maxThreads} (see
- *       {@link #inspect}). Because lanes wait in the shared ready queue
- *       and never in a per-worker queue, a stuck worker holds nothing but its own lane: the new worker takes every
- *       other queued context. While work keeps backing up behind non-running workers, it looks again within a few
- *       milliseconds, so a pool whose tasks block briefly and often grows in a fraction of a second.</li>
- *   <li><b>The timer.</b> It keeps delayed and periodic tasks in a priority queue and, when one is due, submits it
- *       to its lane or the ready queue, like any other task. A periodic task is put back by the worker that ran it.</li>
+ *   <li><b>Stuck workers.</b> Every {@code checkPeriod} it looks at each busy worker. One that has run one task for
+ *       {@code blockedThreshold} is stuck, whatever it is doing: waiting, in I/O, or computing; one whose thread is
+ *       waiting, sleeping or blocked on a monitor is not using a CPU right now. If work waits in the ready queue while
+ *       no worker is idle, it starts auxiliary workers for the workers that are stuck or off the CPU, up to
+ *       {@code maxThreads} (see {@link #inspect}). Because lanes wait in the shared ready queue and never in a
+ *       per-worker queue, a stuck worker holds nothing but its own lane: the new worker takes every other queued
+ *       context. While work keeps backing up behind such workers, it looks again within a few milliseconds, so a
+ *       pool whose tasks block briefly and often grows in a fraction of a second.</li>
+ *   <li><b>The timer.</b> It dispatches due delayed and periodic tasks ({@link TaskTimer}).</li>
+ *   <li><b>Idle lanes of busy workers.</b> It releases the lanes that a worker busy in a long task left idle
+ *       ({@link #sweepIdleLanes}).</li>
  * </ol>
  *
  * It parks between jobs, so an idle executor costs one wake-up per check period. It ends once the executor is shut
- * down and its last worker has ended, and that end is the executor's termination.
+ * down and its last worker has ended, and that end is the executor's termination. If its thread cannot be started,
+ * nothing is registered: the start is tried again by the next thread start or schedule call, scheduling is refused
+ * meanwhile, and termination is then claimed by whoever sees the last worker end ({@link Engine#wakeForTermination}).
  */
 final class Checker implements Runnable {
 
     private final Engine engine;
     private final Settings settings;
-    private final ReentrantLock lock = new ReentrantLock();
-    /** Delayed and periodic tasks not yet due. Guarded by lock. */
-    private final PriorityQueue<ScheduledTask<?>> delayed = new PriorityQueue<>();
+    /** Guards the start of the thread, so that it is started at most once at a time. */
+    private final ReentrantLock startLock = new ReentrantLock();
+    /** The started thread; null until a start has succeeded. */
     private volatile Thread thread;
     /**
      * Set by a submitter that found every worker busy (see {@link #nudge}); cleared by the next inspection. While set,
@@ -53,21 +54,42 @@ final class Checker implements Runnable {
         this.settings = engine.settings;
     }
 
-    /** Starts the checker thread, once. */
-    void ensureStarted() {
+    /**
+     * Starts the checker thread unless it runs already. Never throws: returns null when the thread runs (or is no
+     * longer needed, after termination), or what made the start fail (the thread factory threw or gave null, or
+     * {@code Thread.start} failed, e.g. for want of native threads). A failed start leaves nothing behind, so the next
+     * call tries again.
+     */
+    Throwable ensureStarted() {
         if (thread != null) {
-            return;
+            return null;
         }
-        lock.lock();
+        startLock.lock();
         try {
-            if (thread == null && !engine.isTerminated()) {
-                Thread t = new Thread(this, settings.name + "-checker");
-                t.setDaemon(true);
-                thread = t;
-                t.start();
+            if (thread != null || engine.isTerminated()) {
+                return null;
             }
+            Thread t;
+            try {
+                ThreadFactory factory = settings.threadFactory;
+                if (factory == null) {
+                    t = new Thread(this, settings.name + "-checker");
+                    t.setDaemon(true);
+                } else {
+                    t = factory.newThread(this);
+                    if (t == null) {
+                        return new IllegalStateException("the thread factory returned null for the checker");
+                    }
+                }
+                t.start();
+            } catch (Throwable failure) {
+                return failure;
+            }
+            // Published only once running: until then wake() finds no thread, and termination does not wait for one.
+            thread = t;
+            return null;
         } finally {
-            lock.unlock();
+            startLock.unlock();
         }
     }
 
@@ -77,15 +99,17 @@ final class Checker implements Runnable {
 
     /**
      * Makes the checker re-evaluate now (a worker ended, the executor shut down, the timer queue changed). Never blocks:
-     * it sets a flag and unparks the thread. The checker clears the flag before it looks at anything and reads it again
+     * it sets a flag and unparks the thread. Returns false if there is no checker thread to wake. The checker clears the flag before it looks at anything and reads it again
      * before it parks, and an unpark that comes first makes the park return at once, so no wake-up is lost.
      */
-    void wake() {
+    boolean wake() {
         wakeRequested = true;
         Thread t = thread;
         if (t != null) {
             LockSupport.unpark(t);
+            return true;
         }
+        return false;
     }
 
     /**
@@ -118,15 +142,7 @@ final class Checker implements Runnable {
         for (;;) {
             wakeRequested = false;
             long now = System.nanoTime();
-            long nextDue;
-            lock.lock();
-            try {
-                dispatchDue(now);
-                ScheduledTask<?> first = delayed.peek();
-                nextDue = first == null ? Long.MAX_VALUE : first.time;
-            } finally {
-                lock.unlock();
-            }
+            long nextDue = engine.timer.dispatchDue(now);
             if (nudged) {
                 // A backlog behind busy workers: inspect now, or as soon as the minimum interval allows.
                 nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
@@ -166,30 +182,33 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Looks at every worker; starts auxiliary workers if work waits, no worker is idle and busy workers are not using
-     * the CPUs. Returns whether it started any (work is backing up behind workers that are not running).
+     * Looks at every worker; starts auxiliary workers if work waits, no worker is idle and the busy workers are not
+     * using the machine for it. Returns whether it started any (work is backing up behind such workers).
      *
-     * <p>A busy worker whose thread is RUNNABLE occupies a CPU (running, or descheduled on a saturated machine); one
-     * that is blocked, waiting or sleeping does not. The checker starts {@code cores - runnable} threads: enough to
-     * fill the cores that blocked workers, or a slow task, leave idle. A CPU-bound backlog that already fills the cores
-     * adds none (more threads would only add context switches). Growth is damped to at most one thread per core per
-     * look, and while work keeps backing up it looks again within a few milliseconds (submitters that find every
+     * <p>A busy worker counts as <em>running</em> unless one of these holds: its thread is blocked, waiting or
+     * sleeping (it leaves its CPU idle); or it is <em>stuck</em>, having run one task for {@code blockedThreshold}
+     * (SPEC point 7), whether blocked in I/O or computing. A stuck worker that is merely descheduled (it runs Java code
+     * and got almost no CPU since the last look: a saturated machine, not a slow task) still counts as running, so an
+     * overloaded machine does not grow the pool. The checker starts {@code cores - running} threads, at least one when
+     * some worker is stuck and none runs: enough to fill the cores that blocked workers leave idle, and a thread for the contexts
+     * queued behind a task that holds its worker for good. A CPU-bound backlog of short tasks that already fills the
+     * cores adds none (more threads would only add context switches). Growth is damped to at most one thread per core
+     * per look, and while work keeps backing up it looks again within a few milliseconds (submitters that find every
      * worker busy nudge it), so a pool whose tasks block briefly and often grows within tens of milliseconds to about
      * the size its blocking needs, not to one thread per waiting task; once the backlog is gone the extra workers idle
-     * and retire. A worker that has started no new task for {@code blockedThreshold} is counted in
-     * {@code blockedDetections} either way.
+     * and retire. Every stuck worker is counted once in {@code blockedDetections}.
      */
     private boolean inspect(long now) {
         WorkerPool pool = engine.pool;
-        int runnable = 0;
-        int blocked = 0;
+        int running = 0;
+        int stuckWorkers = 0;
         for (Worker w : pool.workers()) {
             if (!w.isBusy()) {
                 w.checkSeen = -1;
                 if (w.parkState() != Worker.PARKED) {
                     // Searching, or woken and about to run (its thread may still read WAITING until the OS runs it):
                     // either way it is on its way to the backlog, not a reason for another thread.
-                    runnable++;
+                    running++;
                 }
                 continue;
             }
@@ -199,7 +218,7 @@ final class Checker implements Runnable {
                 w.checkSeen = seen;
                 w.checkSince = now;
                 w.checkReported = false;
-                w.cpuSeen = -1;
+                sampleCpu(w, now); // the baseline for judging this task if it turns out to be stuck
             } else if (now - w.checkSince >= settings.blockedThresholdNanos) {
                 stuck = true;
                 if (!w.checkReported) {
@@ -207,10 +226,14 @@ final class Checker implements Runnable {
                     blockedDetections = blockedDetections + 1; // only this thread writes it
                 }
             }
-            if (isOffCpu(w.thread) || (stuck && !usedCpuSinceLastLook(w, now))) {
-                blocked++;
+            if (isOffCpu(w.thread)) {
+                if (stuck) {
+                    stuckWorkers++;
+                }
+            } else if (stuck && !merelyDescheduled(w, now)) {
+                stuckWorkers++;
             } else {
-                runnable++;
+                running++;
             }
         }
         if (engine.readyQueue.isEmpty() || engine.stopping()) {
@@ -223,7 +246,8 @@ final class Checker implements Runnable {
             pool.signalWork();
             return false;
         }
-        int toStart = CORES - runnable;
+        // With no worker running at all, even a machine whose cores are taken by stuck tasks needs one more thread.
+        int toStart = Math.max(CORES - running, stuckWorkers > 0 && running == 0 ? 1 : 0);
         int started = 0;
         while (started < toStart && pool.tryStart(true)) {
             started++;
@@ -260,6 +284,10 @@ final class Checker implements Runnable {
     /**
      * Racy read of the live part of a worker's idle ring: safe because each lane's own CAS decides (see
      * Worker#idleRing). Returns whether some idle lane there is still within its grace (worth another look).
+     *
+     * <p>A lane found active again (another worker runs it now) gives up its entry here ({@link Lane#leaveRing}): the
+     * worker that empties it next then rings it itself. Otherwise a lane whose only entry sits in the ring of a worker
+     * stuck in a long task could never join another ring, and would stay mapped for as long as that worker is stuck.
      */
     private static boolean releaseIdleLanesOf(Worker w, long now) {
         boolean young = false;
@@ -267,12 +295,17 @@ final class Checker implements Runnable {
         int count = Math.min(w.idleCount(), Worker.IDLE_RING);
         for (int i = 0; i < count; i++) {
             Lane lane = w.idleLane(start + i);
-            if (lane != null && lane.isIdle()) {
+            if (lane == null) {
+                continue;
+            }
+            if (lane.isIdle()) {
                 if (now - lane.idleSince >= Worker.IDLE_GRACE_NANOS) {
                     lane.release();
                 } else {
                     young = true;
                 }
+            } else if (lane.isActive()) {
+                lane.leaveRing();
             }
         }
         return young;
@@ -281,30 +314,39 @@ final class Checker implements Runnable {
     private static final int CORES = Runtime.getRuntime().availableProcessors();
 
     /**
-     * A thread blocked in socket or native I/O reports RUNNABLE. A worker stuck in one task counts as blocked only if
-     * its thread is in native code and used less than a tenth of the time since the last look on a CPU. Being in
-     * native code tells a thread waiting on I/O from one merely descheduled by a saturated machine (that one runs Java
-     * code and must not make the pool grow); the CPU time tells it from native code that computes. Looked at only for
-     * stuck workers, so the cost stays off the common path.
+     * Whether a worker stuck in one task is only descheduled: its thread runs Java code (not native code, where a
+     * thread blocked in socket or native I/O reports RUNNABLE) and used under a tenth of the time since the last look
+     * on a CPU. Such a worker is waiting for a core on a saturated machine, and a new thread would only wait too. A
+     * stuck task that computes, or that waits in native code, is not. Looked at only for stuck workers, so the cost
+     * (a thread-info and a CPU-time read) stays off the common path.
      */
-    private boolean usedCpuSinceLastLook(Worker w, long now) {
-        long id = w.thread.getId();
-        ThreadInfo info = THREADS.getThreadInfo(id);
-        if (info == null || !info.isInNative()) {
-            return true; // running (or descheduled) Java code: it occupies a CPU as far as the pool is concerned
-        }
-        if (!CPU_TIME) {
-            return false; // no per-thread CPU clock: a stuck worker in native code counts as blocked
-        }
-        long cpu = THREADS.getThreadCpuTime(id);
+    private boolean merelyDescheduled(Worker w, long now) {
         long previous = w.cpuSeen;
         long previousAt = w.cpuSeenAt;
+        long cpu = sampleCpu(w, now);
+        if (cpu < 0 || previous < 0 || now == previousAt) {
+            return false; // no per-thread CPU clock (or no baseline): a stuck task counts as stuck
+        }
+        if ((cpu - previous) * 10 >= now - previousAt) {
+            return false; // it computes: stuck on the CPU
+        }
+        ThreadInfo info = THREADS.getThreadInfo(w.thread.getId());
+        return info != null && !info.isInNative();
+    }
+
+    /** Records the worker thread's CPU time as the baseline for the next look; returns it, or -1 if unknown. */
+    private static long sampleCpu(Worker w, long now) {
+        long cpu = -1;
+        if (CPU_TIME) {
+            try {
+                cpu = THREADS.getThreadCpuTime(w.thread.getId());
+            } catch (UnsupportedOperationException e) {
+                cpu = -1;
+            }
+        }
         w.cpuSeen = cpu;
         w.cpuSeenAt = now;
-        if (cpu < 0 || previous < 0) {
-            return true; // first look at this stuck task (or thread gone): decide next time
-        }
-        return (cpu - previous) * 10 >= now - previousAt;
+        return cpu;
     }
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -325,99 +367,5 @@ final class Checker implements Runnable {
 
     long blockedDetections() {
         return blockedDetections;
-    }
-
-    // ---- timer ----------------------------------------------------------------------------------------------
-
-    /** Adds a delayed task; rejected (returns false) once the executor is shut down. */
-    boolean schedule(ScheduledTask<?> task) {
-        boolean first;
-        lock.lock();
-        try {
-            if (engine.state() != Engine.RUNNING) {
-                return false;
-            }
-            delayed.add(task);
-            first = delayed.peek() == task;
-        } finally {
-            lock.unlock();
-        }
-        ensureStarted();
-        if (first) {
-            wake(); // the checker may be parked until a later due time
-        }
-        return true;
-    }
-
-    void remove(ScheduledTask<?> task) {
-        lock.lock();
-        try {
-            delayed.remove(task);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Due tasks go to their lane or the ready queue. Runs under lock, so quiescence never misses one in flight. */
-    private void dispatchDue(long now) {
-        ScheduledTask<?> t;
-        // STOP is re-read per task: shutdownNow drains this queue under the same lock, so a task is either dispatched
-        // before it starts draining or returned by it, never both.
-        while (!engine.stopping() && (t = delayed.peek()) != null && t.time - now <= 0) {
-            delayed.poll();
-            if (!t.isDone()) {
-                try {
-                    engine.dispatch(t, true);
-                } catch (RuntimeException unexpected) {
-                    // Cannot happen by the quiescence argument (lanes are closed only once no delayed task is left);
-                    // if it ever did, the task's caller learns it through the future, and this thread lives on.
-                    t.failDispatch(unexpected);
-                }
-            }
-        }
-    }
-
-    /** Shutdown: periodic tasks stop (cancelled and dropped); delayed one-shot tasks stay and run when due. */
-    void cancelPeriodic() {
-        List<ScheduledTask<?>> periodic = new ArrayList<>();
-        lock.lock();
-        try {
-            for (Iterator<ScheduledTask<?>> it = delayed.iterator(); it.hasNext(); ) {
-                ScheduledTask<?> t = it.next();
-                if (t.isPeriodic() || t.isDone()) {
-                    it.remove();
-                    periodic.add(t);
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
-        wake();
-        for (ScheduledTask<?> t : periodic) {
-            t.cancel(false);
-        }
-    }
-
-    /** shutdownNow: every delayed task, unstarted, for the caller. */
-    List<ScheduledTask<?>> drain() {
-        lock.lock();
-        try {
-            List<ScheduledTask<?>> all = new ArrayList<>(delayed);
-            delayed.clear();
-            return all;
-        } finally {
-            lock.unlock();
-            wake();
-        }
-    }
-
-    /** True if no delayed task waits; a dispatch in flight holds the lock, so it is either seen here or finished. */
-    boolean noDelayedWork() {
-        lock.lock();
-        try {
-            return delayed.isEmpty();
-        } finally {
-            lock.unlock();
-        }
     }
 }

@@ -3,7 +3,6 @@ package io.github.gatlingexecutor;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
-import java.util.concurrent.Future;
 
 /**
  * The coalescing lane of one context: a single slot whose value is both the pending task and the lane's state.
@@ -84,17 +83,10 @@ final class CoalescingLane extends Lane {
                     return ACTIVATED;
                 }
                 if (s != BUSY) {
-                    coalesce(s);
+                    engine.coalesced(s);
                 }
                 return ACCEPTED;
             }
-        }
-    }
-
-    private void coalesce(Runnable replaced) {
-        engine.countCoalesced();
-        if (replaced instanceof Future) {
-            ((Future<?>) replaced).cancel(false);
         }
     }
 
@@ -108,8 +100,7 @@ final class CoalescingLane extends Lane {
                 // CAS fails and we go round again) or finds IDLE and activates the lane itself.
                 idleSince = worker.clock;
                 if (SLOT.compareAndSet(this, BUSY, IDLE)) {
-                    worker.rememberIdle(this);
-                    return DONE;
+                    return IDLED;
                 }
                 continue;
             }

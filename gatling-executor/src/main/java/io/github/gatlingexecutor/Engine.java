@@ -53,6 +53,7 @@ final class Engine {
     private final ConcurrentHashMap<Object, Lane> coalescingLanes = new ConcurrentHashMap<>();
     final WorkerPool pool;
     final Checker checker;
+    final TaskTimer timer;
 
     private volatile int state = RUNNING;
     /**
@@ -70,6 +71,7 @@ final class Engine {
 
     Engine(Settings settings) {
         this.settings = settings;
+        this.timer = new TaskTimer(this);
         this.checker = new Checker(this);
         this.pool = new WorkerPool(this);
     }
@@ -171,10 +173,27 @@ final class Engine {
         }
         readyQueue.offer(task);
         pool.signalWork();
-        if (!internal && state != RUNNING && readyQueue.remove(task)) {
+        if (!internal && state != RUNNING && takeBack(task)) {
             throw reject(task); // shut down meanwhile and nobody took it: it was never accepted
         }
         submitted.increment();
+    }
+
+    /**
+     * Removes one occurrence of {@code task} from the ready queue, by identity: {@code remove(Object)} would take the
+     * first <em>equal</em> element, which may be another caller's accepted task. The removal is a CAS on the queue
+     * node, so true means no worker took it. If the same instance is queued more than once, which occurrence goes
+     * does not matter: they are the same task, and exactly one of them is taken back.
+     */
+    private boolean takeBack(Runnable task) {
+        boolean[] claimed = new boolean[1];
+        return readyQueue.removeIf(item -> {
+            if (item != task || claimed[0]) {
+                return false;
+            }
+            claimed[0] = true; // one attempt only: if a worker wins this node, the task counts as accepted
+            return true;
+        });
     }
 
     /**
@@ -312,7 +331,7 @@ final class Engine {
         @SuppressWarnings("unchecked")
         Callable<V> c = command != null ? (Callable<V>) Executors.callable(command) : callable;
         ScheduledTask<V> st = ScheduledTask.of(this, task, c, triggerTime(delay, unit), 0);
-        if (!checker.schedule(st)) {
+        if (!timer.schedule(st)) {
             throw reject(st);
         }
         return st;
@@ -328,7 +347,7 @@ final class Engine {
         long p = Math.max(1, Math.min(unit.toNanos(period), Long.MAX_VALUE >> 2));
         ScheduledTask<Void> st = ScheduledTask.of(this, command, Executors.callable(command, null),
                 triggerTime(initialDelay, unit), fixedRate ? p : -p);
-        if (!checker.schedule(st)) {
+        if (!timer.schedule(st)) {
             throw reject(st);
         }
         return st;
@@ -340,10 +359,26 @@ final class Engine {
         return System.nanoTime() + d;
     }
 
-    /** A periodic task finished a run: queue its next run, or stop it if the executor is shutting down. */
+    /**
+     * A periodic task finished (or skipped) a run: queue its next run, or stop it if the executor is shutting down.
+     * The checker cannot fail to start here: it is what dispatched this run.
+     */
     void reschedule(ScheduledTask<?> task) {
-        if (!checker.schedule(task)) {
+        if (!timer.schedule(task)) {
             task.cancel(false);
+        }
+    }
+
+    /**
+     * A coalescing task was replaced before it started. A periodic task's run is skipped and its schedule goes on; any
+     * other future is cancelled (if the replacing submit is the timer's dispatch, once the timer's lock is released).
+     */
+    void coalesced(Runnable replaced) {
+        coalesced.increment();
+        if (replaced instanceof ScheduledTask && ((ScheduledTask<?>) replaced).isPeriodic()) {
+            ((ScheduledTask<?>) replaced).skipRun();
+        } else if (replaced instanceof Future) {
+            timer.cancelReplaced((Future<?>) replaced);
         }
     }
 
@@ -358,10 +393,6 @@ final class Engine {
         } catch (Throwable ignored) {
             // a handler that throws must not take the worker down with it
         }
-    }
-
-    void countCoalesced() {
-        coalesced.increment();
     }
 
     void countFailedFuture() {
@@ -402,7 +433,7 @@ final class Engine {
 
     void shutdown() {
         if (advanceState(SHUTDOWN)) {
-            checker.cancelPeriodic();
+            timer.cancelPeriodic();
         }
         wakeForTermination();
     }
@@ -419,7 +450,8 @@ final class Engine {
 
     private List<Runnable> stopAndDrain() {
         advanceState(STOP);
-        checker.cancelPeriodic();
+        // Periodic tasks are not cancelled: those waiting for a run are returned below, as ScheduledThreadPoolExecutor
+        // does. One running now is cancelled when its run ends (its reschedule is refused).
         // From here no worker starts taking a task out of a sequential lane; wait out the takes already begun.
         for (Worker w : pool.workers()) {
             w.awaitNotTaking();
@@ -438,16 +470,18 @@ final class Engine {
             lane.closeAndDrain(out);
         }
         returned.addAndGet(out.size());
-        out.addAll(checker.drain());
+        out.addAll(timer.drain());
         return out;
     }
 
-    private void wakeForTermination() {
+    /**
+     * After a change that may let the executor terminate: idle workers re-check quiescence, and the checker (or, when
+     * its thread never started, the caller) claims termination if it is due.
+     */
+    void wakeForTermination() {
         pool.wakeAll();
-        if (checker.started()) {
-            checker.wake();
-        } else if (readyToTerminate()) {
-            terminated(); // no thread ever started: nothing can be running
+        if (!checker.wake() && readyToTerminate()) {
+            terminated(); // no checker thread: claimed here instead (terminated() is safe from any thread)
         }
     }
 
@@ -461,7 +495,7 @@ final class Engine {
      * late submit can slip in. Called by idle workers (the last one out ends the pool) and by the checker.
      */
     boolean quiescent() {
-        if (!checker.noDelayedWork() || !readyQueue.isEmpty()) {
+        if (!timer.noDelayedWork() || !readyQueue.isEmpty()) {
             return false;
         }
         for (Lane lane : sequentialLanes.values()) {
@@ -479,8 +513,8 @@ final class Engine {
 
     /** A worker ended, or failed to start. */
     void threadsChanged() {
-        if (state >= SHUTDOWN && pool.threads() == 0) {
-            checker.wake();
+        if (state >= SHUTDOWN && pool.threads() == 0 && !checker.wake() && readyToTerminate()) {
+            terminated(); // no checker thread to do it
         }
     }
 

@@ -32,11 +32,20 @@ abstract class Lane {
     static final int DONE = 0;
     /** The batch budget ran out with work left: the caller still owns the lane and must requeue it. */
     static final int MORE = 1;
+    /**
+     * The lane is empty and the caller has made it idle: it no longer owns it, and should remember it in its idle
+     * ring (which it does only after it has stopped treating the lane as its own, see {@link Worker#runLane}).
+     */
+    static final int IDLED = 2;
 
     final Engine engine;
     final Object context;
-    /** The worker that last ran a batch of this lane; written only by the owner, read by the next owner. */
-    Worker lastWorker;
+    /**
+     * {@link Worker#id} of the worker that last ran a batch of this lane (0: none yet), to count transfers; written
+     * only by the owner, read by the next owner. An id, not the worker: a lane handle keeps its last lane for the
+     * executor's lifetime, and must not keep a retired worker (its thread and idle ring) reachable with it.
+     */
+    int lastWorkerId;
     /**
      * When the lane last went idle (System.nanoTime). Written by the owner just before the CAS that makes the lane
      * idle, so whoever reads the idle state reads this stamp or a later one; used only to decide when to release.
@@ -45,7 +54,7 @@ abstract class Lane {
     /**
      * True while some worker's idle ring holds this lane, so a lane idled again and again takes one ring entry, not
      * one per idle episode. Claimed with a CAS after the lane went idle; cleared by the worker that drops the entry,
-     * which then re-checks the idle state (see Worker#dropFromRing): both sides write, then read, so an idle lane is
+     * which then re-checks the idle state (see #leaveRing): both sides write, then read, so an idle lane is
      * never left out of every ring.
      */
     volatile boolean ringed;
@@ -65,6 +74,20 @@ abstract class Lane {
         return !ringed && RINGED.compareAndSet(this, false, true);
     }
 
+    /**
+     * The ring entry that holds this lane is given up (its worker drops it, or the checker finds the lane active
+     * again). Clear the mark first, then look again: if the lane went idle in between, the worker that idled it may
+     * have seen the mark still set and not ringed it. Release it then, rather than ring it again: releasing early is
+     * always safe. Both sides write, then read (the mark here, the lane state there), so an idle lane is never left
+     * out of every ring. A stale entry left behind in a ring is harmless: every release is decided by the lane's CAS.
+     */
+    final void leaveRing() {
+        ringed = false;
+        if (isIdle()) {
+            release();
+        }
+    }
+
     Lane(Engine engine, Object context) {
         this.engine = engine;
         this.context = context;
@@ -79,7 +102,10 @@ abstract class Lane {
      */
     abstract int offer(Runnable task);
 
-    /** Runs up to {@code budget} tasks on the calling worker, which owns the lane. Returns {@link #DONE} or {@link #MORE}. */
+    /**
+     * Runs up to {@code budget} tasks on the calling worker, which owns the lane. Returns {@link #MORE},
+     * {@link #IDLED}, or {@link #DONE} (shutdownNow owns what is left).
+     */
     abstract int runBatch(Worker worker, int budget);
 
     /**

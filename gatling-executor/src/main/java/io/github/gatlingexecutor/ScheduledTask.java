@@ -7,10 +7,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A delayed or periodic task. The {@link Checker} holds it until due, then submits it like any other task, to its
+ * A delayed or periodic task. The {@link TaskTimer} holds it until due, then submits it like any other task, to its
  * lane if it is sequential or coalescing; a periodic task puts itself back after each successful run, so runs of one
- * periodic task never overlap. Like {@link TaskFuture}, the sequential and coalescing variants implement the task's
- * interface with its context.
+ * periodic task never overlap. A periodic coalescing task whose run is replaced in its lane by a newer task skips
+ * that run and stays scheduled ({@link #skipRun}). Like {@link TaskFuture}, the sequential and coalescing variants
+ * implement the task's interface with its context.
  */
 class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<V> {
     private static final AtomicLong SEQUENCE = new AtomicLong();
@@ -60,23 +61,42 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
         } else if (engine.state() != Engine.RUNNING) {
             cancel(false); // a run that fell due just before shutdown: periodic tasks stop at shutdown
         } else if (runAndReset()) {
-            time = period > 0 ? time + period : System.nanoTime() - period;
+            time = nextTime();
+            engine.reschedule(this);
+        }
+    }
+
+    private long nextTime() {
+        return period > 0 ? time + period : System.nanoTime() - period;
+    }
+
+    /**
+     * This periodic task's run was replaced in its coalescing lane before it started: the run is skipped (it counts
+     * as coalesced), and the schedule goes on from the next period. Runs on the replacing submitter's thread; the run
+     * is in no queue at that moment, so this is the only thread that puts it back.
+     */
+    void skipRun() {
+        if (!isDone()) {
+            time = nextTime();
             engine.reschedule(this);
         }
     }
 
     /** The task could not enter the pool when due: complete its future exceptionally rather than drop it. */
-    void failDispatch(RuntimeException cause) {
+    void failDispatch(Throwable cause) {
         setException(cause);
     }
 
+    /**
+     * Finished for good (cancelled, failed, or a one-shot run completed): a cancelled task leaves the timer at once,
+     * and a periodic one leaves its set of live periodic tasks, whichever way it ended.
+     */
     @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-        boolean cancelled = super.cancel(mayInterruptIfRunning);
-        if (cancelled) {
-            engine.checker.remove(this);
+    protected void done() {
+        super.done();
+        if (isPeriodic() || isCancelled()) {
+            engine.timer.remove(this);
         }
-        return cancelled;
     }
 
     static <V> ScheduledTask<V> of(Engine engine, Object task, Callable<V> callable, long time, long period) {

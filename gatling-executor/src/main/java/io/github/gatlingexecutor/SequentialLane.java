@@ -123,11 +123,13 @@ final class SequentialLane extends Lane {
                     // Empty. Give up ownership: a submitter racing with us either wins its CAS first (then ours fails
                     // and we wait for its link) or finds the idle dummy and activates the lane itself, as its owner.
                     // head changes here, so this is a take like any other for shutdownNow's hand-shake: a drain must
-                    // never read the provisional head of a CAS that is about to fail.
+                    // never read the provisional head of a CAS that is about to fail. The dummy is allocated before
+                    // the take begins, so nothing between beginTake and endTake can throw (an OutOfMemoryError there
+                    // would leave shutdownNow waiting for a take that never ends).
+                    Node idle = new Node(null, h.seq, true);
                     if (!worker.beginTake()) {
                         return DONE;
                     }
-                    Node idle = new Node(null, h.seq, true);
                     head = idle;
                     idleSince = worker.clock;
                     boolean released = TAIL.compareAndSet(this, h, idle);
@@ -136,8 +138,7 @@ final class SequentialLane extends Lane {
                     }
                     worker.endTake();
                     if (released) {
-                        worker.rememberIdle(this);
-                        return DONE;
+                        return IDLED;
                     }
                     continue;
                 }

@@ -55,6 +55,8 @@ final class Worker implements Runnable {
     final Engine engine;
     final WorkerPool pool;
     final boolean core;
+    /** Unique within the executor, never 0 (see {@link Lane#lastWorkerId}). */
+    final int id;
     Thread thread;
     /** Set by the pool when this idle auxiliary worker is allowed to end (see WorkerPool#tryRetire). */
     boolean retired;
@@ -111,10 +113,11 @@ final class Worker implements Runnable {
     long checkSince;
     boolean checkReported;
 
-    Worker(Engine engine, WorkerPool pool, boolean core) {
+    Worker(Engine engine, WorkerPool pool, boolean core, int id) {
         this.engine = engine;
         this.pool = pool;
         this.core = core;
+        this.id = id;
     }
 
     /** The worker running on the calling thread, or null if it is not a worker of any executor. */
@@ -149,19 +152,18 @@ final class Worker implements Runnable {
                         runLane(lane);
                     } catch (Throwable outsideAnyTask) {
                         // Tasks cannot get here (runTask catches everything); this is the engine failing around them,
-                        // e.g. out of memory. If we still own the lane, hand it back rather than strand its tasks;
-                        // either way keep the worker.
+                        // e.g. out of memory. No take is in progress any more. If we still own the lane (currentLane
+                        // is cleared the moment ownership ends), hand it back rather than strand its tasks; either
+                        // way keep the worker.
+                        endTake();
                         if (currentLane == lane) {
-                            currentLane = null;
                             engine.readyQueue.offer(lane);
+                            currentLane = null;
                         }
                         engine.reportUncaught(outsideAnyTask);
                     }
                 } else {
-                    if (engine.stopping()) {
-                        // Taken just as shutdownNow began: it runs, as in ThreadPoolExecutor, but sees the interrupt.
-                        Thread.currentThread().interrupt();
-                    }
+                    // Taken just as shutdownNow began: it runs, as in ThreadPoolExecutor, and sees the interrupt.
                     runTask((Runnable) item);
                 }
                 BUSY.setOpaque(this, false);
@@ -229,51 +231,54 @@ final class Worker implements Runnable {
         IDLE_START.setOpaque(this, (idleStart + 1) % IDLE_RING);
         IDLE_COUNT.setOpaque(this, idleCount - 1);
         if (!lane.releaseIfIdle()) {
-            dropFromRing(lane); // re-activated meanwhile (or closed): it stays, and leaves the ring
+            // Re-activated meanwhile (or closed): it stays, and leaves the ring. Never appending here keeps the ring
+            // from overflowing while it is being made room in.
+            lane.leaveRing();
         } else {
             lane.unmap();
         }
     }
 
-    /**
-     * The lane was not idle when its entry came up. Clear its mark first, then look again: if it went idle in between,
-     * the worker that idled it may have seen the mark still set and not ringed it. Release it then, rather than ring it
-     * again: releasing early is always safe, and never appending here keeps the ring from overflowing while it is
-     * being made room in.
-     */
-    private void dropFromRing(Lane lane) {
-        lane.ringed = false;
-        if (lane.isIdle()) {
-            lane.release();
-        }
-    }
-
-    private void runLane(Lane lane) {
-        Worker last = lane.lastWorker;
-        if (last != this) {
-            if (last != null) {
+    void runLane(Lane lane) {
+        int last = lane.lastWorkerId;
+        if (last != id) {
+            if (last != 0) {
                 TRANSFERS.setOpaque(this, transfers + 1);
             }
-            lane.lastWorker = this;
+            lane.lastWorkerId = id;
         }
         // currentLane is non-null exactly while this worker owns the lane.
         currentLane = lane;
-        while (lane.runBatch(this, engine.settings.batchSize) == Lane.MORE) {
+        int outcome;
+        while ((outcome = lane.runBatch(this, engine.settings.batchSize)) == Lane.MORE) {
             clock = System.nanoTime();
             // The batch budget is spent and the lane has more. Rotate it behind the other queued work, unless
             // there is none: then going round the queue would only cost an enqueue and a dequeue.
             if (!engine.readyQueue.isEmpty()) {
-                currentLane = null;
-                engine.readyQueue.offer(lane);
+                engine.readyQueue.offer(lane); // ownership passes to the queue here...
+                currentLane = null;            // ...so nothing that can throw comes in between
                 pool.signalWork();
                 return;
             }
         }
-        currentLane = null; // released, idle, or left to shutdownNow
+        currentLane = null; // idle (no longer ours), or left to shutdownNow
+        if (outcome == Lane.IDLED) {
+            rememberIdle(lane);
+        }
     }
 
-    /** Runs one task; nothing it throws escapes, and its interrupt does not outlive it. */
+    /**
+     * Runs one task; nothing it throws escapes. The interrupt status is cleared right before the task starts, as
+     * {@code ThreadPoolExecutor.runWorker} does, so an interrupt aimed at an earlier task (or sent while this worker
+     * was between tasks) does not reach it; while the executor is stopping it is set instead, and STOP is read again
+     * after clearing, so a {@code shutdownNow} that interrupted us during the clear is not undone.
+     */
     void runTask(Runnable task) {
+        if (engine.stopping()) {
+            Thread.currentThread().interrupt();
+        } else if (Thread.interrupted() && engine.stopping()) {
+            Thread.currentThread().interrupt();
+        }
         STARTED.setOpaque(this, started + 1);
         try {
             task.run();
@@ -282,9 +287,6 @@ final class Worker implements Runnable {
             engine.reportUncaught(failure);
         } finally {
             EXECUTED.setOpaque(this, executed + 1);
-            if (!engine.stopping()) {
-                Thread.interrupted(); // a task's interrupt must not leak into the next task
-            }
         }
     }
 

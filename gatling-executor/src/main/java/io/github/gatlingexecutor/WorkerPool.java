@@ -74,6 +74,7 @@ final class WorkerPool {
     private long startFailures;
     private int coreNames;
     private int auxNames;
+    private int workerIds;
 
     WorkerPool(Engine engine) {
         this.engine = engine;
@@ -288,15 +289,29 @@ final class WorkerPool {
                 }
             }
         }
-        // The checker retries starts that fail (see Checker.inspect), so it must exist before the first attempt.
-        engine.checker.ensureStarted();
-        Worker w = new Worker(engine, this, core);
-        Thread t = null;
-        String name;
-        synchronized (this) {
-            name = settings.name + (core ? "-core-" + ++coreNames : "-aux-" + ++auxNames);
+        boolean started = startWorker(core, n);
+        // The checker retries worker starts that fail (see Checker.inspect), so it is started with the first worker,
+        // whether that start worked or not. After the worker, so that a thread factory that gives only one thread
+        // gives it to a worker. It never throws; if it cannot start either, the next start or schedule tries again.
+        if (engine.checker.ensureStarted() != null) {
+            countStartFailure();
         }
+        return started;
+    }
+
+    /** Starts a worker in a slot already reserved; on any failure gives the slot back and leaves nothing behind. */
+    private boolean startWorker(boolean core, int n) {
+        // From here until the thread runs, every failure gives the reserved slot back and leaves nothing registered.
+        Worker w = null;
+        Thread t = null;
         try {
+            int id;
+            String name;
+            synchronized (this) {
+                id = ++workerIds;
+                name = settings.name + (core ? "-core-" + ++coreNames : "-aux-" + ++auxNames);
+            }
+            w = new Worker(engine, this, core, id);
             ThreadFactory factory = settings.threadFactory;
             if (factory == null) {
                 t = new Thread(w, name);
@@ -313,10 +328,10 @@ final class WorkerPool {
             return false;
         }
         w.thread = t;
-        synchronized (this) {
-            workers = append(workers, w);
-        }
         try {
+            synchronized (this) {
+                workers = append(workers, w);
+            }
             t.start();
         } catch (Throwable failure) {
             synchronized (this) {
@@ -344,10 +359,13 @@ final class WorkerPool {
 
     private void startFailed() {
         THREADS.getAndAdd(this, -1);
-        synchronized (this) {
-            startFailures++;
-        }
+        countStartFailure();
         engine.threadsChanged();
+    }
+
+    /** A worker or the checker could not be started. */
+    synchronized void countStartFailure() {
+        startFailures++;
     }
 
     /**

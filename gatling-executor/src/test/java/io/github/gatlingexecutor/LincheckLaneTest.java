@@ -51,7 +51,7 @@ class LincheckLaneTest {
     }
 
     static Worker worker(Engine e, Thread thread) {
-        Worker w = new Worker(e, e.pool, true);
+        Worker w = new Worker(e, e.pool, true, 1);
         w.thread = thread;
         return w;
     }
@@ -629,11 +629,15 @@ class LincheckLaneTest {
     private static void work(Engine e, Worker w, boolean keepRunningAfterRequeue) {
         for (Object item; (item = e.readyQueue.poll()) != null; ) {
             Lane lane = (Lane) item;
-            while (lane.runBatch(w, 1) == Lane.MORE) {
+            int outcome;
+            while ((outcome = lane.runBatch(w, 1)) == Lane.MORE) {
                 e.readyQueue.offer(lane);
                 if (!keepRunningAfterRequeue) {
                     break;
                 }
+            }
+            if (outcome == Lane.IDLED) {
+                w.rememberIdle(lane);
             }
         }
         w.sweepIdle(true);

@@ -17,7 +17,7 @@ final class LaneFixtures {
 
     /** A core worker not started by the pool; {@code thread} stands in for the thread that plays it. */
     static Worker worker(Engine engine, Thread thread) {
-        Worker w = new Worker(engine, engine.pool, true);
+        Worker w = new Worker(engine, engine.pool, true, 1);
         w.thread = thread;
         return w;
     }

@@ -1,0 +1,213 @@
+package io.github.gatlingexecutor;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Delayed and periodic tasks until they are due. The checker thread drives it ({@link #dispatchDue}); when a task is
+ * due it is submitted to its lane or the ready queue like any other task, and a periodic task puts itself back after
+ * each run, so runs of one periodic task never overlap.
+ *
+ * <h2>One lock, and no foreign code under it</h2>
+ * Everything here is guarded by {@code lock}, and dispatching happens under it: a due task is therefore either still
+ * in the queue or already in its lane for anyone who takes the lock ({@link #noDelayedWork} for quiescence,
+ * {@link #drain} for {@code shutdownNow}), never in flight between the two. Dispatching can replace a pending
+ * coalescing task whose future must be cancelled, and cancelling runs the future's {@code done()}, which may be the
+ * caller's code: such completions are collected while the lock is held and run after it is released
+ * ({@link #completeOutsideLock}), so no user callback ever runs while a submitter or a worker may be waiting for this
+ * lock.
+ *
+ * <h2>Periodic tasks at shutdown</h2>
+ * Every periodic task that is not done is also in {@code periodic}, wherever its next run waits (in the queue, or
+ * already due and waiting in its lane), so {@code shutdown()} cancels all of them at once, as
+ * {@code ScheduledThreadPoolExecutor} does by default; {@code shutdownNow()} cancels none and returns those that wait.
+ */
+final class TaskTimer {
+    private final Engine engine;
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Tasks not yet due. Guarded by lock. */
+    private final PriorityQueue<ScheduledTask<?>> delayed = new PriorityQueue<>();
+    /** Periodic tasks not yet done, wherever their next run waits. Guarded by lock. */
+    private final Set<ScheduledTask<?>> periodic = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** Completions that came up while the lock was held; run after it is released. Guarded by lock. */
+    private final List<Runnable> afterUnlock = new ArrayList<>();
+
+    TaskTimer(Engine engine) {
+        this.engine = engine;
+    }
+
+    /**
+     * Adds a task (a new one, or a periodic task's next run). Returns false once the executor is shut down. Throws
+     * {@link RejectedExecutionException} if the checker thread, which dispatches due tasks, cannot be started: the
+     * task is then not kept, so a schedule call that throws never runs its task.
+     */
+    boolean schedule(ScheduledTask<?> task) {
+        boolean first;
+        lock.lock();
+        try {
+            if (engine.state() != Engine.RUNNING) {
+                return false;
+            }
+            delayed.add(task);
+            if (task.isPeriodic()) {
+                periodic.add(task);
+            }
+            first = delayed.peek() == task;
+        } finally {
+            lock.unlock();
+        }
+        Throwable failure = engine.checker.ensureStarted();
+        if (failure != null) {
+            engine.pool.countStartFailure();
+            lock.lock();
+            try {
+                delayed.remove(task);
+                periodic.remove(task);
+            } finally {
+                lock.unlock();
+            }
+            RejectedExecutionException e = new RejectedExecutionException("executor " + engine.settings.name
+                    + " could not start its checker thread, which runs scheduled tasks; rejected " + task);
+            e.initCause(failure);
+            throw e;
+        }
+        if (first) {
+            engine.checker.wake(); // the checker may be parked until a later due time
+        }
+        return true;
+    }
+
+    /** A scheduled task was cancelled or finished for good. */
+    void remove(ScheduledTask<?> task) {
+        lock.lock();
+        try {
+            delayed.remove(task);
+            periodic.remove(task);
+        } finally {
+            lock.unlock();
+        }
+        if (engine.isShutdown()) {
+            // It may have been the last thing the executor was waiting for: let idle workers and the checker look.
+            engine.wakeForTermination();
+        }
+    }
+
+    /**
+     * Submits every due task to its lane or the ready queue. Returns when the next task is due (System.nanoTime), or
+     * Long.MAX_VALUE if none waits. Called by the checker thread only.
+     */
+    long dispatchDue(long now) {
+        long next;
+        List<Runnable> completions;
+        lock.lock();
+        try {
+            ScheduledTask<?> t;
+            // STOP is re-read per task: shutdownNow drains this queue under the same lock, so a task is either
+            // dispatched before it starts draining or returned by it, never both.
+            while (!engine.stopping() && (t = delayed.peek()) != null && t.time - now <= 0) {
+                delayed.poll();
+                if (!t.isDone()) {
+                    try {
+                        engine.dispatch(t, true);
+                    } catch (Throwable failure) {
+                        // A context whose hashCode/equals throws fails here, at the lane lookup. The caller learns it
+                        // through the future; the checker lives on, since termination depends on it.
+                        ScheduledTask<?> failed = t;
+                        periodic.remove(failed);
+                        completeOutsideLock(() -> failed.failDispatch(failure));
+                    }
+                }
+            }
+            ScheduledTask<?> first = delayed.peek();
+            next = first == null ? Long.MAX_VALUE : first.time;
+            completions = takeCompletions();
+        } finally {
+            lock.unlock();
+        }
+        runAll(completions);
+        return next;
+    }
+
+    /**
+     * Cancels {@code future} now, or, if the calling thread holds this timer's lock (the checker dispatching a
+     * coalescing task that replaced it), as soon as the lock is released.
+     */
+    void cancelReplaced(Future<?> future) {
+        if (lock.isHeldByCurrentThread()) {
+            completeOutsideLock(() -> future.cancel(false));
+        } else {
+            future.cancel(false);
+        }
+    }
+
+    private void completeOutsideLock(Runnable completion) {
+        afterUnlock.add(completion);
+    }
+
+    private List<Runnable> takeCompletions() {
+        if (afterUnlock.isEmpty()) {
+            return List.of();
+        }
+        List<Runnable> out = new ArrayList<>(afterUnlock);
+        afterUnlock.clear();
+        return out;
+    }
+
+    private void runAll(List<Runnable> completions) {
+        for (Runnable r : completions) {
+            try {
+                r.run();
+            } catch (Throwable failure) {
+                engine.reportUncaught(failure);
+            }
+        }
+    }
+
+    /**
+     * Shutdown: every periodic task stops (cancelled, and dropped from the queue), including one whose run is due and
+     * waiting in its lane (it will not start); delayed one-shot tasks stay and run when due.
+     */
+    void cancelPeriodic() {
+        List<ScheduledTask<?>> stop;
+        lock.lock();
+        try {
+            stop = new ArrayList<>(periodic);
+            periodic.clear();
+            delayed.removeIf(t -> t.isPeriodic() || t.isDone());
+        } finally {
+            lock.unlock();
+        }
+        for (ScheduledTask<?> t : stop) {
+            t.cancel(false);
+        }
+    }
+
+    /** shutdownNow: every task not yet due, periodic ones included, for the caller; none is cancelled. */
+    List<ScheduledTask<?>> drain() {
+        lock.lock();
+        try {
+            List<ScheduledTask<?>> all = new ArrayList<>(delayed);
+            delayed.clear();
+            return all;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** True if no task waits to become due; a dispatch in flight holds the lock, so it is either seen or finished. */
+    boolean noDelayedWork() {
+        lock.lock();
+        try {
+            return delayed.isEmpty();
+        } finally {
+            lock.unlock();
+        }
+    }
+}
