@@ -94,7 +94,10 @@ public final class ExecutorStatistics {
     /** Times the checker found a worker stuck in one task for longer than the blocked threshold. */
     public long blockedDetections() { return blockedDetections; }
 
-    /** Times the thread factory failed to give a thread (threw, or returned {@code null}). */
+    /**
+     * Times a thread (a worker or the checker) could not be started: the thread factory threw or returned
+     * {@code null}, or {@code Thread.start} failed.
+     */
     public long threadStartFailures() { return threadStartFailures; }
 
     @Override
