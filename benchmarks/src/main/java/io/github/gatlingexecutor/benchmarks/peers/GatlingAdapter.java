@@ -43,41 +43,9 @@ public final class GatlingAdapter extends LanePerKeyAdapter<Executor> {
         return executor.statistics();
     }
 
-    /** Worker threads from the factory, plus the executor's own checker thread if it is running. */
-    @Override
-    public int threadsCreated() {
-        return super.threadsCreated() + (checkerAlive() ? 1 : 0);
-    }
-
-    @Override
-    public int peakThreads() {
-        return Math.max(super.peakThreads(), executor.statistics().peakThreads()) + (checkerAlive() ? 1 : 0);
-    }
-
     @Override
     public String threadCountSource() {
-        return "counting ThreadFactory for workers + 1 for the checker thread when it is alive";
-    }
-
-    @Override
-    public long threadCpuNanos() {
-        Thread checker = checker();
-        long checkerCpu = checker == null ? 0
-                : java.lang.management.ManagementFactory.getThreadMXBean().getThreadCpuTime(checker.getId());
-        return super.threadCpuNanos() + Math.max(0, checkerCpu);
-    }
-
-    private static boolean checkerAlive() {
-        return checker() != null;
-    }
-
-    private static Thread checker() {
-        for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().equals("gatling-checker") && t.isAlive()) {
-                return t;
-            }
-        }
-        return null;
+        return "counting ThreadFactory (it makes the workers and the checker thread)";
     }
 
     @Override
