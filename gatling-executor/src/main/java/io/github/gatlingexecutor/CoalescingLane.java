@@ -83,7 +83,7 @@ final class CoalescingLane extends Lane {
                     return ACTIVATED;
                 }
                 if (s != BUSY) {
-                    engine.coalesced(s);
+                    engine.replaced(s);
                 }
                 return ACCEPTED;
             }

@@ -364,7 +364,13 @@ final class Engine {
      * The checker cannot fail to start here: it is what dispatched this run.
      */
     void reschedule(ScheduledTask<?> task) {
-        if (!timer.schedule(task)) {
+        boolean queued;
+        try {
+            queued = timer.schedule(task);
+        } catch (RejectedExecutionException checkerGone) {
+            queued = false; // cannot happen while the checker that dispatched the run lives; never throw from here
+        }
+        if (!queued) {
             task.cancel(false);
         }
     }
@@ -373,7 +379,7 @@ final class Engine {
      * A coalescing task was replaced before it started. A periodic task's run is skipped and its schedule goes on; any
      * other future is cancelled (if the replacing submit is the timer's dispatch, once the timer's lock is released).
      */
-    void coalesced(Runnable replaced) {
+    void replaced(Runnable replaced) {
         coalesced.increment();
         if (replaced instanceof ScheduledTask && ((ScheduledTask<?>) replaced).isPeriodic()) {
             ((ScheduledTask<?>) replaced).skipRun();
