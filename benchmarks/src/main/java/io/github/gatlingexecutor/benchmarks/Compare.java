@@ -13,6 +13,7 @@ import io.github.gatlingexecutor.benchmarks.scenarios.Memory;
 import io.github.gatlingexecutor.benchmarks.scenarios.Runner;
 import io.github.gatlingexecutor.benchmarks.scenarios.Scenario;
 import io.github.gatlingexecutor.benchmarks.scenarios.SeedBench;
+import io.github.gatlingexecutor.benchmarks.scenarios.SlowKey;
 import io.github.gatlingexecutor.benchmarks.scenarios.Sizes;
 import io.github.gatlingexecutor.benchmarks.scenarios.Summary;
 import io.github.gatlingexecutor.benchmarks.scenarios.TinyTasks;
@@ -61,7 +62,7 @@ public final class Compare {
                 out = Path.of(a.substring("--out=".length()));
             } else {
                 System.err.println("usage: Compare [--quick|--full] [--only=seed,tiny-uniform,tiny-zipf,tiny-hot,"
-                        + "producers-8,producers-32,coalescing,blocking,latency,memory,idle] [--peers=gatling,guava,...]"
+                        + "producers-8,producers-32,coalescing,blocking,latency,slow-key,memory,idle] [--peers=gatling,guava,...]"
                         + " [--out=report.html]");
                 System.exit(2);
             }
@@ -76,7 +77,8 @@ public final class Compare {
 
         List<Scenario> scenarios = new ArrayList<>(List.of(new SeedBench(sizes), TinyTasks.uniform(sizes),
                 TinyTasks.zipf(sizes), TinyTasks.hotKey(sizes), new ManyProducers(sizes, 8),
-                new ManyProducers(sizes, 32), new Coalescing(sizes), new Blocking(sizes), new LowLoadLatency(sizes)));
+                new ManyProducers(sizes, 32), new Coalescing(sizes), new Blocking(sizes), new LowLoadLatency(sizes),
+                new SlowKey(sizes)));
         scenarios.removeIf(s -> !only.isEmpty() && !only.contains(s.id));
         boolean memory = only.isEmpty() || only.contains("memory");
         boolean idle = only.isEmpty() || only.contains("idle");
@@ -130,7 +132,7 @@ public final class Compare {
         for (String v : verdicts) {
             System.out.println("  " + v);
         }
-        HtmlReport.write(out, "GatlingExecutor comparison", header, tables, verdicts);
+        HtmlReport.write(out, "GatlingExecutor comparison", header, Targets.atAGlance(byId), tables, verdicts);
         Path markdown = out.resolveSibling(out.getFileName().toString().replaceFirst("\\.html$", "") + ".md");
         StringBuilder md = new StringBuilder();
         for (String h : header) {

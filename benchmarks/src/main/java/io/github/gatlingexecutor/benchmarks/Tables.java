@@ -25,7 +25,7 @@ final class Tables {
     }
 
     static Table of(Scenario scenario, List<Summary> summaries, int cores) {
-        boolean latency = scenario.id.equals("latency");
+        boolean latency = scenario.id.equals("latency") || scenario.id.equals("slow-key");
         List<String> extras = new ArrayList<>();
         for (Summary s : summaries) {
             if (!s.failed()) {

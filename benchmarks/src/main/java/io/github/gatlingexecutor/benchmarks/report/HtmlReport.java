@@ -16,8 +16,8 @@ public final class HtmlReport {
     private HtmlReport() {
     }
 
-    public static void write(Path file, String heading, List<String> header, List<Table> tables, List<String> verdicts)
-            throws IOException {
+    public static void write(Path file, String heading, List<String> header, Map<String, Double> atAGlance,
+                             List<Table> tables, List<String> verdicts) throws IOException {
         StringBuilder sb = new StringBuilder();
         sb.append("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>")
                 .append(esc(heading)).append("</title><style>")
@@ -31,6 +31,13 @@ public final class HtmlReport {
             sb.append("<li>").append(esc(h)).append("</li>");
         }
         sb.append("</ul>");
+        if (!atAGlance.isEmpty()) {
+            sb.append("<h2>At a glance</h2><p class=\"note\">GatlingExecutor against the best ordered peer of each"
+                    + " scenario: throughput ratio (for the latency scenarios, the peer's p99 over GatlingExecutor's;"
+                    + " for coalescing, updates per second). Right of the 1.0 line, GatlingExecutor is ahead. Bars are"
+                    + " clipped at " + Table.num(RATIO_CLIP) + "x; the number is the real ratio.</p>")
+                    .append(ratioChart(atAGlance));
+        }
         if (!verdicts.isEmpty()) {
             sb.append("<h2>Targets</h2><ul>");
             for (String v : verdicts) {
@@ -93,6 +100,37 @@ public final class HtmlReport {
                     esc(Table.num(e.getValue()))));
             y += rowHeight;
         }
+        return sb.append("</svg>\n").toString();
+    }
+
+    private static final double RATIO_CLIP = 3.0;
+
+    /** One bar per scenario, from 0 to the ratio (clipped), with a vertical line at 1.0. */
+    static String ratioChart(Map<String, Double> ratios) {
+        int labelWidth = 360;
+        int barWidth = 460;
+        int rowHeight = 22;
+        int height = 20 + ratios.size() * rowHeight + 16;
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\""
+                + " role=\"img\">", labelWidth + barWidth + 90, height));
+        int y = 8;
+        for (Map.Entry<String, Double> e : ratios.entrySet()) {
+            double ratio = e.getValue();
+            double w = Math.max(1, Math.min(ratio, RATIO_CLIP) / RATIO_CLIP * barWidth);
+            String colour = ratio >= 1 ? "#2e8b57" : "#c0392b";
+            sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>",
+                    labelWidth - 6, y + 14, esc(e.getKey())));
+            sb.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>",
+                    labelWidth, y + 2, w, rowHeight - 6, colour));
+            sb.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\">%sx%s</text>", labelWidth + w + 4,
+                    y + 14, esc(Table.num(ratio)), ratio > RATIO_CLIP ? " (clipped)" : ""));
+            y += rowHeight;
+        }
+        double one = labelWidth + barWidth / RATIO_CLIP;
+        sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"4\" x2=\"%.1f\" y2=\"%d\" stroke=\"#222\""
+                + " stroke-dasharray=\"4 3\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">1.0</text>", one,
+                one, y + 2, one, y + 14));
         return sb.append("</svg>\n").toString();
     }
 
