@@ -11,6 +11,8 @@ public interface CoalescingRunnable extends Runnable {
     /**
      * The context this task coalesces within, compared with {@code equals}/{@code hashCode}. It is read once, on the
      * submitting thread, when the task is submitted; it must not be {@code null}.
+     *
+     * @return this task's context, never {@code null}
      */
     Object context();
 }

@@ -37,6 +37,8 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * good; the worker is then reported in {@link ExecutorStatistics#blockedDetections()} and every other context
      * keeps moving on other threads.
      *
+     * @param context the context, compared with {@code equals}/{@code hashCode}
+     * @return the lane's executor; valid for this executor's lifetime
      * @throws NullPointerException if {@code context} is null
      */
     Executor sequential(Object context);
@@ -47,23 +49,33 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * {@link ExecutorStatistics#coalesced()}; if it was a {@code Future}, it is cancelled). The last task submitted
      * always runs. The sequential and coalescing lanes of one context are independent.
      *
+     * @param context the context, compared with {@code equals}/{@code hashCode}
+     * @return the lane's executor; valid for this executor's lifetime
      * @throws NullPointerException if {@code context} is null
      */
     Executor coalescing(Object context);
 
-    /** The name given at construction; threads are named after it. */
+    /**
+     * The name given at construction; threads are named after it.
+     *
+     * @return the executor's name
+     */
     String name();
 
     /**
      * A snapshot of the executor's counters. Each counter is read once, without stopping the executor, so counters
      * may be a few tasks apart from one another while tasks are moving; once the executor is quiescent they are
      * exact. Cost: a few dozen reads, no allocation beyond the snapshot; safe to call every second.
+     *
+     * @return a new snapshot
      */
     ExecutorStatistics statistics();
 
     /**
      * Per-context counters for every live context (one with queued or running work). Its cost grows with the number
      * of live contexts; use {@link #statistics()} for a cheap summary.
+     *
+     * @return one entry per live lane, in no particular order
      */
     List<ContextStatistics> contextStatistics();
 

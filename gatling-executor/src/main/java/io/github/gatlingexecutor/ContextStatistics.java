@@ -19,16 +19,32 @@ public final class ContextStatistics {
         this.executed = executed;
     }
 
-    /** The context this lane belongs to. */
+    /**
+     * The context this lane belongs to.
+     *
+     * @return the context
+     */
     public Object context() { return context; }
 
-    /** {@code true} for a coalescing lane, {@code false} for a sequential one. */
+    /**
+     * {@code true} for a coalescing lane, {@code false} for a sequential one.
+     *
+     * @return whether the lane is a coalescing one
+     */
     public boolean coalescing() { return coalescing; }
 
-    /** Tasks accepted into this lane since it was created. */
+    /**
+     * Tasks accepted into this lane since it was created.
+     *
+     * @return the count
+     */
     public long submitted() { return submitted; }
 
-    /** Tasks of this lane that have started running (a coalescing lane's replaced tasks never do). */
+    /**
+     * Tasks of this lane that have started running (a coalescing lane's replaced tasks never do).
+     *
+     * @return the count
+     */
     public long executed() { return executed; }
 
     @Override

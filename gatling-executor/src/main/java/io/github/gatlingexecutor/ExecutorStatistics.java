@@ -43,60 +43,112 @@ public final class ExecutorStatistics {
         this.threadStartFailures = threadStartFailures;
     }
 
-    /** Tasks accepted into the pool. */
+    /**
+     * Tasks accepted into the pool.
+     *
+     * @return the count
+     */
     public long submitted() { return submitted; }
 
-    /** Tasks that ran, whether or not they threw (a cancelled {@code Future} that was reached counts too). */
+    /**
+     * Tasks that ran, whether or not they threw (a cancelled {@code Future} that was reached counts too).
+     *
+     * @return the count
+     */
     public long executed() { return executed; }
 
-    /** Coalescing tasks dropped because a newer task of the same context replaced them before they started. */
+    /**
+     * Coalescing tasks dropped because a newer task of the same context replaced them before they started.
+     *
+     * @return the count
+     */
     public long coalesced() { return coalesced; }
 
-    /** Tasks that ran and threw. */
+    /**
+     * Tasks that ran and threw.
+     *
+     * @return the count
+     */
     public long failed() { return failed; }
 
     /**
      * Tasks handed back, never started, by {@code shutdownNow()}. Delayed tasks that had not yet become due are handed
      * back too, but, never having entered the pool, they count neither here nor in {@link #submitted()}.
+     *
+     * @return the count
      */
     public long returned() { return returned; }
 
     /**
      * Accepted tasks that have neither run, been coalesced away, nor been returned:
      * {@code submitted - executed - coalesced - returned}, never negative.
+     *
+     * @return the count
      */
     public long queued() { return Math.max(0, submitted - executed - coalesced - returned); }
 
     /**
      * Lanes that exist now: contexts with queued or running work, plus lanes emptied within the last few milliseconds
      * (an emptied lane stays mapped for a short grace so a context used again at once is cheap, then it is released).
+     *
+     * @return the number of lanes that exist now
      */
     public long liveContexts() { return liveContexts; }
 
-    /** Worker threads alive now, counting ones being started (the checker is not a worker). */
+    /**
+     * Worker threads alive now, counting ones being started (the checker is not a worker).
+     *
+     * @return worker threads alive now
+     */
     public int threads() { return threads; }
 
-    /** The most worker threads alive at once. */
+    /**
+     * The most worker threads alive at once.
+     *
+     * @return the most worker threads alive at once
+     */
     public int peakThreads() { return peakThreads; }
 
-    /** The current core size: the configured one plus every core bump. */
+    /**
+     * The current core size: the configured one plus every core bump.
+     *
+     * @return the core size now
+     */
     public int coreThreads() { return coreThreads; }
 
-    /** Auxiliary threads started since construction. */
+    /**
+     * Auxiliary threads started since construction.
+     *
+     * @return the count
+     */
     public long auxiliaryThreadsStarted() { return auxiliaryThreadsStarted; }
 
-    /** Times the core size was raised by one because auxiliary threads were needed often. */
+    /**
+     * Times the core size was raised by one because auxiliary threads were needed often.
+     *
+     * @return the count
+     */
     public long coreBumps() { return coreBumps; }
 
-    /** Lane batches that ran on a different worker than the lane's previous batch. */
+    /**
+     * Lane batches that ran on a different worker than the lane's previous batch.
+     *
+     * @return the count
+     */
     public long transfers() { return transfers; }
 
-    /** Times the checker found a worker stuck in one task for longer than the blocked threshold. */
+    /**
+     * Times the checker found a worker stuck in one task for longer than the blocked threshold.
+     *
+     * @return the count
+     */
     public long blockedDetections() { return blockedDetections; }
 
     /**
      * Times a thread (a worker or the checker) could not be started: the thread factory threw or returned
      * {@code null}, or {@code Thread.start} failed.
+     *
+     * @return the count
      */
     public long threadStartFailures() { return threadStartFailures; }
 

@@ -42,6 +42,8 @@ public final class GatlingExecutor implements ContextExecutor {
     /**
      * An executor with the given name and core size, and every other setting at its default.
      *
+     * @param name the executor's name, used in thread names
+     * @param coreThreads workers that live as long as the executor
      * @throws NullPointerException if {@code name} is null
      * @throws IllegalArgumentException if {@code name} is empty or {@code coreThreads < 1}
      */
@@ -53,7 +55,11 @@ public final class GatlingExecutor implements ContextExecutor {
         this.engine = new Engine(settings);
     }
 
-    /** A builder with every setting at its default. */
+    /**
+     * A builder with every setting at its default.
+     *
+     * @return a new builder
+     */
     public static Builder builder() {
         return new Builder();
     }
@@ -250,7 +256,12 @@ public final class GatlingExecutor implements ContextExecutor {
         private Builder() {
         }
 
-        /** The executor's name, used in thread names (default {@code "gatling"}). Must not be empty. */
+        /**
+         * The executor's name, used in thread names (default {@code "gatling"}). Must not be empty.
+         *
+         * @param name the executor's name, used in thread names
+         * @return this builder
+         */
         public Builder name(String name) {
             Objects.requireNonNull(name, "name");
             if (name.isEmpty()) {
@@ -260,7 +271,12 @@ public final class GatlingExecutor implements ContextExecutor {
             return this;
         }
 
-        /** Workers that live as long as the executor (default: available processors). At least 1. */
+        /**
+         * Workers that live as long as the executor (default: available processors). At least 1.
+         *
+         * @param coreThreads workers that live as long as the executor
+         * @return this builder
+         */
         public Builder coreThreads(int coreThreads) {
             if (coreThreads < 1) {
                 throw new IllegalArgumentException("coreThreads must be at least 1, was " + coreThreads);
@@ -272,6 +288,9 @@ public final class GatlingExecutor implements ContextExecutor {
         /**
          * The hard cap on worker threads, never exceeded (default {@code max(256, coreThreads)}). At least 1, and
          * not below {@code coreThreads} (checked by {@link #build()}).
+         *
+         * @param maxThreads the cap on worker threads
+         * @return this builder
          */
         public Builder maxThreads(int maxThreads) {
             if (maxThreads < 1) {
@@ -281,13 +300,23 @@ public final class GatlingExecutor implements ContextExecutor {
             return this;
         }
 
-        /** How long an auxiliary worker stays idle before it ends (default 10 s). Positive. */
+        /**
+         * How long an auxiliary worker stays idle before it ends (default 10 s). Positive.
+         *
+         * @param keepAlive how long an idle auxiliary worker waits for work before it ends
+         * @return this builder
+         */
         public Builder auxiliaryKeepAlive(Duration keepAlive) {
             this.auxiliaryKeepAlive = positive("auxiliaryKeepAlive", keepAlive);
             return this;
         }
 
-        /** How often the checker looks for stuck workers (default 250 ms). Positive. */
+        /**
+         * How often the checker looks for stuck workers (default 250 ms). Positive.
+         *
+         * @param checkPeriod the time between two looks of the checker
+         * @return this builder
+         */
         public Builder checkPeriod(Duration checkPeriod) {
             this.checkPeriod = positive("checkPeriod", checkPeriod);
             return this;
@@ -296,13 +325,21 @@ public final class GatlingExecutor implements ContextExecutor {
         /**
          * How long a worker may run one task before the checker counts it as stuck and lets other workers take the
          * queued work (default 250 ms). Positive.
+         *
+         * @param blockedThreshold the time in one task after which a worker counts as stuck
+         * @return this builder
          */
         public Builder blockedThreshold(Duration blockedThreshold) {
             this.blockedThreshold = positive("blockedThreshold", blockedThreshold);
             return this;
         }
 
-        /** Every this many auxiliary thread starts, the core size grows by one (default 10). At least 1. */
+        /**
+         * Every this many auxiliary thread starts, the core size grows by one (default 10). At least 1.
+         *
+         * @param coreBumpThreshold auxiliary thread starts per core bump
+         * @return this builder
+         */
         public Builder coreBumpThreshold(int coreBumpThreshold) {
             if (coreBumpThreshold < 1) {
                 throw new IllegalArgumentException("coreBumpThreshold must be at least 1, was " + coreBumpThreshold);
@@ -314,6 +351,9 @@ public final class GatlingExecutor implements ContextExecutor {
         /**
          * How many tasks of one lane a worker runs before it puts the lane at the back of the queue, so that a busy
          * context cannot starve the others (default 64). At least 1.
+         *
+         * @param batchSize tasks of one lane per turn
+         * @return this builder
          */
         public Builder batchSize(int batchSize) {
             if (batchSize < 1) {
@@ -324,8 +364,13 @@ public final class GatlingExecutor implements ContextExecutor {
         }
 
         /**
-         * Makes the worker threads (default: the executor's own, non-daemon, named after the executor). A factory
-         * that throws or returns {@code null} is survived: the executor goes on with the threads it has.
+         * Makes every thread of the executor: its workers and its checker thread (default: the executor's own,
+         * named after the executor; workers non-daemon, the checker a daemon). A factory that throws, returns
+         * {@code null}, or gives a thread whose {@code start()} fails is survived: the executor goes on with the
+         * threads it has and tries again later (see the README's "Known limits").
+         *
+         * @param threadFactory makes the executor's threads
+         * @return this builder
          */
         public Builder threadFactory(ThreadFactory threadFactory) {
             this.threadFactory = Objects.requireNonNull(threadFactory, "threadFactory");
@@ -335,6 +380,9 @@ public final class GatlingExecutor implements ContextExecutor {
         /**
          * Receives what a task given to {@code execute} or to a lane throws (default: the worker thread's own
          * handler). Tasks given to {@code submit}, {@code invoke*} or {@code schedule*} report through their future.
+         *
+         * @param handler receives what tasks given to {@code execute} or to a lane throw
+         * @return this builder
          */
         public Builder uncaughtExceptionHandler(UncaughtExceptionHandler handler) {
             this.uncaughtExceptionHandler = Objects.requireNonNull(handler, "uncaughtExceptionHandler");
@@ -344,6 +392,7 @@ public final class GatlingExecutor implements ContextExecutor {
         /**
          * Builds the executor. No thread starts until work arrives.
          *
+         * @return the executor
          * @throws IllegalArgumentException if {@code maxThreads} was set below {@code coreThreads}
          */
         public GatlingExecutor build() {

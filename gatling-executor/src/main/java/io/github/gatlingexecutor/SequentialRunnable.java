@@ -11,6 +11,8 @@ public interface SequentialRunnable extends Runnable {
     /**
      * The context whose order this task belongs to, compared with {@code equals}/{@code hashCode}. It is read once,
      * on the submitting thread, when the task is submitted; it must not be {@code null}.
+     *
+     * @return this task's context, never {@code null}
      */
     Object context();
 }
