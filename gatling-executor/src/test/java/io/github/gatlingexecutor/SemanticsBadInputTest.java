@@ -18,19 +18,16 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** SPEC semantics 11: bad input fails at the call, naming what was wrong; nothing throws inside a worker. */
 class SemanticsBadInputTest {
 
-    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+    @RegisterExtension
+    final ExecutorValidation cleanup = new ExecutorValidation();
 
-    @AfterEach
-    void tearDown() throws InterruptedException {
-        cleanup.run();
-    }
 
     private static void assertNpeNaming(String what, Executable call, String... anyOf) {
         NullPointerException npe = assertThrows(NullPointerException.class, call, what);

@@ -31,10 +31,10 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -42,12 +42,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** SPEC semantics 3: coalescing. */
 class SemanticsCoalescingTest {
 
-    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+    @RegisterExtension
+    final ExecutorValidation cleanup = new ExecutorValidation();
 
-    @AfterEach
-    void tearDown() throws InterruptedException {
-        cleanup.run();
-    }
 
     static Stream<Arguments> configurations() {
         return Stream.of(

@@ -17,22 +17,19 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** SPEC semantics 6 and 7: the elastic pool, the checker, auxiliary threads and the cap. */
 class SemanticsElasticPoolTest {
 
-    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+    @RegisterExtension
+    final ExecutorValidation cleanup = new ExecutorValidation();
 
-    @AfterEach
-    void tearDown() throws InterruptedException {
-        cleanup.run();
-    }
 
     /** Worker threads of the executor, by name (the checker is not a worker). */
     private static int liveWorkers(GatlingExecutor e) {
@@ -131,7 +128,7 @@ class SemanticsElasticPoolTest {
      * Auxiliary threads retire after their keep-alive while tasks keep arriving around the retirement: every task
      * runs, in order, and the pool shrinks back to its core size. Several cycles.
      */
-    static void runRetirementCycles(GatlingExecutor e, int cycles, TestSupport.Cleanup cleanup) {
+    static void runRetirementCycles(GatlingExecutor e, int cycles, ExecutorValidation cleanup) {
         int contexts = 8;
         int[] last = new int[contexts];
         int[] next = new int[contexts];

@@ -31,18 +31,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntFunction;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** SPEC semantics 9: failing tasks, interrupts between tasks, failing thread factories. */
 class SemanticsFailuresTest {
 
-    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+    @RegisterExtension
+    final ExecutorValidation cleanup = new ExecutorValidation();
 
-    @AfterEach
-    void tearDown() throws InterruptedException {
-        cleanup.run();
-    }
 
     static final class Recorded {
         final Thread thread;

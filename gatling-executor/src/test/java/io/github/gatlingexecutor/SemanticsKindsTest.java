@@ -29,20 +29,17 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * SPEC semantics 1 (three kinds, dispatch by interface, futures keep kind and context) and the equality part of 4.
  */
 class SemanticsKindsTest {
 
-    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+    @RegisterExtension
+    final ExecutorValidation cleanup = new ExecutorValidation();
 
-    @AfterEach
-    void tearDown() throws InterruptedException {
-        cleanup.run();
-    }
 
     private GatlingExecutor executor(int coreThreads) {
         return cleanup.track(gatling("kinds").coreThreads(coreThreads).build());

@@ -29,10 +29,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -43,12 +43,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class SemanticsOrderingTest {
 
-    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+    @RegisterExtension
+    final ExecutorValidation cleanup = new ExecutorValidation();
 
-    @AfterEach
-    void tearDown() throws InterruptedException {
-        cleanup.run();
-    }
 
     static Stream<Arguments> configurations() {
         return Stream.of(

@@ -32,20 +32,17 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** SPEC semantics 10: shutdown, shutdownNow accounting, close. */
 class SemanticsShutdownTest {
 
-    private final TestSupport.Cleanup cleanup = new TestSupport.Cleanup();
+    @RegisterExtension
+    final ExecutorValidation cleanup = new ExecutorValidation();
 
-    @AfterEach
-    void tearDown() throws InterruptedException {
-        cleanup.run();
-    }
 
     /** What one producer submitted: the object that identifies each task, its kind, its lane and its order. */
     static final class Submission {
@@ -74,7 +71,7 @@ class SemanticsShutdownTest {
      * task ran, was returned or was coalesced away, exactly one of them, and that the returned items are the
      * caller's own objects.
      */
-    static void runShutdownAccounting(GatlingExecutor e, boolean now, TestSupport.Cleanup cleanup) throws Exception {
+    static void runShutdownAccounting(GatlingExecutor e, boolean now, ExecutorValidation cleanup) throws Exception {
         int producers = 3;
         int quota = 30_000;
         int maxIds = producers * quota;

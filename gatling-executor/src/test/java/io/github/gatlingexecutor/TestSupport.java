@@ -243,46 +243,6 @@ final class TestSupport {
         return sum;
     }
 
-    // ---- cleanup ---------------------------------------------------------------------------------------------
-
-    /**
-     * Per-test resources: gates are opened and executors are stopped after each test, so a failing test does not
-     * leave blocked threads behind for the next one.
-     */
-    static final class Cleanup {
-        private final List<CountDownLatch> gates = new CopyOnWriteArrayList<>();
-        private final List<ExecutorService> executors = new CopyOnWriteArrayList<>();
-
-        CountDownLatch gate() {
-            CountDownLatch gate = new CountDownLatch(1);
-            gates.add(gate);
-            return gate;
-        }
-
-        <E extends ExecutorService> E track(E executor) {
-            executors.add(Objects.requireNonNull(executor));
-            return executor;
-        }
-
-        void run() throws InterruptedException {
-            for (CountDownLatch gate : gates) {
-                while (gate.getCount() > 0) {
-                    gate.countDown();
-                }
-            }
-            List<ExecutorService> stuck = new ArrayList<>();
-            for (ExecutorService executor : executors) {
-                executor.shutdownNow();
-            }
-            for (ExecutorService executor : executors) {
-                if (!executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-                    stuck.add(executor);
-                }
-            }
-            assertTrue(stuck.isEmpty(), "executors did not terminate after shutdownNow: " + stuck);
-        }
-    }
-
     /** A builder with a fresh name. */
     static GatlingExecutor.Builder gatling(String base) {
         return GatlingExecutor.builder().name(uniqueName(base));
