@@ -143,6 +143,7 @@ final class Checker implements Runnable {
             wakeRequested = false;
             long now = System.nanoTime();
             long nextDue = engine.timer.dispatchDue(now);
+            Jfr.poll();
             if (nudged) {
                 // A backlog behind busy workers: inspect now, or as soon as the minimum interval allows.
                 nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
@@ -224,6 +225,7 @@ final class Checker implements Runnable {
                 if (!w.checkReported) {
                     w.checkReported = true;
                     blockedDetections = blockedDetections + 1; // only this thread writes it
+                    Jfr.workerBlocked(engine, w, now - w.checkSince);
                 }
             }
             if (isOffCpu(w.thread)) {

@@ -74,6 +74,7 @@ final class Engine {
         this.timer = new TaskTimer(this);
         this.checker = new Checker(this);
         this.pool = new WorkerPool(this);
+        Jfr.executorCreated(this);
     }
 
     int state() {
@@ -537,6 +538,7 @@ final class Engine {
         }
         sequentialLanes.clear();
         coalescingLanes.clear();
+        Jfr.executorTerminated(this);
         terminated.countDown();
         return true;
     }

@@ -89,6 +89,11 @@ class TaskFuture<V> extends FutureTask<V> {
         }
     }
 
+    /** The caller's Runnable or Callable this future runs. */
+    Object userTask() {
+        return task;
+    }
+
     @Override
     public String toString() {
         return super.toString() + "[" + task + "]";

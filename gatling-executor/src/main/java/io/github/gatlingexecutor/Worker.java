@@ -71,8 +71,13 @@ final class Worker implements Runnable {
     private long transfers;
     private boolean busy;
 
-    /** The lane this worker is running a batch of, or null; read by this thread only. */
+    /**
+     * The lane this worker is running a batch of, or null. Owner-written; the checker reads it racily (plain reads of
+     * a reference never tear) only to name the context in a WorkerBlocked event.
+     */
     Lane currentLane;
+    /** The task running now, or null; same rules as currentLane (for the WorkerBlocked event). */
+    Runnable runningTask;
 
     /** How long an emptied lane stays mapped before it is released. */
     static final long IDLE_GRACE_NANOS = 1_000_000L;
@@ -244,6 +249,7 @@ final class Worker implements Runnable {
         if (last != id) {
             if (last != 0) {
                 TRANSFERS.setOpaque(this, transfers + 1);
+                Jfr.contextTransferred(engine, lane, last, id);
             }
             lane.lastWorkerId = id;
         }
@@ -280,6 +286,8 @@ final class Worker implements Runnable {
             Thread.currentThread().interrupt();
         }
         STARTED.setOpaque(this, started + 1);
+        runningTask = task;
+        Object slow = Jfr.beginSlowTask();
         try {
             task.run();
         } catch (Throwable failure) {
@@ -287,6 +295,10 @@ final class Worker implements Runnable {
             engine.reportUncaught(failure);
         } finally {
             EXECUTED.setOpaque(this, executed + 1);
+            runningTask = null;
+            if (slow != null) {
+                Jfr.endSlowTask(slow, engine, currentLane, task);
+            }
         }
     }
 

@@ -345,13 +345,22 @@ final class WorkerPool {
                 peakThreads = n + 1;
             }
         }
+        Jfr.threadStarted(engine, w, core ? "below the core size" : "work waits behind stuck or blocked workers");
         if (!core) {
+            boolean bumped = false;
+            int newCore;
+            long aux;
             synchronized (this) {
-                auxStarted++;
+                aux = ++auxStarted;
                 if (auxStarted % settings.coreBumpThreshold == 0 && coreTarget < settings.maxThreads) {
                     coreTarget = coreTarget + 1;
                     coreBumps++;
+                    bumped = true;
                 }
+                newCore = coreTarget;
+            }
+            if (bumped) {
+                Jfr.coreBump(engine, newCore, aux);
             }
         }
         return true;
@@ -396,6 +405,8 @@ final class WorkerPool {
             }
             THREADS.getAndAdd(this, -1);
         }
+        Jfr.threadRetired(engine, w, w.retired ? "idle for auxiliaryKeepAlive"
+                : engine.isShutdown() ? "executor shut down" : "ended by a failure outside any task");
         engine.threadsChanged();
     }
 

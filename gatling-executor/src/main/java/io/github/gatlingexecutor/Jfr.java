@@ -1,0 +1,84 @@
+package io.github.gatlingexecutor;
+
+/**
+ * Where the engine reports to JFR. This class names no JFR type, so it loads on a runtime without {@code jdk.jfr}
+ * (the module {@code requires static jdk.jfr}); everything that does lives in {@link JfrRecorder}, which is loaded
+ * only when {@link #ON}. {@code ON} is a constant, so with no JFR the JIT folds every call here away; with JFR and no
+ * recording, each call costs an event allocation that escape analysis removes and an {@code isEnabled()} that reads
+ * false (see JfrRecorder for why every event is checked before anything is built).
+ */
+final class Jfr {
+    /** Whether {@code jdk.jfr} is present and readable by this module. */
+    static final boolean ON = available();
+
+    private Jfr() {
+    }
+
+    private static boolean available() {
+        try {
+            Class<?> event = Class.forName("jdk.jfr.Event", false, Jfr.class.getClassLoader());
+            return Jfr.class.getModule().canRead(event.getModule());
+        } catch (Throwable absent) {
+            return false;
+        }
+    }
+
+    static void executorCreated(Engine engine) {
+        if (ON) {
+            JfrRecorder.executorCreated(engine);
+        }
+    }
+
+    static void executorTerminated(Engine engine) {
+        if (ON) {
+            JfrRecorder.executorTerminated(engine);
+        }
+    }
+
+    /** Called by the checker on each round: registers the periodic statistics event once JFR is in use. */
+    static void poll() {
+        if (ON) {
+            JfrRecorder.poll();
+        }
+    }
+
+    static void workerBlocked(Engine engine, Worker worker, long runningForNanos) {
+        if (ON) {
+            JfrRecorder.workerBlocked(engine, worker, runningForNanos);
+        }
+    }
+
+    static void threadStarted(Engine engine, Worker worker, String reason) {
+        if (ON) {
+            JfrRecorder.threadStarted(engine, worker, reason);
+        }
+    }
+
+    static void threadRetired(Engine engine, Worker worker, String reason) {
+        if (ON) {
+            JfrRecorder.threadRetired(engine, worker, reason);
+        }
+    }
+
+    static void coreBump(Engine engine, int coreThreads, long auxiliaryStarted) {
+        if (ON) {
+            JfrRecorder.coreBump(engine, coreThreads, auxiliaryStarted);
+        }
+    }
+
+    static void contextTransferred(Engine engine, Lane lane, int previousWorker, int worker) {
+        if (ON) {
+            JfrRecorder.contextTransferred(engine, lane, previousWorker, worker);
+        }
+    }
+
+    /** Before a task: an opaque token if a recording times tasks now, else null (then nothing else is done). */
+    static Object beginSlowTask() {
+        return ON ? JfrRecorder.beginSlowTask() : null;
+    }
+
+    /** After a task that {@link #beginSlowTask} gave a token for: commits it if it ran past the threshold. */
+    static void endSlowTask(Object token, Engine engine, Lane lane, Runnable task) {
+        JfrRecorder.endSlowTask(token, engine, lane, task);
+    }
+}

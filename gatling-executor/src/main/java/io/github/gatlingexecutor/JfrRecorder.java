@@ -1,0 +1,179 @@
+package io.github.gatlingexecutor;
+
+import io.github.gatlingexecutor.jfr.ContextTransferredEvent;
+import io.github.gatlingexecutor.jfr.CoreBumpEvent;
+import io.github.gatlingexecutor.jfr.SlowTaskEvent;
+import io.github.gatlingexecutor.jfr.StatisticsEvent;
+import io.github.gatlingexecutor.jfr.ThreadRetiredEvent;
+import io.github.gatlingexecutor.jfr.ThreadStartedEvent;
+import io.github.gatlingexecutor.jfr.WorkerBlockedEvent;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+import jdk.jfr.FlightRecorder;
+
+/**
+ * The JFR side of {@link Jfr}; loaded only when {@code jdk.jfr} is readable. Every event is created, asked
+ * {@code isEnabled()} and only then filled in: with no recording (or the event disabled) nothing is built, and the
+ * JIT removes the allocation. Strings for contexts are made only for events that will be committed.
+ */
+final class JfrRecorder {
+    /** Executors not yet terminated, for the periodic statistics event; weak, so a forgotten executor is not kept. */
+    private static final Map<Engine, Boolean> LIVE = Collections.synchronizedMap(new WeakHashMap<>());
+    /**
+     * Registering a periodic event loads much of JFR (about 100 ms), so it is done only once JFR is initialized (a
+     * recording was started), by the checker, and once per JVM: the hook reports every live executor.
+     */
+    private static volatile boolean periodicRegistered;
+
+    private JfrRecorder() {
+    }
+
+    static void executorCreated(Engine engine) {
+        LIVE.put(engine, Boolean.TRUE);
+    }
+
+    static void executorTerminated(Engine engine) {
+        LIVE.remove(engine);
+    }
+
+    static void poll() {
+        if (!periodicRegistered && FlightRecorder.isInitialized()) {
+            synchronized (JfrRecorder.class) {
+                if (!periodicRegistered) {
+                    FlightRecorder.addPeriodicEvent(StatisticsEvent.class, JfrRecorder::emitStatistics);
+                    periodicRegistered = true;
+                }
+            }
+        }
+    }
+
+    private static void emitStatistics() {
+        List<Engine> engines;
+        synchronized (LIVE) {
+            engines = new ArrayList<>(LIVE.keySet());
+        }
+        for (Engine engine : engines) {
+            StatisticsEvent e = new StatisticsEvent();
+            if (!e.isEnabled()) {
+                return;
+            }
+            ExecutorStatistics s = engine.statistics();
+            e.executor = engine.settings.name;
+            e.submitted = s.submitted();
+            e.executed = s.executed();
+            e.coalesced = s.coalesced();
+            e.failed = s.failed();
+            e.returned = s.returned();
+            e.queued = s.queued();
+            e.liveContexts = s.liveContexts();
+            e.threads = s.threads();
+            e.peakThreads = s.peakThreads();
+            e.coreThreads = s.coreThreads();
+            e.auxiliaryThreadsStarted = s.auxiliaryThreadsStarted();
+            e.coreBumps = s.coreBumps();
+            e.transfers = s.transfers();
+            e.blockedDetections = s.blockedDetections();
+            e.threadStartFailures = s.threadStartFailures();
+            e.commit();
+        }
+    }
+
+    static void workerBlocked(Engine engine, Worker worker, long runningForNanos) {
+        WorkerBlockedEvent e = new WorkerBlockedEvent();
+        if (e.isEnabled()) {
+            e.executor = engine.settings.name;
+            e.worker = worker.thread;
+            e.context = contextOf(worker.currentLane);
+            e.taskClass = taskClass(worker.runningTask);
+            e.runningFor = runningForNanos;
+            e.commit();
+        }
+    }
+
+    static void threadStarted(Engine engine, Worker worker, String reason) {
+        ThreadStartedEvent e = new ThreadStartedEvent();
+        if (e.isEnabled()) {
+            e.executor = engine.settings.name;
+            e.worker = worker.thread;
+            e.auxiliary = !worker.core;
+            e.reason = reason;
+            e.commit();
+        }
+    }
+
+    static void threadRetired(Engine engine, Worker worker, String reason) {
+        ThreadRetiredEvent e = new ThreadRetiredEvent();
+        if (e.isEnabled()) {
+            e.executor = engine.settings.name;
+            e.worker = worker.thread;
+            e.auxiliary = !worker.core;
+            e.reason = reason;
+            e.commit();
+        }
+    }
+
+    static void coreBump(Engine engine, int coreThreads, long auxiliaryStarted) {
+        CoreBumpEvent e = new CoreBumpEvent();
+        if (e.isEnabled()) {
+            e.executor = engine.settings.name;
+            e.coreThreads = coreThreads;
+            e.auxiliaryThreadsStarted = auxiliaryStarted;
+            e.commit();
+        }
+    }
+
+    static void contextTransferred(Engine engine, Lane lane, int previousWorker, int worker) {
+        ContextTransferredEvent e = new ContextTransferredEvent();
+        if (e.isEnabled()) {
+            e.executor = engine.settings.name;
+            e.context = contextOf(lane);
+            e.coalescing = lane.coalescing();
+            e.previousWorker = previousWorker;
+            e.worker = worker;
+            e.commit();
+        }
+    }
+
+    static Object beginSlowTask() {
+        SlowTaskEvent e = new SlowTaskEvent();
+        if (!e.isEnabled()) {
+            return null;
+        }
+        e.begin();
+        return e;
+    }
+
+    static void endSlowTask(Object token, Engine engine, Lane lane, Runnable task) {
+        SlowTaskEvent e = (SlowTaskEvent) token;
+        e.end();
+        if (e.shouldCommit()) {
+            e.executor = engine.settings.name;
+            e.context = contextOf(lane);
+            e.taskClass = taskClass(task);
+            e.commit();
+        }
+    }
+
+    private static String contextOf(Lane lane) {
+        if (lane == null) {
+            return "";
+        }
+        try {
+            return String.valueOf(lane.context);
+        } catch (RuntimeException | Error toStringFailed) {
+            return lane.context.getClass().getName(); // a context's toString must not break a worker or the checker
+        }
+    }
+
+    /** The caller's task class, not the future that wraps it. */
+    private static Class<?> taskClass(Runnable task) {
+        if (task == null) {
+            return null;
+        }
+        Object user = task instanceof TaskFuture ? ((TaskFuture<?>) task).userTask() : task;
+        return user == null ? null : user.getClass();
+    }
+}

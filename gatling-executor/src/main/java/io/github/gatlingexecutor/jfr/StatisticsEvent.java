@@ -1,0 +1,85 @@
+package io.github.gatlingexecutor.jfr;
+
+import jdk.jfr.Category;
+import jdk.jfr.Description;
+import jdk.jfr.Event;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+import jdk.jfr.Period;
+import jdk.jfr.StackTrace;
+
+/**
+ * {@code io.github.gatlingexecutor.Statistics}: Every ExecutorStatistics counter of one executor, once per period.
+ */
+@Name("io.github.gatlingexecutor.Statistics")
+@Category("GatlingExecutor")
+@Label("Executor Statistics")
+@Description("Every ExecutorStatistics counter of one executor, once per period.")
+@StackTrace(false)
+@Period("1 s")
+public final class StatisticsEvent extends Event {
+    /** The name of the executor. */
+    @Label("Executor")
+    @Description("The name of the executor")
+    public String executor;
+
+    /** Submitted. */
+    @Label("Submitted")
+    public long submitted;
+
+    /** Executed. */
+    @Label("Executed")
+    public long executed;
+
+    /** Coalesced. */
+    @Label("Coalesced")
+    public long coalesced;
+
+    /** Failed. */
+    @Label("Failed")
+    public long failed;
+
+    /** Returned. */
+    @Label("Returned")
+    public long returned;
+
+    /** Queued. */
+    @Label("Queued")
+    public long queued;
+
+    /** Live Contexts. */
+    @Label("Live Contexts")
+    public long liveContexts;
+
+    /** Threads. */
+    @Label("Threads")
+    public int threads;
+
+    /** Peak Threads. */
+    @Label("Peak Threads")
+    public int peakThreads;
+
+    /** Core Threads. */
+    @Label("Core Threads")
+    public int coreThreads;
+
+    /** Auxiliary Threads Started. */
+    @Label("Auxiliary Threads Started")
+    public long auxiliaryThreadsStarted;
+
+    /** Core Bumps. */
+    @Label("Core Bumps")
+    public long coreBumps;
+
+    /** Transfers. */
+    @Label("Transfers")
+    public long transfers;
+
+    /** Blocked Detections. */
+    @Label("Blocked Detections")
+    public long blockedDetections;
+
+    /** Thread Start Failures. */
+    @Label("Thread Start Failures")
+    public long threadStartFailures;
+}

@@ -1,0 +1,154 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import jdk.jfr.Configuration;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Every JFR event of the executor is produced and read back, with its fields, using the settings file shipped in the
+ * jar ({@code gatling.jfc}). One scenario makes them all: a core worker runs context "x", then blocks in a plain task
+ * (WorkerBlocked); the checker starts an auxiliary worker (ThreadStarted, and a CoreBump at threshold 1) that takes
+ * "x" over (ContextTransferred) and runs a 30 ms task in it (SlowTask, threshold 10 ms); the periodic Statistics event
+ * reports the executor; shutdown ends the workers (ThreadRetired).
+ */
+class JfrEventsTest {
+
+    @RegisterExtension
+    final ExecutorValidation cleanup = new ExecutorValidation();
+
+    private static final String PREFIX = "io.github.gatlingexecutor.";
+
+    /** A plain task that blocks: its class is what WorkerBlocked must name. */
+    static final class BlockingTask implements Runnable {
+        final CountDownLatch release;
+
+        BlockingTask(CountDownLatch release) {
+            this.release = release;
+        }
+
+        @Override
+        public void run() {
+            TestSupport.blockQuietly(release);
+        }
+    }
+
+    /** A task that computes for 30 ms: its class is what SlowTask must name. */
+    static final class SlowTask implements Runnable {
+        final CountDownLatch done;
+
+        SlowTask(CountDownLatch done) {
+            this.done = done;
+        }
+
+        @Override
+        public void run() {
+            TestSupport.spin(30_000);
+            done.countDown();
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void everyEventIsRecordedWithItsFields() throws Exception {
+        Configuration settings;
+        try (Reader r = new InputStreamReader(GatlingExecutor.class.getResourceAsStream("jfr/gatling.jfc"),
+                StandardCharsets.UTF_8)) {
+            settings = Configuration.create(r);
+        }
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream(settings)) {
+            stream.enable(PREFIX + "Statistics").withPeriod(Duration.ofMillis(100));
+            stream.setMaxAge(Duration.ofMinutes(1));
+            stream.onEvent(e -> {
+                if (e.getEventType().getName().startsWith(PREFIX)) {
+                    events.add(e);
+                }
+            });
+            stream.startAsync();
+
+            GatlingExecutor e = cleanup.track(gatling("jfr").coreThreads(1).maxThreads(4)
+                    .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(30))
+                    .coreBumpThreshold(1).auxiliaryKeepAlive(Duration.ofMillis(50)).build());
+            String name = e.name();
+            CountDownLatch first = new CountDownLatch(1);
+            e.sequential("x").execute(first::countDown);
+            await(first, "the first task of x");
+            CountDownLatch release = cleanup.gate();
+            e.execute(new BlockingTask(release));
+            CountDownLatch slowDone = new CountDownLatch(1);
+            e.sequential("x").execute(new SlowTask(slowDone));
+            await(slowDone, "the slow task, on an auxiliary worker");
+
+            RecordedEvent blocked = awaitEvent(events, "WorkerBlocked", name, x -> true);
+            assertEquals("", blocked.getString("context"), "a plain task has no context");
+            assertEquals(BlockingTask.class.getName(), blocked.getClass("taskClass").getName());
+            assertTrue(blocked.getDuration("runningFor").toMillis() >= 30, blocked.toString());
+            assertTrue(blocked.getThread("worker").getJavaName().startsWith(name + "-core-"), blocked.toString());
+
+            RecordedEvent slow = awaitEvent(events, "SlowTask", name, x -> true);
+            assertEquals("x", slow.getString("context"));
+            assertEquals(SlowTask.class.getName(), slow.getClass("taskClass").getName());
+            assertTrue(slow.getDuration().toMillis() >= 10, slow.toString());
+
+            RecordedEvent moved = awaitEvent(events, "ContextTransferred", name, x -> true);
+            assertEquals("x", moved.getString("context"));
+            assertFalse(moved.getBoolean("coalescing"));
+            assertEquals(1, moved.getInt("previousWorker"));
+            assertTrue(moved.getInt("worker") > 1, moved.toString());
+
+            awaitEvent(events, "ThreadStarted", name, x -> !x.getBoolean("auxiliary")
+                    && x.getString("reason").equals("below the core size"));
+            RecordedEvent aux = awaitEvent(events, "ThreadStarted", name, x -> x.getBoolean("auxiliary"));
+            assertTrue(aux.getThread("worker").getJavaName().startsWith(name + "-aux-"), aux.toString());
+            RecordedEvent bump = awaitEvent(events, "CoreBump", name, x -> true);
+            assertEquals(2, bump.getInt("coreThreads"));
+            assertEquals(1, bump.getLong("auxiliaryThreadsStarted"));
+
+            RecordedEvent stats = awaitEvent(events, "Statistics", name, x -> x.getLong("executed") >= 2);
+            assertTrue(stats.getLong("submitted") >= 3, stats.toString());
+            assertTrue(stats.getInt("threads") >= 1, stats.toString());
+
+            release.countDown();
+            e.shutdown();
+            assertTrue(e.awaitTermination(10, TimeUnit.SECONDS));
+            RecordedEvent retired = awaitEvent(events, "ThreadRetired", name,
+                    x -> x.getString("reason").equals("executor shut down"));
+            assertTrue(retired.getThread("worker").getJavaName().startsWith(name + "-"), retired.toString());
+        }
+    }
+
+    private static RecordedEvent awaitEvent(List<RecordedEvent> events, String type, String executor,
+                                            Predicate<RecordedEvent> match) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() - deadline < 0) {
+            for (RecordedEvent e : events) {
+                if (e.getEventType().getName().equals(PREFIX + type) && executor.equals(e.getString("executor"))
+                        && match.test(e)) {
+                    assertEquals("GatlingExecutor", e.getEventType().getCategoryNames().get(0));
+                    return e;
+                }
+            }
+            TestSupport.sleep(20);
+        }
+        throw new AssertionError("no " + type + " event for " + executor + " among " + events.size() + " events: "
+                + events);
+    }
+}
