@@ -17,7 +17,11 @@ final class Jfr {
     private static boolean available() {
         try {
             Class<?> event = Class.forName("jdk.jfr.Event", false, Jfr.class.getClassLoader());
-            return Jfr.class.getModule().canRead(event.getModule());
+            // On the module path, "requires static" gives no read edge unless something else required jdk.jfr at
+            // start-up; the runtime has it, so this module adds the edge itself (a module may, for itself).
+            Module self = Jfr.class.getModule();
+            self.addReads(event.getModule());
+            return self.canRead(event.getModule());
         } catch (Throwable absent) {
             return false;
         }
