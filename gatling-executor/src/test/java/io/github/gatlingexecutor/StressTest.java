@@ -61,6 +61,40 @@ class StressTest {
         }
     }
 
+    /** Delayed and periodic tasks of all three kinds, cancellations racing their runs, then shutdown(). */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void scheduledTasksAcrossShutdown() throws Exception {
+        for (long seed = 300; seed < 316; seed++) {
+            Config c = new Config();
+            c.seed = seed;
+            c.tasksPerProducer = 4_000;
+            c.contexts = 4 + (int) seed % 8;
+            c.scheduled = 150;
+            c.pPeriodic = 0.4;
+            c.end = seed % 2 == 0 ? End.SHUTDOWN : End.NONE;
+            c.endAt = ((seed - 299) % 5) / 5.0 + 0.1;
+            report("scheduled+shutdown", new StressWorkload(c).run());
+        }
+    }
+
+    /** The same, ended by shutdownNow(): every delayed and periodic task waiting for a run is returned, none lost. */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void scheduledTasksAcrossShutdownNow() throws Exception {
+        for (long seed = 400; seed < 416; seed++) {
+            Config c = new Config();
+            c.seed = seed;
+            c.tasksPerProducer = 4_000;
+            c.contexts = 4 + (int) seed % 8;
+            c.scheduled = 150;
+            c.pPeriodic = 0.4;
+            c.end = End.SHUTDOWN_NOW;
+            c.endAt = ((seed - 399) % 5) / 5.0 + 0.1;
+            report("scheduled+shutdownNow", new StressWorkload(c).run());
+        }
+    }
+
     @Test
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
     void randomConfigurations() throws Exception {

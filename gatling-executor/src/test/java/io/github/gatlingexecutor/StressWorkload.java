@@ -69,6 +69,9 @@ final class StressWorkload {
         Duration blockedThreshold = Duration.ofMillis(20);
         Duration keepAlive = Duration.ofMillis(50);
         int coreBumpThreshold = 10;
+        int scheduled = 0;            // delayed and periodic tasks scheduled beside the producers (0: none)
+        double pPeriodic = 0.3;       // of those, periodic (half fixed rate, half fixed delay)
+        double pCancel = 0.2;         // of those, cancelled by the scheduling thread at a random later moment
 
         static Config random(long seed, int tasksPerProducer) {
             SplittableRandom r = new SplittableRandom(seed);
@@ -93,6 +96,9 @@ final class StressWorkload {
             c.blockedThreshold = Duration.ofMillis(2 + r.nextInt(50));
             c.keepAlive = Duration.ofMillis(5 + r.nextInt(200));
             c.coreBumpThreshold = 1 + r.nextInt(20);
+            c.scheduled = r.nextBoolean() ? 0 : 20 + r.nextInt(200);
+            c.pPeriodic = r.nextDouble(0.5);
+            c.pCancel = r.nextDouble(0.4);
             return c;
         }
 
@@ -104,7 +110,8 @@ final class StressWorkload {
                     + ", pHandle=" + pHandle + ", end=" + end + ", endAt=" + endAt + ", coreThreads=" + coreThreads
                     + ", maxThreads=" + maxThreads + ", batchSize=" + batchSize + ", checkPeriod=" + checkPeriod
                     + ", blockedThreshold=" + blockedThreshold + ", keepAlive=" + keepAlive
-                    + ", coreBumpThreshold=" + coreBumpThreshold + '}';
+                    + ", coreBumpThreshold=" + coreBumpThreshold + ", scheduled=" + scheduled + ", pPeriodic="
+                    + pPeriodic + ", pCancel=" + pCancel + '}';
         }
     }
 
@@ -112,11 +119,13 @@ final class StressWorkload {
     static final class Outcome {
         long accepted, ran, returned, coalesced, rejected, thrown;
         ExecutorStatistics statistics;
+        String scheduled = "";
 
         @Override
         public String toString() {
             return "accepted=" + accepted + " ran=" + ran + " returned=" + returned + " coalesced=" + coalesced
-                    + " rejected=" + rejected + " thrown=" + thrown + " stats=" + statistics;
+                    + " rejected=" + rejected + " thrown=" + thrown + (scheduled.isEmpty() ? "" : " " + scheduled)
+                    + " stats=" + statistics;
         }
     }
 
@@ -267,6 +276,8 @@ final class StressWorkload {
     final AtomicLong violations = new AtomicLong();
     final Queue<String> firstViolations = new ConcurrentLinkedQueue<>();
     volatile boolean shutdownNowCalled;
+    /** Set once shutdownNow() has returned: a task it returned must never start after that. */
+    volatile boolean shutdownNowReturned;
     final List<Thread> madeThreads = new ArrayList<>();
 
     StressWorkload(Config config) {
@@ -385,6 +396,7 @@ final class StressWorkload {
                             } else {
                                 shutdownNowCalled = true;
                                 List<Runnable> back = executor.shutdownNow();
+                                shutdownNowReturned = true;
                                 synchronized (returnedList) {
                                     returnedList.addAll(back);
                                 }
@@ -397,9 +409,16 @@ final class StressWorkload {
             }, "producer-" + p);
             producers[p].start();
         }
+        ScheduledLoad scheduledLoad = c.scheduled > 0 ? new ScheduledLoad(this, executor, endFired) : null;
         start.countDown();
+        if (scheduledLoad != null) {
+            scheduledLoad.start();
+        }
         for (Thread t : producers) {
             t.join();
+        }
+        if (scheduledLoad != null) {
+            scheduledLoad.join();
         }
         if (producerFailure[0] != null) {
             throw new AssertionError("producer failed, " + c, producerFailure[0]);
@@ -438,6 +457,9 @@ final class StressWorkload {
         }
         int[] returnedPerCoalescingContext = new int[c.contexts];
         for (Runnable r : returnedList) {
+            if (scheduledLoad != null && scheduledLoad.claimReturned(r)) {
+                continue;
+            }
             Task t = r instanceof Task ? (Task) r : byFuture.get(r);
             if (t == null) {
                 violation("shutdownNow returned something that is neither an accepted task nor its future: " + r);
@@ -551,11 +573,24 @@ final class StressWorkload {
         }
         ExecutorStatistics s = executor.statistics();
         out.statistics = s;
-        expect("submitted", s.submitted(), out.accepted);
-        expect("executed", s.executed(), out.ran);
-        expect("coalesced", s.coalesced(), out.coalesced);
-        expect("returned", s.returned(), out.returned);
-        expect("failed", s.failed(), out.thrown);
+        if (scheduledLoad == null) {
+            expect("submitted", s.submitted(), out.accepted);
+            expect("executed", s.executed(), out.ran);
+            expect("coalesced", s.coalesced(), out.coalesced);
+            expect("returned", s.returned(), out.returned);
+            expect("failed", s.failed(), out.thrown);
+        } else {
+            // Scheduled runs enter the pool once per dispatch, which only the executor sees: the identity must hold
+            // exactly, and the producers' tasks are part of each counter.
+            expect("submitted - executed - coalesced - returned",
+                    s.submitted() - s.executed() - s.coalesced() - s.returned(), 0);
+            atLeast("executed", s.executed(), out.ran);
+            atLeast("coalesced", s.coalesced(), out.coalesced);
+            atLeast("returned", s.returned(), out.returned);
+            atLeast("failed", s.failed(), out.thrown);
+            scheduledLoad.check();
+            out.scheduled = scheduledLoad.summary();
+        }
         expect("queued", s.queued(), 0);
         expect("liveContexts", s.liveContexts(), 0);
         expect("threads", s.threads(), 0);
@@ -604,6 +639,12 @@ final class StressWorkload {
     private int madeThreadsSize() {
         synchronized (madeThreads) {
             return madeThreads.size();
+        }
+    }
+
+    private void atLeast(String counter, long actual, long expected) {
+        if (actual < expected) {
+            violation("statistics." + counter + "() = " + actual + ", expected at least " + expected);
         }
     }
 
