@@ -27,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * jar ({@code gatling.jfc}). One scenario makes them all: a core worker runs context "x", then blocks in a plain task
  * (WorkerBlocked); the checker starts an auxiliary worker (ThreadStarted, and a CoreBump at threshold 1) that takes
  * "x" over (ContextTransferred) and runs a 30 ms task in it (SlowTask, threshold 10 ms); the periodic Statistics event
- * reports the executor; shutdown ends the workers (ThreadRetired).
+ * reports the executor; shutdown ends the workers (ThreadRetired). Batches of one task keep "x" live while it moves.
  */
 class JfrEventsTest {
 
@@ -84,26 +84,33 @@ class JfrEventsTest {
             });
             stream.startAsync();
 
-            GatlingExecutor e = cleanup.track(gatling("jfr").coreThreads(1).maxThreads(4)
+            // Batches of one task: a lane with more work goes behind whatever else waits, so "x" stays live and
+            // moves from the core worker to the auxiliary one.
+            GatlingExecutor e = cleanup.track(gatling("jfr").coreThreads(1).maxThreads(4).batchSize(1)
                     .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(30))
                     .coreBumpThreshold(1).auxiliaryKeepAlive(Duration.ofMillis(50)).build());
             String name = e.name();
-            CountDownLatch first = new CountDownLatch(1);
-            e.sequential("x").execute(first::countDown);
-            await(first, "the first task of x");
+            CountDownLatch firstRunning = new CountDownLatch(1);
+            CountDownLatch firstGo = cleanup.gate();
+            e.sequential("x").execute(() -> {
+                firstRunning.countDown();
+                TestSupport.blockQuietly(firstGo);
+            });
+            await(firstRunning, "the first task of x, on the core worker");
             CountDownLatch release = cleanup.gate();
-            e.execute(new BlockingTask(release));
+            e.execute(new BlockingTask(release));           // waits in the ready queue
             CountDownLatch slowDone = new CountDownLatch(1);
-            e.sequential("x").execute(new SlowTask(slowDone));
+            e.sequential("x").execute(new SlowTask(slowDone)); // waits in lane x, behind the first task
+            firstGo.countDown(); // x rotates behind the blocking task, which then holds the core worker
             await(slowDone, "the slow task, on an auxiliary worker");
 
-            RecordedEvent blocked = awaitEvent(events, "WorkerBlocked", name, x -> true);
+            RecordedEvent blocked = awaitEvent(events, "WorkerBlocked", name, x -> isClass(x, BlockingTask.class));
             assertEquals("", blocked.getString("context"), "a plain task has no context");
             assertEquals(BlockingTask.class.getName(), blocked.getClass("taskClass").getName());
             assertTrue(blocked.getDuration("runningFor").toMillis() >= 30, blocked.toString());
             assertTrue(blocked.getThread("worker").getJavaName().startsWith(name + "-core-"), blocked.toString());
 
-            RecordedEvent slow = awaitEvent(events, "SlowTask", name, x -> true);
+            RecordedEvent slow = awaitEvent(events, "SlowTask", name, x -> isClass(x, SlowTask.class));
             assertEquals("x", slow.getString("context"));
             assertEquals(SlowTask.class.getName(), slow.getClass("taskClass").getName());
             assertTrue(slow.getDuration().toMillis() >= 10, slow.toString());
@@ -122,7 +129,7 @@ class JfrEventsTest {
             assertEquals(2, bump.getInt("coreThreads"));
             assertEquals(1, bump.getLong("auxiliaryThreadsStarted"));
 
-            RecordedEvent stats = awaitEvent(events, "Statistics", name, x -> x.getLong("executed") >= 2);
+            RecordedEvent stats = awaitEvent(events, "Statistics", name, x -> x.getLong("executed") >= 3);
             assertTrue(stats.getLong("submitted") >= 3, stats.toString());
             assertTrue(stats.getInt("threads") >= 1, stats.toString());
 
@@ -133,6 +140,10 @@ class JfrEventsTest {
                     x -> x.getString("reason").equals("executor shut down"));
             assertTrue(retired.getThread("worker").getJavaName().startsWith(name + "-"), retired.toString());
         }
+    }
+
+    private static boolean isClass(RecordedEvent e, Class<?> type) {
+        return e.getClass("taskClass") != null && e.getClass("taskClass").getName().equals(type.getName());
     }
 
     private static RecordedEvent awaitEvent(List<RecordedEvent> events, String type, String executor,
