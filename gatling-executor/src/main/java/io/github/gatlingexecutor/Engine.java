@@ -457,8 +457,12 @@ final class Engine {
 
     private List<Runnable> stopAndDrain() {
         advanceState(STOP);
-        // Periodic tasks are not cancelled: those waiting for a run are returned below, as ScheduledThreadPoolExecutor
+        // The timer first. Its lock waits out a dispatch in progress, whose task then lies in a lane or the ready
+        // queue for the drains below; after that the timer dispatches nothing (it re-reads STOP under the lock).
+        // Drained last, a task dispatched between the ready-queue drain and the timer drain would be in neither.
+        // Periodic tasks are not cancelled: those waiting for a run are returned, as ScheduledThreadPoolExecutor
         // does. One running now is cancelled when its run ends (its reschedule is refused).
+        List<ScheduledTask<?>> notDue = timer.drain();
         // From here no worker starts taking a task out of a sequential lane; wait out the takes already begun.
         for (Worker w : pool.workers()) {
             w.awaitNotTaking();
@@ -477,7 +481,7 @@ final class Engine {
             lane.closeAndDrain(out);
         }
         returned.addAndGet(out.size());
-        out.addAll(timer.drain());
+        out.addAll(notDue);
         return out;
     }
 

@@ -66,13 +66,7 @@ final class TaskTimer {
         Throwable failure = engine.checker.ensureStarted();
         if (failure != null) {
             engine.pool.countStartFailure();
-            lock.lock();
-            try {
-                delayed.remove(task);
-                periodic.remove(task);
-            } finally {
-                lock.unlock();
-            }
+            forget(task);
             RejectedExecutionException e = new RejectedExecutionException("executor " + engine.settings.name
                     + " could not start its checker thread, which runs scheduled tasks; rejected " + task);
             e.initCause(failure);
@@ -86,16 +80,20 @@ final class TaskTimer {
 
     /** A scheduled task was cancelled or finished for good. */
     void remove(ScheduledTask<?> task) {
+        forget(task);
+        if (engine.isShutdown()) {
+            // It may have been the last thing the executor was waiting for: let idle workers and the checker look.
+            engine.wakeForTermination();
+        }
+    }
+
+    private void forget(ScheduledTask<?> task) {
         lock.lock();
         try {
             delayed.remove(task);
             periodic.remove(task);
         } finally {
             lock.unlock();
-        }
-        if (engine.isShutdown()) {
-            // It may have been the last thing the executor was waiting for: let idle workers and the checker look.
-            engine.wakeForTermination();
         }
     }
 

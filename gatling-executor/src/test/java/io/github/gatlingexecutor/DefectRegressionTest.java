@@ -39,6 +39,18 @@ class DefectRegressionTest {
 
     private static final Runnable NOOP = () -> { };
 
+    /** Submits a task that blocks until the returned gate opens, and waits until it runs. */
+    private CountDownLatch occupy(java.util.function.Consumer<Runnable> submit, String what) {
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch holding = new CountDownLatch(1);
+        submit.accept(() -> {
+            holding.countDown();
+            TestSupport.blockQuietly(gate);
+        });
+        await(holding, what);
+        return gate;
+    }
+
     /** Item 1: shutdownNow() cancelled periodic tasks instead of returning them (it returned 1 task of 3). */
     @Test
     @Timeout(20)
@@ -65,13 +77,7 @@ class DefectRegressionTest {
     @Timeout(20)
     void shutdownCancelsAPeriodicRunWaitingInItsLaneAtOnce() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("shutdown-periodic").coreThreads(2).build());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch holding = new CountDownLatch(1);
-        e.execute(new Seq("c", () -> {
-            holding.countDown();
-            TestSupport.blockQuietly(gate);
-        }));
-        await(holding, "the task holding lane c");
+        CountDownLatch gate = occupy(r -> e.execute(new Seq("c", r)), "the task holding lane c");
         AtomicInteger runs = new AtomicInteger();
         ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Seq("c", runs::incrementAndGet), 0, 5,
                 TimeUnit.MILLISECONDS);
@@ -218,13 +224,7 @@ class DefectRegressionTest {
         GatlingExecutor e = cleanup.track(gatling("stuck-ring").coreThreads(1).maxThreads(40)
                 .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(20)).build());
         int contexts = 20;
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch holding = new CountDownLatch(1);
-        e.execute(() -> {
-            holding.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(holding, "the gate task");
+        CountDownLatch gate = occupy(e::execute, "the gate task");
         CountDownLatch firstRound = new CountDownLatch(contexts);
         for (int c = 0; c < contexts; c++) {
             e.sequential(c).execute(firstRound::countDown);
@@ -266,13 +266,7 @@ class DefectRegressionTest {
                 .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(20))
                 .auxiliaryKeepAlive(Duration.ofMillis(30)).build());
         java.util.concurrent.Executor handle = e.sequential("held");
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch holding = new CountDownLatch(1);
-        e.execute(() -> {
-            holding.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(holding, "the core worker held");
+        CountDownLatch gate = occupy(e::execute, "the core worker held");
         AtomicReference<WeakReference<Thread>> thread = new AtomicReference<>();
         AtomicReference<WeakReference<Object>> worker = new AtomicReference<>();
         CountDownLatch ran = new CountDownLatch(1);
@@ -301,13 +295,7 @@ class DefectRegressionTest {
     @Timeout(20)
     void aPeriodicCoalescingTaskSkipsAReplacedRunAndGoesOn() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("periodic-coalescing").coreThreads(2).build());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch holding = new CountDownLatch(1);
-        e.execute(new Coal("c", () -> {
-            holding.countDown();
-            TestSupport.blockQuietly(gate);
-        }));
-        await(holding, "the task holding coalescing lane c");
+        CountDownLatch gate = occupy(r -> e.execute(new Coal("c", r)), "the task holding coalescing lane c");
         AtomicInteger runs = new AtomicInteger();
         ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Coal("c", runs::incrementAndGet), 0, 5,
                 TimeUnit.MILLISECONDS);
@@ -370,13 +358,7 @@ class DefectRegressionTest {
         GatlingExecutor e = cleanup.track(gatling("equal").coreThreads(2).threadFactory(factory)
                 .checkPeriod(Duration.ofMinutes(10)).build());
         self.set(e);
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch holding = new CountDownLatch(1);
-        e.execute(() -> {
-            holding.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(holding, "the only worker busy");
+        CountDownLatch gate = occupy(e::execute, "the only worker busy");
         EqualTask accepted = new EqualTask();
         EqualTask rejected = new EqualTask();
         e.execute(accepted);                                                    // worker call 2 fails
@@ -523,5 +505,57 @@ class DefectRegressionTest {
         assertEquals("still ticking", later.get(5, TimeUnit.SECONDS));
         e.shutdown();
         assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
+    }
+
+    /**
+     * A context whose hashCode, when the checker calls it while dispatching a due task, holds the dispatch until the
+     * thread calling shutdownNow() is parked: shutdownNow has then reached the timer's lock.
+     */
+    private static final class DispatchHoldingContext {
+        final CountDownLatch entered = new CountDownLatch(1);
+        volatile Thread stopper;
+
+        @Override
+        public int hashCode() {
+            if (Thread.currentThread().getName().endsWith("-checker")) {
+                entered.countDown();
+                waitUntil("shutdownNow parked on the timer's lock", () -> {
+                    Thread t = stopper;
+                    return t != null && t.getState() == Thread.State.WAITING;
+                });
+            }
+            return 1;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o == this;
+        }
+    }
+
+    /**
+     * Found by the scheduled stress rounds: shutdownNow() drains the ready queue and the lanes, and the timer. Once it
+     * no longer cancelled periodic tasks (item 1), which had taken the timer's lock before any drain, a due task that
+     * the checker dispatched between the lane drain and the timer drain was in neither: neither run nor returned
+     * (lost). The timer is now drained first: its lock waits out the dispatch in progress, whose task the lane drain
+     * then returns. Seen failing with the timer drained last.
+     */
+    @Test
+    @Timeout(20)
+    void aTaskDispatchedWhileShutdownNowDrainsIsReturned() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("dispatch-vs-stop").coreThreads(1).build());
+        DispatchHoldingContext context = new DispatchHoldingContext();
+        AtomicBoolean ran = new AtomicBoolean();
+        ScheduledFuture<?> task = e.schedule(new Seq(context, () -> ran.set(true)), 20, TimeUnit.MILLISECONDS);
+        await(context.entered, "the checker dispatching the due task");
+        AtomicReference<List<Runnable>> returned = new AtomicReference<>();
+        Thread stopper = new Thread(() -> returned.set(e.shutdownNow()));
+        context.stopper = stopper;
+        stopper.start();
+        stopper.join(10_000);
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
+        assertFalse(ran.get(), "the task ran after shutdownNow");
+        assertTrue(returned.get().contains(task), "lost: neither run nor returned by shutdownNow: " + returned.get());
+        assertFalse(task.isDone(), "returned, yet done: " + task);
     }
 }

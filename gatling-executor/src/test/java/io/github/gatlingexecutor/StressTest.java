@@ -66,15 +66,7 @@ class StressTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void scheduledTasksAcrossShutdown() throws Exception {
         for (long seed = 300; seed < 316; seed++) {
-            Config c = new Config();
-            c.seed = seed;
-            c.tasksPerProducer = 4_000;
-            c.contexts = 4 + (int) seed % 8;
-            c.scheduled = 150;
-            c.pPeriodic = 0.4;
-            c.end = seed % 2 == 0 ? End.SHUTDOWN : End.NONE;
-            c.endAt = ((seed - 299) % 5) / 5.0 + 0.1;
-            report("scheduled+shutdown", new StressWorkload(c).run());
+            scheduledRound("scheduled+shutdown", seed, seed % 2 == 0 ? End.SHUTDOWN : End.NONE);
         }
     }
 
@@ -83,16 +75,20 @@ class StressTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void scheduledTasksAcrossShutdownNow() throws Exception {
         for (long seed = 400; seed < 416; seed++) {
-            Config c = new Config();
-            c.seed = seed;
-            c.tasksPerProducer = 4_000;
-            c.contexts = 4 + (int) seed % 8;
-            c.scheduled = 150;
-            c.pPeriodic = 0.4;
-            c.end = End.SHUTDOWN_NOW;
-            c.endAt = ((seed - 399) % 5) / 5.0 + 0.1;
-            report("scheduled+shutdownNow", new StressWorkload(c).run());
+            scheduledRound("scheduled+shutdownNow", seed, End.SHUTDOWN_NOW);
         }
+    }
+
+    private static void scheduledRound(String what, long seed, End end) throws InterruptedException {
+        Config c = new Config();
+        c.seed = seed;
+        c.tasksPerProducer = 4_000;
+        c.contexts = 4 + (int) seed % 8;
+        c.scheduled = 150;
+        c.pPeriodic = 0.4;
+        c.end = end;
+        c.endAt = (seed % 5) / 5.0 + 0.1;
+        report(what, new StressWorkload(c).run());
     }
 
     @Test
