@@ -410,7 +410,8 @@ final class Engine {
         long[] p = pool.counters();
         return new ExecutorStatistics(submitted.sum(), p[0], coalesced.sum(), p[1] + failedFutures.sum(),
                 returned.get(), sequentialLanes.mappingCount() + coalescingLanes.mappingCount(), pool.threads(),
-                pool.peakThreads(), pool.coreTarget(), p[3], p[4], p[2], checker.blockedDetections(), p[5]);
+                pool.peakThreads(), pool.coreTarget(), p[3], p[4], p[2], checker.blockedDetections(), p[5], (int) p[6],
+                settings.maxThreads);
     }
 
     List<ContextStatistics> contextStatistics() {

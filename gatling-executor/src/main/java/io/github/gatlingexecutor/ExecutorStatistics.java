@@ -22,11 +22,13 @@ public final class ExecutorStatistics {
     private final long transfers;
     private final long blockedDetections;
     private final long threadStartFailures;
+    private final int active;
+    private final int maxThreads;
 
     ExecutorStatistics(long submitted, long executed, long coalesced, long failed, long returned,
                        long liveContexts, int threads, int peakThreads, int coreThreads,
                        long auxiliaryThreadsStarted, long coreBumps, long transfers, long blockedDetections,
-                       long threadStartFailures) {
+                       long threadStartFailures, int active, int maxThreads) {
         this.submitted = submitted;
         this.executed = executed;
         this.coalesced = coalesced;
@@ -41,6 +43,8 @@ public final class ExecutorStatistics {
         this.transfers = transfers;
         this.blockedDetections = blockedDetections;
         this.threadStartFailures = threadStartFailures;
+        this.active = active;
+        this.maxThreads = maxThreads;
     }
 
     /**
@@ -152,6 +156,21 @@ public final class ExecutorStatistics {
      */
     public long threadStartFailures() { return threadStartFailures; }
 
+    /**
+     * Workers running a task now (or between two tasks of one lane's batch). Read without stopping them, so it can be
+     * a moment old.
+     *
+     * @return the number of busy workers
+     */
+    public int active() { return active; }
+
+    /**
+     * The configured cap on worker threads.
+     *
+     * @return {@code maxThreads}
+     */
+    public int maxThreads() { return maxThreads; }
+
     @Override
     public String toString() {
         return "ExecutorStatistics{submitted=" + submitted + ", executed=" + executed + ", coalesced=" + coalesced
@@ -159,6 +178,7 @@ public final class ExecutorStatistics {
                 + ", liveContexts=" + liveContexts + ", threads=" + threads + ", peakThreads=" + peakThreads
                 + ", coreThreads=" + coreThreads + ", auxiliaryThreadsStarted=" + auxiliaryThreadsStarted
                 + ", coreBumps=" + coreBumps + ", transfers=" + transfers
-                + ", blockedDetections=" + blockedDetections + ", threadStartFailures=" + threadStartFailures + '}';
+                + ", blockedDetections=" + blockedDetections + ", threadStartFailures=" + threadStartFailures
+                + ", active=" + active + ", maxThreads=" + maxThreads + '}';
     }
 }

@@ -438,17 +438,22 @@ final class WorkerPool {
         return workers;
     }
 
-    /** Fills the pool part of a statistics snapshot: {executed, failed, transfers, auxStarted, coreBumps, startFailures}. */
+    /**
+     * Fills the pool part of a statistics snapshot: {executed, failed, transfers, auxStarted, coreBumps,
+     * startFailures, busy workers}.
+     */
     synchronized long[] counters() {
         long executed = foldedExecuted;
         long failed = foldedFailed;
         long transfers = foldedTransfers;
+        long busy = 0;
         for (Worker w : workers) {
             executed += w.executedCount();
             failed += w.failedCount();
             transfers += w.transferCount();
+            busy += w.isBusy() ? 1 : 0;
         }
-        return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures};
+        return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures, busy};
     }
 
     int peakThreads() {

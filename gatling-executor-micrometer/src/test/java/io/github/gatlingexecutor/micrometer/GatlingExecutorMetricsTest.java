@@ -1,0 +1,134 @@
+package io.github.gatlingexecutor.micrometer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.gatlingexecutor.ExecutorStatistics;
+import io.github.gatlingexecutor.GatlingExecutor;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Every meter reads the same value as {@code statistics()}, with the executor's name and the given tags. */
+class GatlingExecutorMetricsTest {
+
+    private static final Map<String, ToDoubleFunction<ExecutorStatistics>> METERS = Map.ofEntries(
+            Map.entry("executor.completed", ExecutorStatistics::executed),
+            Map.entry("executor.queued", ExecutorStatistics::queued),
+            Map.entry("executor.active", ExecutorStatistics::active),
+            Map.entry("executor.pool.size", ExecutorStatistics::threads),
+            Map.entry("executor.pool.core", ExecutorStatistics::coreThreads),
+            Map.entry("executor.pool.max", ExecutorStatistics::maxThreads),
+            Map.entry("executor.coalesced", ExecutorStatistics::coalesced),
+            Map.entry("executor.failed", ExecutorStatistics::failed),
+            Map.entry("executor.contexts.live", ExecutorStatistics::liveContexts),
+            Map.entry("executor.threads.auxiliary.started", ExecutorStatistics::auxiliaryThreadsStarted),
+            Map.entry("executor.blocked", ExecutorStatistics::blockedDetections),
+            Map.entry("executor.transfers", ExecutorStatistics::transfers));
+
+    @Test
+    @Timeout(30)
+    void everyMeterReadsWhatStatisticsSays() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("metered").coreThreads(1).maxThreads(5)
+                .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(20))
+                .uncaughtExceptionHandler((t, e) -> { }).build()) {
+            new GatlingExecutorMetrics(executor, Tags.of("service", "test")).bindTo(registry);
+            // Work that moves every counter: coalesced and failed tasks, a stuck worker, an auxiliary thread.
+            CountDownLatch release = new CountDownLatch(1);
+            CountDownLatch holding = new CountDownLatch(1);
+            executor.execute(() -> {
+                holding.countDown();
+                await(release);
+            });
+            assertTrue(holding.await(10, TimeUnit.SECONDS));
+            for (int i = 0; i < 10; i++) {
+                executor.coalescing("c").execute(() -> { });
+            }
+            executor.sequential("s").execute(() -> {
+                throw new IllegalStateException("counted in failed()");
+            });
+            CountDownLatch queuedRan = new CountDownLatch(1);
+            executor.sequential("s").execute(queuedRan::countDown);
+            try {
+                assertTrue(queuedRan.await(10, TimeUnit.SECONDS), "an auxiliary worker should have run it");
+                waitFor(() -> executor.statistics().blockedDetections() >= 1, executor);
+                // Mid-flight: the stuck worker is active, and there is one thread more than the core.
+                ExecutorStatistics busy = executor.statistics();
+                assertTrue(busy.active() >= 1 && busy.threads() >= 2, busy.toString());
+                assertEquals(busy.maxThreads(), value(registry, "executor.pool.max"));
+                assertTrue(value(registry, "executor.active") >= 1);
+            } finally {
+                release.countDown();
+            }
+            waitQuiescent(executor);
+            ExecutorStatistics s = executor.statistics();
+            assertTrue(s.coalesced() >= 1 && s.failed() == 1 && s.auxiliaryThreadsStarted() >= 1, s.toString());
+            for (Map.Entry<String, ToDoubleFunction<ExecutorStatistics>> m : METERS.entrySet()) {
+                if (m.getKey().equals("executor.active") || m.getKey().equals("executor.contexts.live")
+                        || m.getKey().equals("executor.pool.size")) {
+                    continue; // these move on their own (idle workers, lane release); checked below
+                }
+                assertEquals(m.getValue().applyAsDouble(s), value(registry, m.getKey()), m.getKey() + " vs " + s);
+                Meter meter = registry.find(m.getKey()).tags("name", "metered", "service", "test").meter();
+                assertNotNull(meter, m.getKey() + " lacks its tags");
+            }
+            assertEquals(executor.statistics().threads(), value(registry, "executor.pool.size"), 0.0);
+            assertTrue(value(registry, "executor.active") <= executor.statistics().threads());
+        }
+        assertEquals(0.0, value(registry, "executor.pool.size"), "no thread after close()");
+        assertEquals(0.0, value(registry, "executor.contexts.live"));
+    }
+
+    @Test
+    void badArgumentsAreRejectedAtConstruction() {
+        assertThrows(NullPointerException.class, () -> new GatlingExecutorMetrics(null, Tags.empty()));
+        try (GatlingExecutor e = new GatlingExecutor("nulltags", 1)) {
+            assertThrows(NullPointerException.class, () -> new GatlingExecutorMetrics(e, null));
+        }
+    }
+
+    private static double value(SimpleMeterRegistry registry, String name) {
+        Meter meter = registry.find(name).meter();
+        assertNotNull(meter, "no meter " + name);
+        if (meter instanceof FunctionCounter) {
+            return ((FunctionCounter) meter).count();
+        }
+        return ((Gauge) meter).value();
+    }
+
+    private static void waitQuiescent(GatlingExecutor e) throws InterruptedException {
+        waitFor(() -> {
+            ExecutorStatistics s = e.statistics();
+            return s.submitted() == s.executed() + s.coalesced() + s.returned() && s.active() == 0;
+        }, e);
+    }
+
+    private static void waitFor(java.util.function.BooleanSupplier condition, GatlingExecutor e)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, "condition not reached: " + e.statistics());
+            Thread.sleep(5);
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
