@@ -9,10 +9,12 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
@@ -204,14 +206,21 @@ final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback {
         return new KafkaProducer<>(p);
     }
 
-    /** Sends every record, waits for all acknowledgements, and fails if any send failed. */
-    void produce(List<ProducerRecord<String, String>> records) throws Exception {
+    /**
+     * Sends every record, waits for all acknowledgements, and fails if any send failed. Returns where each record
+     * went, in the order given.
+     */
+    List<RecordMetadata> produce(List<ProducerRecord<String, String>> records) throws Exception {
         AtomicReference<Exception> failure = new AtomicReference<>();
+        RecordMetadata[] sent = new RecordMetadata[records.size()];
         try (KafkaProducer<String, String> producer = producer()) {
-            for (ProducerRecord<String, String> r : records) {
-                producer.send(r, (meta, e) -> {
+            for (int i = 0; i < records.size(); i++) {
+                int index = i;
+                producer.send(records.get(i), (meta, e) -> {
                     if (e != null) {
                         failure.compareAndSet(null, e);
+                    } else {
+                        sent[index] = meta;
                     }
                 });
             }
@@ -219,6 +228,26 @@ final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback {
         }
         if (failure.get() != null) {
             throw new AssertionError("a send failed", failure.get());
+        }
+        return List.of(sent);
+    }
+
+    /**
+     * Has the broker start the threads it starts lazily (for fetches, group coordination, scheduling) by running a
+     * throwaway consumer group over {@code topic}, so that a thread comparison afterwards sees only the client's.
+     */
+    void warmUp(String topic) {
+        Properties p = consumerProperties(name("warm-up"));
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            c.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (c.poll(Duration.ofMillis(50)).isEmpty()) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("warm-up consumer got nothing from " + topic);
+                }
+            }
+            c.commitSync();
         }
     }
 
@@ -242,6 +271,17 @@ final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback {
             }
         });
         return out;
+    }
+
+    /** Waits until the broker has {@code expected} as the group's committed offsets. */
+    void awaitGroupCommitted(String group, Map<TopicPartition, Long> expected) {
+        await(Duration.ofSeconds(60), "group " + group + " committed " + expected, () -> {
+            try {
+                return committed(group).equals(expected);
+            } catch (Exception e) {
+                return false;
+            }
+        });
     }
 
     /** Polls {@code condition} until it holds; fails with {@code what} at the deadline. */

@@ -242,10 +242,14 @@ class OrderingTest {
     }
 
     static void awaitCommitted(KafkaProcessor<?, ?> processor, Map<TopicPartition, Long> end) {
-        await(Duration.ofSeconds(60), "commits reaching " + end, () -> {
-            Map<TopicPartition, Long> c = processor.statistics().committedOffsets();
-            return end.entrySet().stream().allMatch(e -> e.getValue() == 0
-                    || e.getValue().equals(c.get(e.getKey())));
-        });
+        try {
+            await(Duration.ofSeconds(60), "commits reaching " + end, () -> {
+                Map<TopicPartition, Long> c = processor.statistics().committedOffsets();
+                return end.entrySet().stream().allMatch(e -> e.getValue() == 0
+                        || e.getValue().equals(c.get(e.getKey())));
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; " + processor.statistics(), e);
+        }
     }
 }
