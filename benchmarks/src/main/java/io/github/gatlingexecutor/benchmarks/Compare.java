@@ -1,5 +1,6 @@
 package io.github.gatlingexecutor.benchmarks;
 
+import io.github.gatlingexecutor.benchmarks.kafka.KafkaBench;
 import io.github.gatlingexecutor.benchmarks.peers.Peer;
 import io.github.gatlingexecutor.benchmarks.peers.VirtualThreads;
 import io.github.gatlingexecutor.benchmarks.report.HtmlReport;
@@ -36,7 +37,7 @@ import java.util.Set;
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar --quick      # about a minute
  * java -jar benchmarks/target/benchmarks.jar              # the full run (prints its estimate first)
- * options: --only=seed,tiny-uniform,...  --out=path/report.html
+ * options: --only=seed,tiny-uniform,...,kafka  --out=path/report.html
  * </pre>
  */
 public final class Compare {
@@ -62,7 +63,8 @@ public final class Compare {
                 out = Path.of(a.substring("--out=".length()));
             } else {
                 System.err.println("usage: Compare [--quick|--full] [--only=seed,tiny-uniform,tiny-zipf,tiny-hot,"
-                        + "producers-8,producers-32,coalescing,blocking,latency,slow-key,memory,idle] [--peers=gatling,guava,...]"
+                        + "producers-8,producers-32,coalescing,blocking,latency,slow-key,memory,idle,kafka]"
+                        + " [--peers=gatling,guava,...]"
                         + " [--out=report.html]");
                 System.exit(2);
             }
@@ -82,9 +84,11 @@ public final class Compare {
         scenarios.removeIf(s -> !only.isEmpty() && !only.contains(s.id));
         boolean memory = only.isEmpty() || only.contains("memory");
         boolean idle = only.isEmpty() || only.contains("idle");
+        boolean kafka = only.isEmpty() || only.contains("kafka");
 
         double estimate = scenarios.stream().mapToDouble(Scenario::estimatedSeconds).sum()
-                + (memory ? (quick ? 10 : 45) : 0) + (idle ? 9 * (sizes.idleSeconds() + 0.6) : 0);
+                + (memory ? (quick ? 10 : 45) : 0) + (idle ? 9 * (sizes.idleSeconds() + 0.6) : 0)
+                + (kafka ? KafkaBench.estimatedSeconds(quick) : 0);
         List<String> header = new ArrayList<>();
         header.add("Mode: " + (quick ? "quick (small sizes, few repetitions: a sanity check, not a result)"
                 : "full") + "; " + sizes.warmups() + " warm-up + " + sizes.repetitions()
@@ -127,7 +131,18 @@ public final class Compare {
             idleCpu = show(tables, IdleCpu.measure(sizes, runner));
         }
 
+        List<String> kafkaVerdicts = new ArrayList<>();
+        if (kafka) {
+            System.out.println("== Kafka (in-process broker)");
+            List<Table> kafkaTables = new ArrayList<>();
+            KafkaBench.run(quick, kafkaTables, kafkaVerdicts);
+            for (Table t : kafkaTables) {
+                show(tables, t);
+            }
+        }
+
         List<String> verdicts = Targets.evaluate(byId, idleCpu, memoryChurn, cores);
+        verdicts.addAll(kafkaVerdicts);
         System.out.println("\nTargets" + (quick ? " (quick run: indicative only)" : "") + ":");
         for (String v : verdicts) {
             System.out.println("  " + v);

@@ -1,0 +1,885 @@
+package io.github.gatlingexecutor.kafka;
+
+import io.github.gatlingexecutor.ContextExecutor;
+import io.github.gatlingexecutor.GatlingExecutor;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.RecordDeserializationException;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.Deserializer;
+
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFailure.ACKNOWLEDGED;
+import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFailure.FAILED;
+import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFailure.RUNNING;
+
+/**
+ * Consumes Kafka topics and runs each record's handler on a {@link ContextExecutor}, in per-key order (or as
+ * {@link Ordering} says), committing only offsets behind completed work.
+ *
+ * <pre>{@code
+ * try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(consumerProperties)
+ *         .topics("orders")
+ *         .ordering(Ordering.KEY)
+ *         .handler(record -> apply(record.key(), record.value()))
+ *         .onFailure((record, error) -> deadLetter(record, error))
+ *         .build()) {
+ *     processor.start();
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <h2>Threads</h2>
+ * {@link #start()} starts one polling thread, named {@code kafka-<group.id>-poll}, which alone uses the
+ * {@link KafkaConsumer} (it is not thread-safe): it polls, hands records to executor lanes, pauses and resumes
+ * partitions, commits, and runs the rebalance callbacks. Handlers and failure handlers run on the executor's threads,
+ * never on the polling thread, so a slow or failing handler never stops polling. Unless an executor is given, the
+ * processor makes its own {@link GatlingExecutor} (named {@code kafka-<group.id>}) and closes it in {@link #close()}.
+ *
+ * <h2>Commits</h2>
+ * Per partition, the committed offset is the end of the contiguous prefix of completed records: records whose handler
+ * returned, superseded records ({@link Ordering#KEY_LATEST}), and records the {@link FailureHandler} returned for. It
+ * is committed every {@code commitInterval}, when the partition is revoked, and on {@link #close()}; it never passes
+ * a record that is not complete. So delivery is at least once: after a crash, the records after the last commit are
+ * processed again (some of them may have run already), and nothing is skipped.
+ *
+ * <h2>Rebalancing</h2>
+ * A revoked partition takes no new records; the records already handed out (queued or running) get up to
+ * {@code closeTimeout} to finish, the completed prefix is committed, and the rest is dropped without running (the
+ * new owner reads it from the committed offset). Past that timeout the partition is let go anyway: a handler still
+ * running then may overlap with the new owner's first records of that key. Lost partitions commit nothing and drop
+ * their queued records. Eager and cooperative assignors ({@code CooperativeStickyAssignor}) and the consumer group
+ * protocol all work, since only the rebalance callbacks are used.
+ *
+ * <h2>Back-pressure</h2>
+ * A partition with {@code maxPendingPerPartition} records polled and not completed is paused alone (it may go over by
+ * the records of one poll) and resumed when fewer than half remain; the other partitions keep flowing. To bound the
+ * memory spent tracking commits, a partition is also paused while ten times that many records follow its oldest
+ * incomplete one.
+ *
+ * @param <K> key type
+ * @param <V> value type
+ */
+public final class KafkaProcessor<K, V> implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(KafkaProcessor.class.getName());
+
+    private static final int NEW = 0;
+    private static final int RUNNING_STATE = 1;
+    private static final int CLOSED = 2;
+
+    /** Longest poll when nothing is waiting: bounds how late a close or a due commit is noticed. */
+    private static final long IDLE_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** Poll while a partition waits to be resumed or re-read: bounds how late a drained partition resumes. */
+    private static final long BUSY_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    /** Pause of the polling thread after the consumer itself failed, so that a persistent error does not spin. */
+    private static final long CONSUMER_ERROR_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+    private static final int SWEEP_MIN = 4096;
+
+    private final Map<String, Object> config;
+    private final Deserializer<K> keyDeserializer;
+    private final Deserializer<V> valueDeserializer;
+    private final List<String> topics;
+    private final Ordering ordering;
+    private final ContextExecutor givenExecutor;
+    private final int maxPending;
+    private final long resumeBelow;
+    private final long spanLimit;
+    private final long commitIntervalNanos;
+    private final Duration closeTimeout;
+    private final String groupId;
+    private final RecordRunner<K, V> runner;
+
+    private final AtomicInteger state = new AtomicInteger(NEW);
+    private final AtomicBoolean executorClosed = new AtomicBoolean();
+    private volatile boolean closing;
+    private volatile boolean halted;
+    private volatile ContextExecutor executor;
+    private volatile Thread pollThread;
+    private KafkaConsumer<K, V> consumer;
+
+    // Owned by the polling thread.
+    private final Map<TopicPartition, PartitionState> partitions = new HashMap<>();
+    private final Map<Object, Slot<K, V>> slots = new HashMap<>();
+    private final List<Runnable> toSubmit = new ArrayList<>();
+    private int sweepAt = SWEEP_MIN;
+    private long nextCommitNanos;
+    private boolean waiting;
+    private boolean rejectionLogged;
+
+    // Statistics, read by any thread.
+    private volatile long polled;
+    private volatile Set<TopicPartition> pausedView = Set.of();
+    private final Map<TopicPartition, Long> committed = new ConcurrentHashMap<>();
+
+    private KafkaProcessor(Builder<K, V> b, Map<String, Object> config) {
+        this.config = config;
+        this.keyDeserializer = b.keyDeserializer;
+        this.valueDeserializer = b.valueDeserializer;
+        this.topics = List.copyOf(b.topics);
+        this.ordering = b.ordering;
+        this.givenExecutor = b.executor;
+        this.maxPending = b.maxPendingPerPartition;
+        this.resumeBelow = (b.maxPendingPerPartition + 1L) / 2;
+        this.spanLimit = 10L * b.maxPendingPerPartition;
+        this.commitIntervalNanos = b.commitInterval.toNanos();
+        this.closeTimeout = b.closeTimeout;
+        this.groupId = String.valueOf(config.get(ConsumerConfig.GROUP_ID_CONFIG));
+        this.runner = new RecordRunner<>(b.handler, b.onFailure, b.retries, b.retryBackoff);
+    }
+
+    /**
+     * A builder over a copy of {@code consumerProperties}. They pass to the {@link KafkaConsumer} unchanged, except
+     * that {@code enable.auto.commit} is set to {@code false} (the processor commits; {@code true} is an error).
+     *
+     * @throws NullPointerException if {@code consumerProperties} is {@code null}
+     */
+    public static <K, V> Builder<K, V> builder(Properties consumerProperties) {
+        Objects.requireNonNull(consumerProperties, "consumerProperties");
+        Map<String, Object> copy = new LinkedHashMap<>();
+        for (String name : consumerProperties.stringPropertyNames()) {
+            copy.put(name, consumerProperties.getProperty(name));
+        }
+        consumerProperties.forEach((k, v) -> copy.putIfAbsent(String.valueOf(k), v));
+        return new Builder<>(copy);
+    }
+
+    /** As {@link #builder(Properties)}, from a map of consumer settings. */
+    public static <K, V> Builder<K, V> builder(Map<String, ?> consumerProperties) {
+        Objects.requireNonNull(consumerProperties, "consumerProperties");
+        return new Builder<>(new LinkedHashMap<>(consumerProperties));
+    }
+
+    /**
+     * Creates the consumer, subscribes on a new polling thread and starts processing. Returns at once; records are
+     * handled from the first assignment on.
+     *
+     * @throws IllegalStateException if already started, or closed
+     * @throws KafkaException        if the consumer cannot be created from the properties (the processor is then
+     *                               closed)
+     */
+    public void start() {
+        if (!state.compareAndSet(NEW, RUNNING_STATE)) {
+            throw new IllegalStateException(state.get() == CLOSED ? "KafkaProcessor is closed"
+                    : "KafkaProcessor is already started");
+        }
+        try {
+            consumer = new KafkaConsumer<>(config, keyDeserializer, valueDeserializer);
+        } catch (RuntimeException e) {
+            state.set(CLOSED);
+            throw e;
+        }
+        ContextExecutor ex = givenExecutor != null ? givenExecutor
+                : GatlingExecutor.builder().name("kafka-" + groupId).build();
+        executor = ex;
+        runner.executor(ex);
+        Thread t = new Thread(this::pollLoop, "kafka-" + groupId + "-poll");
+        pollThread = t;
+        t.start();
+    }
+
+    /** A snapshot of the counters; cheap, callable from any thread at any time. */
+    public KafkaStatistics statistics() {
+        return new KafkaStatistics(polled, runner.completed.sum(), runner.superseded.sum(), runner.failed.sum(),
+                runner.retried.sum(), pausedView, committed);
+    }
+
+    /**
+     * Stops polling, gives the records already handed out up to {@code closeTimeout} to finish, commits the completed
+     * prefix of every partition, closes the consumer (leaving the group), and closes the executor if the processor
+     * made it (interrupting handlers still running past the timeout). Waits for all that; no thread of the processor
+     * is left afterwards. Idempotent; a processor never started just becomes closed.
+     *
+     * <p>Called from a handler, it cannot wait for that handler: the wait then lasts the full {@code closeTimeout}.
+     */
+    @Override
+    public void close() {
+        int previous = state.getAndSet(CLOSED);
+        if (previous == NEW) {
+            return;
+        }
+        closing = true;
+        joinPollThread();
+        closeOwnExecutor();
+    }
+
+    /**
+     * Stops at once without committing anything more and without waiting for handlers: what a killed process leaves
+     * behind, minus the session timeout. For tests of recovery.
+     */
+    void halt() {
+        halted = true;
+        if (state.getAndSet(CLOSED) == NEW) {
+            return;
+        }
+        closing = true;
+        joinPollThread();
+        ContextExecutor ex = executor;
+        if (givenExecutor == null && ex != null && executorClosed.compareAndSet(false, true)) {
+            ex.shutdownNow();
+        }
+    }
+
+    private void joinPollThread() {
+        Thread t = pollThread;
+        if (t == null || t == Thread.currentThread()) {
+            return;
+        }
+        boolean interrupted = false;
+        while (t.isAlive()) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void closeOwnExecutor() {
+        ContextExecutor ex = executor;
+        if (givenExecutor != null || ex == null || !executorClosed.compareAndSet(false, true)) {
+            return;
+        }
+        // The records had their closeTimeout on the polling thread already: what is left is either dropped work or
+        // retry timers (which a plain shutdown would still wait for), or handlers overrunning, to be interrupted.
+        ex.shutdownNow();
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + Math.max(closeTimeout.toNanos(), TimeUnit.SECONDS.toNanos(1));
+        while (true) {
+            try {
+                if (ex.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    break;
+                }
+                LOG.log(Level.WARNING, "Executor " + ex.name() + " did not terminate: a handler ignores interrupts");
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ polling thread
+
+    private void pollLoop() {
+        try {
+            consumer.subscribe(topics, new Listener());
+            nextCommitNanos = System.nanoTime() + commitIntervalNanos;
+            while (!closing) {
+                pollOnce();
+            }
+            if (!halted) {
+                List<PartitionState> all = new ArrayList<>(partitions.values());
+                drain(all, System.nanoTime() + closeTimeout.toNanos());
+                for (PartitionState ps : all) {
+                    ps.revoked = true;
+                }
+                commitSync(all);
+            }
+        } catch (Throwable t) {
+            LOG.log(Level.ERROR, "Polling thread failed; the processor stops", t);
+        } finally {
+            for (PartitionState ps : partitions.values()) {
+                ps.revoked = true;
+            }
+            partitions.clear(); // the consumer's close calls the listener: nothing more to wait for or commit
+            try {
+                consumer.close(CloseOptions.timeout(halted ? Duration.ZERO : closeTimeout));
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "Closing the consumer failed", e);
+            }
+            pausedView = Set.of();
+        }
+    }
+
+    private void pollOnce() {
+        ConsumerRecords<K, V> records;
+        try {
+            records = consumer.poll(Duration.ofNanos(waiting || !toSubmit.isEmpty() ? BUSY_POLL_NANOS
+                    : Math.min(IDLE_POLL_NANOS, commitIntervalNanos)));
+        } catch (RecordDeserializationException e) {
+            deserializationFailed(e);
+            afterPoll();
+            return;
+        } catch (WakeupException e) {
+            return;
+        } catch (InterruptException e) {
+            Thread.interrupted(); // nobody should interrupt this thread; polling goes on until close()
+            return;
+        } catch (RuntimeException e) {
+            if (!closing) {
+                LOG.log(Level.WARNING, "Poll failed; polling again shortly", e);
+                LockSupport.parkNanos(this, CONSUMER_ERROR_PAUSE_NANOS);
+                afterPoll();
+            }
+            return;
+        }
+        dispatch(records);
+        afterPoll();
+    }
+
+    private void dispatch(ConsumerRecords<K, V> records) {
+        if (records.isEmpty()) {
+            return;
+        }
+        long n = 0;
+        for (TopicPartition tp : records.partitions()) {
+            PartitionState ps = partitions.get(tp);
+            if (ps == null) {
+                continue; // not ours (any more): its next owner reads it from the committed offset
+            }
+            for (ConsumerRecord<K, V> r : records.records(tp)) {
+                if (ps.deserialization != null && r.offset() >= ps.deserialization.offset) {
+                    ps.deserialization = null; // read again, and this time it could be deserialized
+                }
+                Work<K, V> w = new Work<>(r, ps, runner);
+                ps.inFlight.addLast(w);
+                ps.dispatched++;
+                ps.nextOffset = r.offset() + 1;
+                n++;
+                route(w, ps, r);
+            }
+        }
+        polled += n;
+        submitPending();
+    }
+
+    private void route(Work<K, V> w, PartitionState ps, ConsumerRecord<K, V> r) {
+        Slot<K, V> slot;
+        if (ordering == Ordering.UNORDERED) {
+            toSubmit.add(w);
+            return;
+        } else if (ordering == Ordering.PARTITION || r.key() == null) {
+            slot = partitionSlot(ps);
+        } else {
+            Object laneKey = LaneKey.of(r.topic(), r.key());
+            slot = slots.get(laneKey);
+            if (slot == null) {
+                slot = new Slot<>(runner, executor.coalescing(laneKey), ordering == Ordering.KEY_LATEST);
+                slots.put(laneKey, slot);
+            }
+        }
+        slot.offer(w);
+        if (!slot.toSubmit) {
+            slot.toSubmit = true;
+            toSubmit.add(slot);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private Slot<K, V> partitionSlot(PartitionState ps) {
+        if (ps.partitionSlot == null) {
+            // Null keys are not a key: their records keep partition order, and are never superseded.
+            ps.partitionSlot = new Slot<>(runner, executor.coalescing(LaneKey.of(ps.tp)), false);
+        }
+        return (Slot<K, V>) ps.partitionSlot;
+    }
+
+    /** Submits the slots (and unordered records) of this poll; keeps what the executor refused for the next round. */
+    private void submitPending() {
+        int i = 0;
+        int size = toSubmit.size();
+        Executor ex = executor;
+        try {
+            for (; i < size; i++) {
+                Runnable r = toSubmit.get(i);
+                if (r instanceof Slot) {
+                    ((Slot<?, ?>) r).toSubmit = false;
+                    ((Slot<?, ?>) r).submit();
+                } else {
+                    ex.execute(r);
+                }
+            }
+            toSubmit.clear();
+        } catch (RejectedExecutionException e) {
+            if (toSubmit.get(i) instanceof Slot) {
+                ((Slot<?, ?>) toSubmit.get(i)).toSubmit = true;
+            }
+            toSubmit.subList(0, i).clear();
+            if (!rejectionLogged) {
+                rejectionLogged = true;
+                LOG.log(Level.WARNING, "The executor refused records; they are offered again after each poll", e);
+            }
+        }
+    }
+
+    private void afterPoll() {
+        long now = System.nanoTime();
+        if (!toSubmit.isEmpty()) {
+            submitPending();
+        }
+        boolean pauseChanged = false;
+        boolean anyWaiting = false;
+        for (PartitionState ps : partitions.values()) {
+            PartitionState.DeserializationFailure df = ps.deserialization;
+            if (df != null && !df.repolling) {
+                checkDeserialization(ps, df, now);
+            }
+            ps.advance();
+            long pending = ps.pending();
+            int span = ps.inFlight.size();
+            if (!ps.backPressure) {
+                ps.backPressure = pending >= maxPending || span >= spanLimit;
+            } else {
+                ps.backPressure = pending >= resumeBelow || span >= spanLimit / 2;
+            }
+            boolean pause = ps.backPressure || (ps.deserialization != null && !ps.deserialization.repolling);
+            if (pause != ps.paused) {
+                ps.paused = pause;
+                if (pause) {
+                    consumer.pause(List.of(ps.tp));
+                } else {
+                    consumer.resume(List.of(ps.tp));
+                }
+                pauseChanged = true;
+            }
+            anyWaiting |= pause;
+        }
+        waiting = anyWaiting;
+        if (pauseChanged) {
+            publishPaused();
+        }
+        if (now - nextCommitNanos >= 0) {
+            nextCommitNanos = now + commitIntervalNanos;
+            commitAsync();
+        }
+        if (slots.size() > sweepAt) {
+            // Forget keys with nothing queued or running, so memory follows live keys, not every key ever seen.
+            slots.values().removeIf(s -> !s.toSubmit && s.outstanding.get() == 0);
+            sweepAt = Math.max(SWEEP_MIN, 2 * slots.size());
+        }
+    }
+
+    private void publishPaused() {
+        Set<TopicPartition> p = new HashSet<>();
+        for (PartitionState ps : partitions.values()) {
+            if (ps.paused) {
+                p.add(ps.tp);
+            }
+        }
+        pausedView = Set.copyOf(p);
+    }
+
+    // ----------------------------------------------------------------------------------------------- deserialization
+
+    private void deserializationFailed(RecordDeserializationException e) {
+        TopicPartition tp = e.topicPartition();
+        PartitionState ps = partitions.get(tp);
+        if (ps == null) {
+            return;
+        }
+        PartitionState.DeserializationFailure df = ps.deserialization;
+        if (df == null || df.offset != e.offset()) {
+            df = new PartitionState.DeserializationFailure(e.offset());
+            ps.deserialization = df;
+            runner.failed.increment();
+        } else {
+            runner.retried.increment();
+        }
+        df.attempts++;
+        df.repolling = false;
+        df.retryAtNanos = 0;
+        FailureHandler<K, V> onFailure = runner.failureHandler();
+        if (onFailure == null) {
+            df.outcome = FAILED;
+            LOG.log(Level.WARNING, "Record " + tp + "@" + e.offset() + " cannot be deserialized and no failure handler"
+                    + " is set; its partition waits and reads it again after a backoff", e);
+            return;
+        }
+        df.outcome = RUNNING;
+        ConsumerRecord<K, V> raw = new ConsumerRecord<>(tp.topic(), tp.partition(), e.offset(), e.timestamp(),
+                e.timestampType(), ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, null, null, e.headers(),
+                Optional.empty());
+        PartitionState.DeserializationFailure failure = df;
+        try {
+            executor.execute(() -> {
+                try {
+                    onFailure.onFailure(raw, e);
+                    failure.outcome = ACKNOWLEDGED;
+                } catch (Throwable t) {
+                    LOG.log(Level.WARNING, "The failure handler threw for " + tp + "@" + e.offset()
+                            + ", which cannot be deserialized; it is read again after a backoff", t);
+                    failure.outcome = FAILED;
+                }
+            });
+        } catch (RejectedExecutionException closing) {
+            df.outcome = FAILED;
+        }
+    }
+
+    private void checkDeserialization(PartitionState ps, PartitionState.DeserializationFailure df, long now) {
+        int outcome = df.outcome;
+        if (outcome == ACKNOWLEDGED) {
+            consumer.seek(ps.tp, df.offset + 1);
+            ps.nextOffset = Math.max(ps.nextOffset, df.offset + 1);
+            ps.deserialization = null;
+            runner.completed.increment();
+        } else if (outcome == FAILED) {
+            if (df.retryAtNanos == 0) {
+                df.retryAtNanos = (now + runner.backoff(df.attempts)) | 1;
+            } else if (now - df.retryAtNanos >= 0) {
+                consumer.seek(ps.tp, df.offset);
+                df.repolling = true; // resumed below: the next poll deserializes it again
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------- commits
+
+    private void commitAsync() {
+        Map<TopicPartition, OffsetAndMetadata> offsets = null;
+        for (PartitionState ps : partitions.values()) {
+            long offset = ps.advance();
+            if (offset >= 0 && offset > ps.commitRequested) {
+                if (offsets == null) {
+                    offsets = new HashMap<>();
+                }
+                offsets.put(ps.tp, new OffsetAndMetadata(offset));
+                ps.commitRequested = offset;
+            }
+        }
+        if (offsets == null) {
+            return;
+        }
+        try {
+            consumer.commitAsync(offsets, (done, error) -> {
+                if (error == null) {
+                    done.forEach((tp, o) -> committed.put(tp, o.offset()));
+                } else {
+                    LOG.log(Level.DEBUG, "Commit failed; it is sent again", error);
+                    done.forEach((tp, o) -> {
+                        PartitionState ps = partitions.get(tp);
+                        if (ps != null && ps.commitRequested == o.offset()) {
+                            ps.commitRequested = -1;
+                        }
+                    });
+                }
+            });
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Commit failed; it is sent again", e);
+            for (TopicPartition tp : offsets.keySet()) {
+                PartitionState ps = partitions.get(tp);
+                if (ps != null) {
+                    ps.commitRequested = -1;
+                }
+            }
+        }
+    }
+
+    private void commitSync(Collection<PartitionState> states) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        for (PartitionState ps : states) {
+            long offset = ps.advance();
+            Long done = committed.get(ps.tp);
+            if (offset >= 0 && (done == null || done != offset)) {
+                offsets.put(ps.tp, new OffsetAndMetadata(offset));
+            }
+        }
+        if (offsets.isEmpty()) {
+            return;
+        }
+        for (int attempt = 0; attempt < 2; attempt++) {
+            try {
+                consumer.commitSync(offsets, closeTimeout.isZero() ? Duration.ofSeconds(5) : closeTimeout);
+                offsets.forEach((tp, o) -> committed.put(tp, o.offset()));
+                return;
+            } catch (WakeupException | InterruptException e) {
+                Thread.interrupted(); // a stray wake-up or interrupt must not cost the commit: once more
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "Commit of " + offsets + " failed; the next owner re-processes from the"
+                        + " previous commit", e);
+                return;
+            }
+        }
+    }
+
+    /** Waits until every record handed out for these partitions is complete, or until the deadline. */
+    private void drain(List<PartitionState> states, long deadline) {
+        for (PartitionState ps : states) {
+            ps.draining = true;
+        }
+        boolean interrupted = false;
+        try {
+            while (true) {
+                boolean complete = true;
+                for (PartitionState ps : states) {
+                    ps.advance();
+                    complete &= ps.inFlight.isEmpty();
+                }
+                long left = deadline - System.nanoTime();
+                if (complete || left <= 0) {
+                    return;
+                }
+                // A completion of a draining partition unparks this thread; the bound only guards the deadline.
+                LockSupport.parkNanos(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+                interrupted |= Thread.interrupted();
+            }
+        } finally {
+            for (PartitionState ps : states) {
+                ps.draining = false;
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Runs on the polling thread, inside {@code poll}. */
+    private final class Listener implements ConsumerRebalanceListener {
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> revoked) {
+            List<PartitionState> states = take(revoked);
+            if (states.isEmpty()) {
+                return;
+            }
+            drain(states, System.nanoTime() + closeTimeout.toNanos());
+            for (PartitionState ps : states) {
+                ps.revoked = true; // what is still queued is skipped; the new owner reads it again
+            }
+            commitSync(states);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> lost) {
+            for (PartitionState ps : take(lost)) {
+                ps.revoked = true; // another member may own it already: no commit, nothing more runs here
+            }
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
+            Thread me = Thread.currentThread();
+            for (TopicPartition tp : assigned) {
+                partitions.computeIfAbsent(tp, p -> new PartitionState(p, me));
+            }
+        }
+
+        private List<PartitionState> take(Collection<TopicPartition> tps) {
+            List<PartitionState> states = new ArrayList<>();
+            boolean paused = false;
+            for (TopicPartition tp : tps) {
+                PartitionState ps = partitions.remove(tp);
+                if (ps != null) {
+                    states.add(ps);
+                    paused |= ps.paused;
+                }
+            }
+            if (paused) {
+                publishPaused();
+            }
+            return states;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------- builder
+
+    /**
+     * Configures a {@link KafkaProcessor}. Setters throw {@link NullPointerException} for a {@code null} argument;
+     * every other mistake is reported by {@link #build()}.
+     *
+     * @param <K> key type
+     * @param <V> value type
+     */
+    public static final class Builder<K, V> {
+
+        private final Map<String, Object> config;
+        private final Set<String> topics = new LinkedHashSet<>();
+        private Ordering ordering = Ordering.KEY;
+        private RecordHandler<K, V> handler;
+        private ContextExecutor executor;
+        private int maxPendingPerPartition = 10_000;
+        private Duration commitInterval = Duration.ofSeconds(1);
+        private int retries = 3;
+        private Duration retryBackoff = Duration.ofMillis(100);
+        private FailureHandler<K, V> onFailure;
+        private Duration closeTimeout = Duration.ofSeconds(30);
+        private Deserializer<K> keyDeserializer;
+        private Deserializer<V> valueDeserializer;
+
+        private Builder(Map<String, Object> config) {
+            this.config = config;
+        }
+
+        /** Topics to subscribe to (added to those given before). */
+        public Builder<K, V> topics(String... topics) {
+            Objects.requireNonNull(topics, "topics");
+            return topics(List.of(topics));
+        }
+
+        /** Topics to subscribe to (added to those given before). */
+        public Builder<K, V> topics(Collection<String> topics) {
+            Objects.requireNonNull(topics, "topics");
+            for (String t : topics) {
+                this.topics.add(Objects.requireNonNull(t, "topic"));
+            }
+            return this;
+        }
+
+        /** Which records may run at once; {@link Ordering#KEY} by default. */
+        public Builder<K, V> ordering(Ordering ordering) {
+            this.ordering = Objects.requireNonNull(ordering, "ordering");
+            return this;
+        }
+
+        /** What to do with each record. Required. */
+        public Builder<K, V> handler(RecordHandler<K, V> handler) {
+            this.handler = Objects.requireNonNull(handler, "handler");
+            return this;
+        }
+
+        /**
+         * The executor that runs handlers. It is shared, not owned: {@link KafkaProcessor#close()} leaves it open.
+         * By default the processor makes a {@link GatlingExecutor} with default settings and closes it.
+         */
+        public Builder<K, V> executor(ContextExecutor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /** Records polled and not completed at which a partition is paused; 10,000 by default; must be positive. */
+        public Builder<K, V> maxPendingPerPartition(int maxPendingPerPartition) {
+            this.maxPendingPerPartition = maxPendingPerPartition;
+            return this;
+        }
+
+        /** How often completed offsets are committed while running; 1 s by default; must be positive. */
+        public Builder<K, V> commitInterval(Duration commitInterval) {
+            this.commitInterval = Objects.requireNonNull(commitInterval, "commitInterval");
+            return this;
+        }
+
+        /** Tries after the first failure before the failure handler is called; 3 by default; 0 or more. */
+        public Builder<K, V> retries(int retries) {
+            this.retries = retries;
+            return this;
+        }
+
+        /** Wait before the first retry, doubling after each failed try up to 10 s; 100 ms by default; positive. */
+        public Builder<K, V> retryBackoff(Duration retryBackoff) {
+            this.retryBackoff = Objects.requireNonNull(retryBackoff, "retryBackoff");
+            return this;
+        }
+
+        /** Receives records that failed for good (see {@link FailureHandler}); none by default. */
+        public Builder<K, V> onFailure(FailureHandler<K, V> onFailure) {
+            this.onFailure = Objects.requireNonNull(onFailure, "onFailure");
+            return this;
+        }
+
+        /**
+         * How long records already handed out may take to finish when their partition is revoked or the processor
+         * closes; 30 s by default; zero means not at all; must not be negative.
+         */
+        public Builder<K, V> closeTimeout(Duration closeTimeout) {
+            this.closeTimeout = Objects.requireNonNull(closeTimeout, "closeTimeout");
+            return this;
+        }
+
+        /** A key deserializer instance, instead of the {@code key.deserializer} property. */
+        public Builder<K, V> keyDeserializer(Deserializer<K> keyDeserializer) {
+            this.keyDeserializer = Objects.requireNonNull(keyDeserializer, "keyDeserializer");
+            return this;
+        }
+
+        /** A value deserializer instance, instead of the {@code value.deserializer} property. */
+        public Builder<K, V> valueDeserializer(Deserializer<V> valueDeserializer) {
+            this.valueDeserializer = Objects.requireNonNull(valueDeserializer, "valueDeserializer");
+            return this;
+        }
+
+        /**
+         * Checks the settings and makes the processor (which does nothing until {@link KafkaProcessor#start()}).
+         *
+         * @throws IllegalArgumentException naming what is wrong: no {@code bootstrap.servers}, no {@code group.id},
+         *                                  no key or value deserializer, {@code enable.auto.commit=true}, no topics
+         *                                  (or a blank one), no handler, a limit or interval not positive, negative
+         *                                  retries or close timeout
+         */
+        public KafkaProcessor<K, V> build() {
+            requireSetting(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "the brokers to connect to");
+            requireSetting(ConsumerConfig.GROUP_ID_CONFIG, "the processor commits offsets for a consumer group");
+            if (keyDeserializer == null) {
+                requireSetting(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, "or call keyDeserializer(...)");
+            }
+            if (valueDeserializer == null) {
+                requireSetting(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, "or call valueDeserializer(...)");
+            }
+            Object autoCommit = config.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
+            if (autoCommit != null && String.valueOf(autoCommit).trim().equalsIgnoreCase("true")) {
+                throw new IllegalArgumentException(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG + "=true: the processor"
+                        + " commits only offsets behind completed records; leave it unset or set it to false");
+            }
+            if (topics.isEmpty()) {
+                throw new IllegalArgumentException("topics: at least one topic is required");
+            }
+            for (String t : topics) {
+                if (t.isBlank()) {
+                    throw new IllegalArgumentException("topics: a topic name is blank: '" + t + "'");
+                }
+            }
+            if (handler == null) {
+                throw new IllegalArgumentException("handler: a RecordHandler is required");
+            }
+            if (maxPendingPerPartition <= 0) {
+                throw new IllegalArgumentException("maxPendingPerPartition must be positive: " + maxPendingPerPartition);
+            }
+            if (commitInterval.isNegative() || commitInterval.isZero()) {
+                throw new IllegalArgumentException("commitInterval must be positive: " + commitInterval);
+            }
+            if (retries < 0) {
+                throw new IllegalArgumentException("retries must not be negative: " + retries);
+            }
+            if (retryBackoff.isNegative() || retryBackoff.isZero()) {
+                throw new IllegalArgumentException("retryBackoff must be positive: " + retryBackoff);
+            }
+            if (closeTimeout.isNegative()) {
+                throw new IllegalArgumentException("closeTimeout must not be negative: " + closeTimeout);
+            }
+            Map<String, Object> c = new LinkedHashMap<>(config);
+            c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+            return new KafkaProcessor<>(this, c);
+        }
+
+        private void requireSetting(String name, String why) {
+            Object v = config.get(name);
+            if (v == null || String.valueOf(v).isBlank()) {
+                throw new IllegalArgumentException(name + " is required in the consumer properties (" + why + ")");
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+package io.github.gatlingexecutor.kafka;
+
+/**
+ * Which records of a {@link KafkaProcessor} may run at the same time, and in which order.
+ *
+ * <p>Keys are compared with {@code equals}/{@code hashCode}; {@code byte[]} keys are compared by content. Two topics
+ * never share a key: the same key in two topics is two keys. Across partitions, offsets are not comparable, so for a
+ * key that appears in several partitions of one topic "in offset order" means in the order the records were polled.
+ */
+public enum Ordering {
+
+    /**
+     * Records with the same key in the same topic run one at a time, in offset order; records without a key run one
+     * at a time per partition. Different keys run in parallel. The default.
+     */
+    KEY,
+
+    /**
+     * As {@link #KEY}, but when several records of a key are waiting (polled and not started), only the newest runs;
+     * the others are superseded, never run, and count as completed at once, so the committed offset moves past them.
+     * A key with nothing running runs its record at once: there is no debounce window.
+     */
+    KEY_LATEST,
+
+    /** Records of a partition run one at a time, in offset order; partitions run in parallel. */
+    PARTITION,
+
+    /** Any record may run at any time, in any order. Commits still never pass an incomplete record. */
+    UNORDERED
+}

@@ -1,0 +1,136 @@
+package io.github.gatlingexecutor.kafka;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Runs one record through the handler and the failure policy, and keeps the counters. Stateless per record except
+ * for what the record itself carries, so any worker may call it.
+ */
+final class RecordRunner<K, V> {
+
+    private static final System.Logger LOG = System.getLogger(KafkaProcessor.class.getName());
+    /** The backoff doubles up to this (or up to the configured backoff, if that is longer). */
+    static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final RecordHandler<K, V> handler;
+    private final FailureHandler<K, V> onFailure;
+    private final int retries;
+    private final long backoffNanos;
+    private final long maxBackoffNanos;
+    private volatile ScheduledExecutorService executor;
+
+    final LongAdder completed = new LongAdder();
+    final LongAdder superseded = new LongAdder();
+    final LongAdder failed = new LongAdder();
+    final LongAdder retried = new LongAdder();
+
+    RecordRunner(RecordHandler<K, V> handler, FailureHandler<K, V> onFailure, int retries, Duration backoff) {
+        this.handler = handler;
+        this.onFailure = onFailure;
+        this.retries = retries;
+        this.backoffNanos = backoff.toNanos();
+        this.maxBackoffNanos = Math.max(MAX_BACKOFF_NANOS, backoffNanos);
+    }
+
+    void executor(ScheduledExecutorService executor) {
+        this.executor = executor;
+    }
+
+    FailureHandler<K, V> failureHandler() {
+        return onFailure;
+    }
+
+    /**
+     * One try of {@code w}: true when it is done with (completed, acknowledged by the failure handler, or dropped
+     * because its partition is no longer ours); false when it must be tried again after {@link #backoff}.
+     */
+    boolean attempt(Work<K, V> w) {
+        if (w.partition.revoked) {
+            w.record = null; // the partition's next owner processes it
+            return true;
+        }
+        ConsumerRecord<K, V> record = w.record;
+        Throwable error;
+        try {
+            handler.handle(record);
+            finish(w);
+            return true;
+        } catch (Throwable t) {
+            error = t;
+        }
+        w.attempts++;
+        if (w.attempts <= retries) {
+            return false;
+        }
+        if (!w.failedCounted) {
+            w.failedCounted = true;
+            failed.increment();
+        }
+        if (onFailure != null) {
+            try {
+                onFailure.onFailure(record, error);
+                finish(w);
+                return true;
+            } catch (Throwable t) {
+                t.addSuppressed(error);
+                error = t;
+            }
+        }
+        if (LOG.isLoggable(Level.WARNING)) {
+            LOG.log(Level.WARNING, "Record " + w.partition.tp + "@" + w.offset + " failed " + w.attempts
+                    + " times" + (onFailure == null ? " and no failure handler is set" : " and the failure handler threw")
+                    + "; it holds back its key and the partition's commit, and is tried again in "
+                    + Duration.ofNanos(backoff(w.attempts)), error);
+        }
+        return false;
+    }
+
+    /** The wait before the next try, after {@code attempts} failed tries: doubling from the base, capped. */
+    long backoff(int attempts) {
+        int doublings = Math.min(attempts - 1, 40);
+        long d = backoffNanos;
+        for (int i = 0; i < doublings && d < maxBackoffNanos; i++) {
+            d = d > maxBackoffNanos / 2 ? maxBackoffNanos : d * 2;
+        }
+        return Math.min(d, maxBackoffNanos);
+    }
+
+    /**
+     * Has {@code action} run after the backoff, on the executor (a timer: no worker sleeps meanwhile). False when
+     * the executor refuses, which only happens once it is shutting down with the processor.
+     */
+    boolean scheduleRetry(Work<K, V> w, Runnable action) {
+        try {
+            executor.schedule(action, backoff(w.attempts), TimeUnit.NANOSECONDS);
+            retried.increment();
+            return true;
+        } catch (RejectedExecutionException closing) {
+            return false;
+        }
+    }
+
+    /** {@link Ordering#UNORDERED}: nothing waits behind a failed record, so it is simply run again later. */
+    void retryLater(Work<K, V> w) {
+        scheduleRetry(w, w);
+    }
+
+    /** Polling thread: a waiting record replaced by a newer one of its key. */
+    void superseded(Work<K, V> w) {
+        superseded.increment();
+        finish(w);
+    }
+
+    private void finish(Work<K, V> w) {
+        w.record = null;
+        w.done = true;
+        completed.increment();
+        w.partition.completedOne();
+    }
+}

@@ -1,0 +1,149 @@
+package io.github.gatlingexecutor.kafka;
+
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.function.Consumer;
+
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Bad input is reported by build() (or start()), naming what is wrong; no broker needed. */
+class BuilderTest {
+
+    private static Map<String, Object> valid() {
+        Map<String, Object> p = new HashMap<>();
+        p.put("bootstrap.servers", "127.0.0.1:1");
+        p.put("group.id", "g");
+        p.put("key.deserializer", StringDeserializer.class.getName());
+        p.put("value.deserializer", StringDeserializer.class.getName());
+        return p;
+    }
+
+    private static KafkaProcessor.Builder<String, String> builder(Map<String, Object> p) {
+        return KafkaProcessor.<String, String>builder(p).topics("t").handler(r -> { });
+    }
+
+    private static void rejected(String expectedInMessage, Consumer<Map<String, Object>> props,
+                                 Consumer<KafkaProcessor.Builder<String, String>> settings) {
+        Map<String, Object> p = valid();
+        props.accept(p);
+        KafkaProcessor.Builder<String, String> b = builder(p);
+        settings.accept(b);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, b::build);
+        assertTrue(e.getMessage().contains(expectedInMessage), () -> "message names " + expectedInMessage + ": "
+                + e.getMessage());
+    }
+
+    @Test
+    void validSettingsBuild() {
+        assertDoesNotThrow(() -> builder(valid()).build().close());
+    }
+
+    @Test
+    void missingConsumerSettingsAreNamed() {
+        rejected("bootstrap.servers", p -> p.remove("bootstrap.servers"), b -> { });
+        rejected("bootstrap.servers", p -> p.put("bootstrap.servers", " "), b -> { });
+        rejected("group.id", p -> p.remove("group.id"), b -> { });
+        rejected("key.deserializer", p -> p.remove("key.deserializer"), b -> { });
+        rejected("value.deserializer", p -> p.remove("value.deserializer"), b -> { });
+    }
+
+    @Test
+    void deserializerInstancesReplaceTheProperties() {
+        Map<String, Object> p = valid();
+        p.remove("key.deserializer");
+        p.remove("value.deserializer");
+        assertDoesNotThrow(() -> builder(p).keyDeserializer(new StringDeserializer())
+                .valueDeserializer(new StringDeserializer()).build());
+    }
+
+    @Test
+    void autoCommitIsTheProcessorsJob() {
+        rejected("enable.auto.commit", p -> p.put("enable.auto.commit", "true"), b -> { });
+        rejected("enable.auto.commit", p -> p.put("enable.auto.commit", Boolean.TRUE), b -> { });
+        Map<String, Object> p = valid();
+        p.put("enable.auto.commit", "false");
+        assertDoesNotThrow(() -> builder(p).build());
+    }
+
+    @Test
+    void propertiesAreAcceptedAsWellAsMaps() {
+        Properties p = new Properties();
+        p.putAll(valid());
+        assertDoesNotThrow(() -> KafkaProcessor.<String, String>builder(p).topics(List.of("a", "b"))
+                .handler(r -> { }).build());
+        p.put("enable.auto.commit", "TRUE");
+        assertThrows(IllegalArgumentException.class,
+                () -> KafkaProcessor.<String, String>builder(p).topics("a").handler(r -> { }).build());
+    }
+
+    @Test
+    void topicsAndHandlerAreRequired() {
+        IllegalArgumentException noTopics = assertThrows(IllegalArgumentException.class,
+                () -> KafkaProcessor.<String, String>builder(valid()).handler(r -> { }).build());
+        assertTrue(noTopics.getMessage().contains("topics"), noTopics.getMessage());
+        IllegalArgumentException blank = assertThrows(IllegalArgumentException.class,
+                () -> KafkaProcessor.<String, String>builder(valid()).topics("").handler(r -> { }).build());
+        assertTrue(blank.getMessage().contains("topic"), blank.getMessage());
+        IllegalArgumentException noHandler = assertThrows(IllegalArgumentException.class,
+                () -> KafkaProcessor.<String, String>builder(valid()).topics("t").build());
+        assertTrue(noHandler.getMessage().contains("handler"), noHandler.getMessage());
+    }
+
+    @Test
+    void limitsAndIntervalsMustBePositive() {
+        rejected("maxPendingPerPartition", p -> { }, b -> b.maxPendingPerPartition(0));
+        rejected("maxPendingPerPartition", p -> { }, b -> b.maxPendingPerPartition(-5));
+        rejected("commitInterval", p -> { }, b -> b.commitInterval(Duration.ZERO));
+        rejected("commitInterval", p -> { }, b -> b.commitInterval(Duration.ofMillis(-1)));
+        rejected("retryBackoff", p -> { }, b -> b.retryBackoff(Duration.ZERO));
+        rejected("retries", p -> { }, b -> b.retries(-1));
+        rejected("closeTimeout", p -> { }, b -> b.closeTimeout(Duration.ofSeconds(-1)));
+        assertDoesNotThrow(() -> builder(valid()).retries(0).closeTimeout(Duration.ZERO).build());
+    }
+
+    @Test
+    void nullArgumentsAreNamed() {
+        KafkaProcessor.Builder<String, String> b = builder(valid());
+        assertEquals("handler", assertThrows(NullPointerException.class, () -> b.handler(null)).getMessage());
+        assertEquals("ordering", assertThrows(NullPointerException.class, () -> b.ordering(null)).getMessage());
+        assertEquals("executor", assertThrows(NullPointerException.class, () -> b.executor(null)).getMessage());
+        assertEquals("topic", assertThrows(NullPointerException.class,
+                () -> b.topics(java.util.Arrays.asList("a", null))).getMessage());
+        assertThrows(NullPointerException.class, () -> KafkaProcessor.builder((Properties) null));
+    }
+
+    @Test
+    void startTwiceOrAfterCloseIsAnIllegalState() {
+        // Nothing listens on port 1: the consumer is created (no connection is made in its constructor) and
+        // polls in vain until close.
+        KafkaProcessor<String, String> p = builder(valid()).closeTimeout(Duration.ZERO).build();
+        p.start();
+        try {
+            assertThrows(IllegalStateException.class, p::start);
+        } finally {
+            p.close();
+        }
+        assertThrows(IllegalStateException.class, p::start);
+        p.close(); // idempotent
+
+        KafkaProcessor<String, String> neverStarted = builder(valid()).build();
+        neverStarted.close();
+        assertThrows(IllegalStateException.class, neverStarted::start);
+    }
+
+    @Test
+    void theBuilderDoesNotChangeTheCallersProperties() {
+        Map<String, Object> p = valid();
+        builder(p).build();
+        assertEquals(4, p.size(), "enable.auto.commit is set on a copy");
+    }
+}

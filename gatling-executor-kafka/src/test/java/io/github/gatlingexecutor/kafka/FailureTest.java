@@ -1,0 +1,360 @@
+package io.github.gatlingexecutor.kafka;
+
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordDeserializationException;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Collectors;
+
+import static io.github.gatlingexecutor.kafka.EmbeddedKafka.await;
+import static io.github.gatlingexecutor.kafka.OrderingTest.awaitCommitted;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Failing handlers, records that cannot be deserialized, and close. */
+class FailureTest {
+
+    @RegisterExtension
+    static final EmbeddedKafka KAFKA = new EmbeddedKafka();
+
+    @Test
+    void poisonRecordIsRetriedThenHandedOverWhileOtherKeysFlowAndTheOffsetWaitsForTheCallback() throws Exception {
+        String topic = EmbeddedKafka.name("poison");
+        KAFKA.createTopic(topic, 2);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            records.add(new ProducerRecord<>(topic, 0, "k" + (i % 20), "v" + i));
+        }
+        int poisonIndex = records.size();
+        records.add(new ProducerRecord<>(topic, 0, "bad", "poison"));
+        for (int i = 0; i < 5; i++) {
+            records.add(new ProducerRecord<>(topic, 0, "bad", "after" + i)); // held back behind the poison
+        }
+        for (int i = 200; i < 400; i++) {
+            records.add(new ProducerRecord<>(topic, i % 2, "k" + (i % 20), "v" + i)); // others keep flowing
+        }
+        List<RecordMetadata> sent = KAFKA.produce(records);
+        TopicPartition p0 = new TopicPartition(topic, 0);
+        long poisonOffset = sent.get(poisonIndex).offset();
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, 2);
+
+        AtomicInteger poisonTries = new AtomicInteger();
+        List<String> badKeyRuns = new ArrayList<>(); // one key: the processor orders its calls
+        Set<String> otherValues = ConcurrentHashMap.newKeySet();
+        CountDownLatch inFailureHandler = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicReference<ConsumerRecord<String, String>> failedRecord = new AtomicReference<>();
+        AtomicReference<Throwable> failedError = new AtomicReference<>();
+        RuntimeException poison = new IllegalStateException("poison");
+        String group = EmbeddedKafka.name("g");
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic)
+                .retries(2)
+                .retryBackoff(Duration.ofMillis(20))
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> {
+                    if (r.value().equals("poison")) {
+                        poisonTries.incrementAndGet();
+                        throw poison;
+                    } else if (r.key().equals("bad")) {
+                        badKeyRuns.add(r.value());
+                    } else {
+                        otherValues.add(r.value());
+                    }
+                })
+                .onFailure((r, e) -> {
+                    failedRecord.set(r);
+                    failedError.set(e);
+                    inFailureHandler.countDown();
+                    assertTrue(release.await(30, TimeUnit.SECONDS));
+                })
+                .build()) {
+            processor.start();
+            assertTrue(inFailureHandler.await(30, TimeUnit.SECONDS), "the failure handler was called");
+            assertEquals(3, poisonTries.get(), "one try and two retries");
+            assertEquals(poisonOffset, failedRecord.get().offset());
+            assertSame(poison, failedError.get());
+
+            // While the failure handler runs: every other key completes, partition 1 commits to its end, the
+            // poison's key is held back and partition 0 commits up to the poison record, not past it.
+            await(Duration.ofSeconds(30), "other keys done", () -> otherValues.size() == 400);
+            TopicPartition p1 = new TopicPartition(topic, 1);
+            await(Duration.ofSeconds(30), "partition 1 committed", () ->
+                    end.get(p1).equals(processor.statistics().committedOffsets().get(p1)));
+            await(Duration.ofSeconds(30), "partition 0 committed up to the poison", () ->
+                    Long.valueOf(poisonOffset).equals(processor.statistics().committedOffsets().get(p0)));
+            assertTrue(badKeyRuns.isEmpty(), "the poison's key waits: " + badKeyRuns);
+            assertEquals(Long.valueOf(poisonOffset), processor.statistics().committedOffsets().get(p0),
+                    "still not past the poison after other commits");
+            assertEquals(1, processor.statistics().failed());
+            assertEquals(2, processor.statistics().retries());
+
+            release.countDown();
+            awaitCommitted(processor, end);
+            assertEquals(List.of("after0", "after1", "after2", "after3", "after4"), badKeyRuns);
+            assertEquals(records.size(), processor.statistics().completed());
+        }
+        assertEquals(end, KAFKA.committed(group), "committed on the broker too");
+    }
+
+    @Test
+    void failureHandlerThatThrowsKeepsTheRecordFailedAndItIsTriedAgainUntilAcknowledged() throws Exception {
+        String topic = EmbeddedKafka.name("dlq-down");
+        KAFKA.createTopic(topic, 1);
+        List<RecordMetadata> sent = KAFKA.produce(List.of(
+                new ProducerRecord<>(topic, "a", "fail"),
+                new ProducerRecord<>(topic, "a", "next"),
+                new ProducerRecord<>(topic, "b", "other")));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        AtomicInteger handlerCalls = new AtomicInteger();
+        AtomicInteger failureCalls = new AtomicInteger();
+        Queue<String> ran = new ConcurrentLinkedQueue<>();
+        String group = EmbeddedKafka.name("g");
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic)
+                .retries(1)
+                .retryBackoff(Duration.ofMillis(10))
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> {
+                    if (r.value().equals("fail")) {
+                        handlerCalls.incrementAndGet();
+                        throw new Exception("always");
+                    }
+                    ran.add(r.value());
+                })
+                .onFailure((r, e) -> {
+                    if (failureCalls.incrementAndGet() < 3) {
+                        throw new Exception("dead-letter topic unavailable");
+                    }
+                })
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, Map.of(tp, 3L));
+            assertEquals(3, failureCalls.get(), "the failure handler was called until it returned");
+            // Each round after the retries ran out tries the handler once more before the failure handler.
+            assertEquals(2 + 2, handlerCalls.get());
+            assertEquals(List.of("other", "next"), new ArrayList<>(ran), "key a waited for its failed record");
+            assertEquals(1, processor.statistics().failed(), "one record failed, however often it was tried");
+            assertEquals(3, processor.statistics().completed());
+        }
+        assertEquals(Map.of(tp, 3L), KAFKA.committed(group));
+        assertEquals(0, sent.get(0).offset());
+    }
+
+    @Test
+    void noFailureHandlerHoldsTheKeyAndTheCommitUntilClose() throws Exception {
+        String topic = EmbeddedKafka.name("no-dlq");
+        KAFKA.createTopic(topic, 1);
+        KAFKA.produce(List.of(new ProducerRecord<>(topic, "a", "ok"), new ProducerRecord<>(topic, "a", "fail"),
+                new ProducerRecord<>(topic, "a", "held"), new ProducerRecord<>(topic, "b", "free")));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Queue<String> ran = new ConcurrentLinkedQueue<>();
+        String group = EmbeddedKafka.name("g");
+        AtomicInteger tries = new AtomicInteger();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic)
+                .retries(0)
+                .retryBackoff(Duration.ofMillis(5))
+                .commitInterval(Duration.ofMillis(20))
+                .closeTimeout(Duration.ofMillis(200))
+                .handler(r -> {
+                    if (r.value().equals("fail")) {
+                        tries.incrementAndGet();
+                        throw new Exception("always");
+                    }
+                    ran.add(r.value());
+                })
+                .build();
+        processor.start();
+        await(Duration.ofSeconds(30), "tried again with backoff", () -> tries.get() >= 4);
+        await(Duration.ofSeconds(30), "committed up to the failed record",
+                () -> Long.valueOf(1).equals(processor.statistics().committedOffsets().get(tp)));
+        assertEquals(Set.of("ok", "free"), Set.copyOf(ran), "the failed record's key waits, others do not");
+        processor.close();
+        assertEquals(Map.of(tp, 1L), KAFKA.committed(group), "never past the failed record");
+        assertEquals(1, processor.statistics().failed());
+    }
+
+    /** Fails on the value "bad", as a schema mismatch would. */
+    public static final class PickyDeserializer implements Deserializer<String> {
+        @Override
+        public String deserialize(String topic, byte[] data) {
+            String s = data == null ? null : new String(data, StandardCharsets.UTF_8);
+            if ("bad".equals(s)) {
+                throw new SerializationException("not a valid value: bad");
+            }
+            return s;
+        }
+    }
+
+    @Test
+    void recordThatCannotBeDeserializedReachesTheFailureHandlerAndIsSkippedOnlyAfterIt() throws Exception {
+        String topic = EmbeddedKafka.name("deser");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            records.add(new ProducerRecord<>(topic, "k" + (i % 5), i == 20 ? "bad" : "v" + i));
+        }
+        KAFKA.produce(records);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, PickyDeserializer.class.getName());
+        Queue<ConsumerRecord<String, String>> failed = new ConcurrentLinkedQueue<>();
+        Queue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        CountDownLatch release = new CountDownLatch(1);
+        LongAdder handled = new LongAdder();
+        Set<Long> handledOffsets = ConcurrentHashMap.newKeySet();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> {
+                    handled.increment();
+                    handledOffsets.add(r.offset());
+                })
+                .onFailure((r, e) -> {
+                    failed.add(r);
+                    errors.add(e);
+                    assertTrue(release.await(30, TimeUnit.SECONDS));
+                })
+                .build()) {
+            processor.start();
+            await(Duration.ofSeconds(30), "the failure handler called", () -> !failed.isEmpty());
+            await(Duration.ofSeconds(30), "records before the bad one done", () -> handled.sum() == 20);
+            await(Duration.ofSeconds(30), "committed up to the bad record",
+                    () -> Long.valueOf(20).equals(processor.statistics().committedOffsets().get(tp)));
+            assertTrue(processor.statistics().pausedPartitions().contains(tp), "its partition waits");
+            assertEquals(20, handled.sum(), "nothing past the bad record before the failure handler returns");
+
+            release.countDown();
+            awaitCommitted(processor, Map.of(tp, 50L));
+            assertEquals(49, handled.sum());
+            assertEquals(1, failed.size());
+            ConsumerRecord<String, String> r = failed.peek();
+            assertEquals(20, r.offset());
+            assertEquals(0, r.partition());
+            assertEquals(topic, r.topic());
+            assertNull(r.key());
+            assertNull(r.value());
+            RecordDeserializationException e = assertInstanceOf(RecordDeserializationException.class, errors.peek());
+            assertEquals(20, e.offset());
+            assertEquals("bad", StandardCharsets.UTF_8.decode(e.valueBuffer()).toString());
+            assertEquals(1, processor.statistics().failed());
+            assertEquals(50, processor.statistics().completed());
+            assertEquals(Set.of(), processor.statistics().pausedPartitions());
+            assertTrue(handledOffsets.stream().noneMatch(o -> o == 20));
+        }
+    }
+
+    @Test
+    void closeWaitsForDispatchedRecordsCommitsTheCompletedPrefixAndLeavesNoThread() throws Exception {
+        String topic = EmbeddedKafka.name("close");
+        KAFKA.createTopic(topic, 2);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 1_000; i++) {
+            records.add(new ProducerRecord<>(topic, i % 2, "k" + i, "v" + i));
+        }
+        KAFKA.produce(records);
+        TopicPartition p0 = new TopicPartition(topic, 0);
+        TopicPartition p1 = new TopicPartition(topic, 1);
+        String group = EmbeddedKafka.name("g");
+        CountDownLatch stuck = new CountDownLatch(1);
+        CountDownLatch never = new CountDownLatch(1);
+        AtomicInteger interrupted = new AtomicInteger();
+        KAFKA.warmUp(topic);
+        Set<Thread> before = liveThreads();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic)
+                .commitInterval(Duration.ofSeconds(60)) // only close commits
+                .closeTimeout(Duration.ofMillis(300))
+                .handler(r -> {
+                    if (r.partition() == 0 && r.offset() == 300) {
+                        stuck.countDown();
+                        try {
+                            never.await(); // overruns the close timeout; close interrupts it
+                        } catch (InterruptedException e) {
+                            interrupted.incrementAndGet();
+                            throw e;
+                        }
+                    }
+                })
+                .build();
+        processor.start();
+        assertTrue(stuck.await(30, TimeUnit.SECONDS));
+        await(Duration.ofSeconds(30), "the rest completed",
+                () -> processor.statistics().completed() == 999);
+        assertEquals(Map.of(), KAFKA.committed(group), "no periodic commit yet");
+        long start = System.nanoTime();
+        processor.close();
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(tookMs >= 250 && tookMs < 10_000, "close gave the stuck record its timeout: " + tookMs + " ms");
+        assertEquals(Map.of(p0, 300L, p1, 500L), KAFKA.committed(group), "the completed prefix of each partition");
+        assertEquals(Map.of(p0, 300L, p1, 500L), processor.statistics().committedOffsets());
+        assertEquals(1, interrupted.get(), "the overrunning handler was interrupted");
+        Set<Thread> left = liveThreads();
+        left.removeAll(before);
+        assertEquals(Set.of(), left.stream().map(Thread::getName).collect(Collectors.toSet()),
+                "threads started by the processor are gone");
+    }
+
+    @Test
+    void closeOfAnIdleProcessorCommitsEverythingAndLeavesNoThread() throws Exception {
+        String topic = EmbeddedKafka.name("close-idle");
+        KAFKA.createTopic(topic, 3);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            records.add(new ProducerRecord<>(topic, "k" + i, "v"));
+        }
+        KAFKA.produce(records);
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, 3);
+        String group = EmbeddedKafka.name("g");
+        KAFKA.warmUp(topic);
+        Set<Thread> before = liveThreads();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic)
+                .commitInterval(Duration.ofSeconds(60))
+                .handler(r -> { })
+                .build();
+        processor.start();
+        await(Duration.ofSeconds(30), "all completed", () -> processor.statistics().completed() == 300);
+        processor.close();
+        assertEquals(end, KAFKA.committed(group));
+        Set<Thread> left = liveThreads();
+        left.removeAll(before);
+        assertEquals(Set.of(), left.stream().map(Thread::getName).collect(Collectors.toSet()));
+    }
+
+    private static Set<Thread> liveThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
+                .collect(Collectors.toCollection(java.util.HashSet::new));
+    }
+}

@@ -1,0 +1,247 @@
+package io.github.gatlingexecutor.kafka;
+
+import io.github.gatlingexecutor.GatlingExecutor;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+import static io.github.gatlingexecutor.kafka.EmbeddedKafka.await;
+import static io.github.gatlingexecutor.kafka.OrderingTest.awaitCommitted;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Several processors in one group: crash and restart, members joining and leaving; and back-pressure. */
+class GroupTest {
+
+    @RegisterExtension
+    static final EmbeddedKafka KAFKA = new EmbeddedKafka();
+
+    private final Queue<String> violations = new ConcurrentLinkedQueue<>();
+
+    private static List<ProducerRecord<String, String>> keyed(String topic, int keys, int perKey) {
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int seq = 0; seq < perKey; seq++) {
+            for (int k = 0; k < keys; k++) {
+                records.add(new ProducerRecord<>(topic, "k" + k, Integer.toString(seq)));
+            }
+        }
+        return records;
+    }
+
+    /** Where a record is: partition and offset in one long, for sets of records. */
+    private static long position(ConsumerRecord<?, ?> r) {
+        return ((long) r.partition() << 40) | r.offset();
+    }
+
+    @Test
+    void afterACrashEveryRecordRunsAtLeastOnceAndOnlyRecordsAfterTheLastCommitRunAgain() throws Exception {
+        String topic = EmbeddedKafka.name("crash");
+        int partitions = 4;
+        KAFKA.createTopic(topic, partitions);
+        KAFKA.produce(keyed(topic, 200, 100));
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, partitions);
+        String group = EmbeddedKafka.name("g");
+
+        Set<Long> ranInFirst = ConcurrentHashMap.newKeySet();
+        GatlingExecutor firstExecutor = GatlingExecutor.builder().name("first").coreThreads(2).build();
+        KafkaProcessor<String, String> first = KafkaProcessor.<String, String>builder(KAFKA.consumerProperties(group))
+                .topics(topic)
+                .executor(firstExecutor)
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> {
+                    LockSupport.parkNanos(20_000);
+                    ranInFirst.add(position(r));
+                })
+                .build();
+        first.start();
+        await(Duration.ofSeconds(30), "the first processor mid-way", () -> first.statistics().completed() >= 5_000);
+        first.halt(); // no close: no final commit, no waiting for handlers
+        firstExecutor.shutdownNow();
+        assertTrue(firstExecutor.awaitTermination(10, TimeUnit.SECONDS));
+        Map<TopicPartition, Long> committedAtCrash = KAFKA.committed(group);
+        assertTrue(first.statistics().completed() < 20_000, "crashed mid-stream");
+
+        // Never committed past an incomplete record: everything below the committed offsets ran.
+        for (int p = 0; p < partitions; p++) {
+            long c = committedAtCrash.getOrDefault(new TopicPartition(topic, p), 0L);
+            for (long o = 0; o < c; o++) {
+                if (!ranInFirst.contains(((long) p << 40) | o)) {
+                    violations.add("committed " + c + " on partition " + p + " but " + o + " never ran");
+                }
+            }
+        }
+
+        Queue<Long> ranInSecond = new ConcurrentLinkedQueue<>();
+        try (KafkaProcessor<String, String> second = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic)
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> {
+                    ranInSecond.add(position(r));
+                    long c = committedAtCrash.getOrDefault(new TopicPartition(r.topic(), r.partition()), 0L);
+                    if (r.offset() < c) {
+                        violations.add("re-processed " + r.partition() + "@" + r.offset() + " below the commit " + c);
+                    }
+                })
+                .build()) {
+            second.start();
+            // The group's offsets, not the second processor's: a partition the first one had finished gives the
+            // second nothing to run, and so nothing to commit.
+            KAFKA.awaitGroupCommitted(group, end);
+        }
+        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        Set<Long> all = ConcurrentHashMap.newKeySet();
+        all.addAll(ranInFirst);
+        all.addAll(ranInSecond);
+        assertEquals(20_000, all.size(), "every record ran at least once");
+        long redone = ranInSecond.stream().filter(ranInFirst::contains).count();
+        long expectedSecond = 20_000 - committedAtCrash.values().stream().mapToLong(Long::longValue).sum();
+        assertEquals(expectedSecond, ranInSecond.size(), "the second processor ran exactly what came after the commit");
+        assertEquals(expectedSecond, Set.copyOf(ranInSecond).size(), "each once");
+        System.out.println("crash: first completed " + ranInFirst.size() + ", committed "
+                + (20_000 - expectedSecond) + ", run again after restart " + redone);
+    }
+
+    @Test
+    void memberJoiningAndLeavingMidRunLosesNothingAndNoKeyRunsInTwoProcessorsAtOnce() throws Exception {
+        String topic = EmbeddedKafka.name("rebalance");
+        int partitions = 8;
+        int keys = 400;
+        int perKey = 75;
+        int total = keys * perKey;
+        KAFKA.createTopic(topic, partitions);
+        KAFKA.produce(keyed(topic, keys, perKey));
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, partitions);
+        String group = EmbeddedKafka.name("g");
+
+        Map<String, AtomicInteger> running = new ConcurrentHashMap<>(); // across both processors
+        Map<String, AtomicLong> lastSeq = new ConcurrentHashMap<>();
+        Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
+        LongAdder doneA = new LongAdder();
+        LongAdder doneB = new LongAdder();
+        class Handler implements RecordHandler<String, String> {
+            private final LongAdder done;
+
+            Handler(LongAdder done) {
+                this.done = done;
+            }
+
+            @Override
+            public void handle(ConsumerRecord<String, String> r) {
+                AtomicInteger inKey = running.computeIfAbsent(r.key(), k -> new AtomicInteger());
+                if (inKey.incrementAndGet() != 1) {
+                    violations.add(r.key() + " ran in two places at once");
+                }
+                long seq = Long.parseLong(r.value());
+                long previous = lastSeq.computeIfAbsent(r.key(), k -> new AtomicLong(-1)).getAndSet(seq);
+                if (previous != seq - 1) {
+                    violations.add(r.key() + ": " + seq + " after " + previous);
+                }
+                runs.computeIfAbsent(position(r), p -> new AtomicInteger()).incrementAndGet();
+                LockSupport.parkNanos(400_000);
+                inKey.decrementAndGet();
+                done.increment();
+            }
+        }
+        try (GatlingExecutor executorA = GatlingExecutor.builder().name("a").coreThreads(4).maxThreads(4).build();
+             GatlingExecutor executorB = GatlingExecutor.builder().name("b").coreThreads(4).maxThreads(4).build();
+             KafkaProcessor<String, String> a = KafkaProcessor.<String, String>builder(KAFKA.consumerProperties(group))
+                     .topics(topic).executor(executorA).commitInterval(Duration.ofMillis(50))
+                     .maxPendingPerPartition(500).handler(new Handler(doneA)).build()) {
+            a.start();
+            await(Duration.ofSeconds(30), "a under way", () -> doneA.sum() >= total / 5);
+            KafkaProcessor<String, String> b = KafkaProcessor.<String, String>builder(KAFKA.consumerProperties(group))
+                    .topics(topic).executor(executorB).commitInterval(Duration.ofMillis(50))
+                    .maxPendingPerPartition(500).handler(new Handler(doneB)).build();
+            b.start();
+            await(Duration.ofSeconds(30), "b took over some partitions", () -> doneB.sum() >= total / 10);
+            assertTrue(doneA.sum() + doneB.sum() < total, "b joined mid-run");
+            b.close();
+            long bDone = doneB.sum();
+            assertTrue(doneA.sum() + bDone < total, "b left mid-run");
+            awaitCommitted(a, end);
+            assertEquals(bDone, doneB.sum(), "nothing ran in b after it closed");
+        }
+        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        assertEquals(total, runs.size(), "nothing lost");
+        assertTrue(runs.values().stream().allMatch(n -> n.get() == 1), "clean hand-overs re-process nothing");
+        assertEquals(end, KAFKA.committed(group));
+        lastSeq.forEach((k, v) -> assertEquals(perKey - 1, v.get(), k));
+    }
+
+    @Test
+    void slowPartitionIsPausedAloneWhileTheOthersFlow() throws Exception {
+        String topic = EmbeddedKafka.name("back-pressure");
+        int partitions = 4;
+        int perPartition = 2_000;
+        KAFKA.createTopic(topic, partitions);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < perPartition; i++) {
+            for (int p = 0; p < partitions; p++) {
+                // Partition 0 has one key (one lane, held up by its first record); the others have many.
+                records.add(new ProducerRecord<>(topic, p, p == 0 ? "slow" : "k" + i, "v"));
+            }
+        }
+        KAFKA.produce(records);
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, partitions);
+        TopicPartition slow = new TopicPartition(topic, 0);
+        CountDownLatch release = new CountDownLatch(1);
+        LongAdder others = new LongAdder();
+        int maxPending = 100;
+        int maxPoll = 50;
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, String.valueOf(maxPoll));
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .maxPendingPerPartition(maxPending)
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> {
+                    if (r.partition() == 0) {
+                        assertTrue(release.await(30, TimeUnit.SECONDS));
+                    } else {
+                        others.increment();
+                    }
+                })
+                .build()) {
+            processor.start();
+            await(Duration.ofSeconds(30), "the other partitions done", () -> others.sum() == 3L * perPartition);
+            // A fast partition may be paused for a moment too while its records are queued; once they are done
+            // only the slow one stays paused.
+            await(Duration.ofSeconds(30), "only the slow partition paused",
+                    () -> processor.statistics().pausedPartitions().equals(Set.of(slow)));
+            KafkaStatistics s = processor.statistics();
+            long polledSlow = s.polled() - 3L * perPartition;
+            assertTrue(polledSlow >= maxPending && polledSlow <= maxPending + maxPoll,
+                    "the slow partition stopped at its limit, over by one poll at most: " + polledSlow);
+            for (int p = 1; p < partitions; p++) {
+                TopicPartition tp = new TopicPartition(topic, p);
+                await(Duration.ofSeconds(30), "commit of " + tp,
+                        () -> end.get(tp).equals(processor.statistics().committedOffsets().get(tp)));
+            }
+
+            release.countDown();
+            awaitCommitted(processor, end);
+            assertEquals(Set.of(), processor.statistics().pausedPartitions());
+            assertEquals(4L * perPartition, processor.statistics().completed());
+        }
+    }
+}

@@ -1,0 +1,255 @@
+package io.github.gatlingexecutor.kafka;
+
+import io.github.gatlingexecutor.GatlingExecutor;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+import static io.github.gatlingexecutor.kafka.EmbeddedKafka.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Order guarantees against a real broker. */
+class OrderingTest {
+
+    @RegisterExtension
+    static final EmbeddedKafka KAFKA = new EmbeddedKafka();
+
+    /** Records every violation instead of throwing inside a handler (which would only cause a retry). */
+    private final Queue<String> violations = new ConcurrentLinkedQueue<>();
+
+    @Test
+    void keyOrderEightPartitionsThousandKeysHundredThousandRecords() throws Exception {
+        String topic = EmbeddedKafka.name("key-order");
+        int partitions = 8;
+        int keys = 1_000;
+        int perKey = 100;
+        KAFKA.createTopic(topic, partitions);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int seq = 0; seq < perKey; seq++) {
+            for (int k = 0; k < keys; k++) {
+                records.add(new ProducerRecord<>(topic, "k" + k, Integer.toString(seq)));
+            }
+        }
+        KAFKA.produce(records);
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, partitions);
+        assertEquals(keys * perKey, end.values().stream().mapToLong(Long::longValue).sum());
+
+        Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
+        Map<String, AtomicLong> lastSeq = new ConcurrentHashMap<>();
+        Map<TopicPartition, Set<Long>> seen = new ConcurrentHashMap<>();
+        Set<Thread> threads = ConcurrentHashMap.newKeySet();
+        LongAdder calls = new LongAdder();
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("key-order").coreThreads(8).build();
+             KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                             KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                     .topics(topic)
+                     .handler(r -> {
+                         calls.increment();
+                         threads.add(Thread.currentThread());
+                         AtomicInteger inKey = running.computeIfAbsent(r.key(), k -> new AtomicInteger());
+                         if (inKey.incrementAndGet() != 1) {
+                             violations.add("two records of " + r.key() + " at once, at " + r.offset());
+                         }
+                         long seq = Long.parseLong(r.value());
+                         long previous = lastSeq.computeIfAbsent(r.key(), k -> new AtomicLong(-1)).getAndSet(seq);
+                         if (previous != seq - 1) {
+                             violations.add(r.key() + ": " + seq + " ran after " + previous);
+                         }
+                         seen.computeIfAbsent(new TopicPartition(r.topic(), r.partition()),
+                                 tp -> ConcurrentHashMap.newKeySet()).add(r.offset());
+                         for (int i = 0; i < 50; i++) {
+                             Thread.onSpinWait(); // a little work, so that neighbours of a key overlap in time
+                         }
+                         inKey.decrementAndGet();
+                     })
+                     .executor(executor)
+                     .commitInterval(Duration.ofMillis(50))
+                     .build()) {
+            processor.start();
+            awaitCommitted(processor, end);
+            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            assertEquals(keys * perKey, calls.sum(), "each record ran once");
+            for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
+                assertEquals(e.getValue().longValue(), seen.get(e.getKey()).size(), "distinct offsets of " + e.getKey());
+            }
+            lastSeq.forEach((k, v) -> assertEquals(perKey - 1, v.get(), "last record of " + k));
+            assertTrue(threads.size() > 1, "ran on several workers: " + threads.size());
+            KafkaStatistics s = processor.statistics();
+            assertEquals(keys * perKey, s.polled());
+            assertEquals(keys * perKey, s.completed());
+        }
+    }
+
+    @Test
+    void keyLatestRunsTheLastRecordOfEveryHotKeyAndSupersedesMost() throws Exception {
+        String topic = EmbeddedKafka.name("key-latest");
+        int partitions = 4;
+        int keys = 100;
+        int updates = 1_000;
+        KAFKA.createTopic(topic, partitions);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int seq = 0; seq < updates; seq++) {
+            for (int k = 0; k < keys; k++) {
+                records.add(new ProducerRecord<>(topic, "hot" + k, Integer.toString(seq)));
+            }
+        }
+        KAFKA.produce(records);
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, partitions);
+
+        Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
+        Map<String, AtomicLong> lastSeq = new ConcurrentHashMap<>();
+        LongAdder calls = new LongAdder();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                .topics(topic)
+                .ordering(Ordering.KEY_LATEST)
+                .handler(r -> {
+                    calls.increment();
+                    AtomicInteger inKey = running.computeIfAbsent(r.key(), k -> new AtomicInteger());
+                    if (inKey.incrementAndGet() != 1) {
+                        violations.add("two records of " + r.key() + " at once");
+                    }
+                    long seq = Long.parseLong(r.value());
+                    long previous = lastSeq.computeIfAbsent(r.key(), k -> new AtomicLong(-1)).getAndSet(seq);
+                    if (previous >= seq) {
+                        violations.add(r.key() + ": " + seq + " ran after " + previous);
+                    }
+                    Thread.sleep(1); // slower than polling, so that records of a key pile up behind a running one
+                    inKey.decrementAndGet();
+                })
+                .commitInterval(Duration.ofMillis(50))
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, end);
+            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            for (int k = 0; k < keys; k++) {
+                assertEquals(updates - 1, lastSeq.get("hot" + k).get(), "the last record of hot" + k + " ran");
+            }
+            KafkaStatistics s = processor.statistics();
+            long total = (long) keys * updates;
+            assertEquals(total, s.polled());
+            assertEquals(total, s.completed());
+            assertEquals(total - calls.sum(), s.superseded(), "every record either ran or was superseded");
+            assertTrue(calls.sum() < total / 5, "far fewer handler calls than records: " + calls.sum());
+        }
+    }
+
+    @Test
+    void partitionOrderRunsOnePartitionAtATimeInOffsetOrder() throws Exception {
+        String topic = EmbeddedKafka.name("partition-order");
+        int partitions = 4;
+        KAFKA.createTopic(topic, partitions);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 4_000; i++) {
+            records.add(new ProducerRecord<>(topic, i % partitions, "k" + i, "v"));
+        }
+        KAFKA.produce(records);
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, partitions);
+        Map<Integer, AtomicInteger> running = new ConcurrentHashMap<>();
+        Map<Integer, AtomicLong> last = new ConcurrentHashMap<>();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                .topics(topic)
+                .ordering(Ordering.PARTITION)
+                .handler(r -> checkPartitionOrder(r, running, last))
+                .commitInterval(Duration.ofMillis(50))
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, end);
+            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            assertEquals(4_000, processor.statistics().completed());
+        }
+    }
+
+    @Test
+    void unorderedRunsEveryRecordAndCommitsToTheEnd() throws Exception {
+        String topic = EmbeddedKafka.name("unordered");
+        KAFKA.createTopic(topic, 2);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 4_000; i++) {
+            records.add(new ProducerRecord<>(topic, i % 2 == 0 ? null : "same", Integer.toString(i)));
+        }
+        KAFKA.produce(records);
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, 2);
+        Set<String> values = ConcurrentHashMap.newKeySet();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                .topics(topic)
+                .ordering(Ordering.UNORDERED)
+                .handler(r -> values.add(r.value()))
+                .commitInterval(Duration.ofMillis(50))
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, end);
+            assertEquals(4_000, values.size());
+        }
+    }
+
+    @Test
+    void nullKeysRunInPartitionOrderUnderKeyOrdering() throws Exception {
+        String topic = EmbeddedKafka.name("null-keys");
+        KAFKA.createTopic(topic, 2);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 2_000; i++) {
+            records.add(new ProducerRecord<>(topic, i % 2, null, Integer.toString(i)));
+        }
+        KAFKA.produce(records);
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, 2);
+        Map<Integer, AtomicInteger> running = new ConcurrentHashMap<>();
+        Map<Integer, AtomicLong> last = new ConcurrentHashMap<>();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                .topics(topic)
+                .ordering(Ordering.KEY_LATEST) // null keys are never superseded, even here
+                .handler(r -> checkPartitionOrder(r, running, last))
+                .commitInterval(Duration.ofMillis(50))
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, end);
+            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            assertEquals(0, processor.statistics().superseded());
+            assertEquals(2_000, processor.statistics().completed());
+        }
+    }
+
+    private void checkPartitionOrder(ConsumerRecord<String, String> r, Map<Integer, AtomicInteger> running,
+                                     Map<Integer, AtomicLong> last) {
+        AtomicInteger inPartition = running.computeIfAbsent(r.partition(), p -> new AtomicInteger());
+        if (inPartition.incrementAndGet() != 1) {
+            violations.add("two records of partition " + r.partition() + " at once");
+        }
+        long previous = last.computeIfAbsent(r.partition(), p -> new AtomicLong(-1)).getAndSet(r.offset());
+        if (previous != r.offset() - 1) {
+            violations.add("partition " + r.partition() + ": " + r.offset() + " ran after " + previous);
+        }
+        Thread.yield();
+        inPartition.decrementAndGet();
+    }
+
+    static void awaitCommitted(KafkaProcessor<?, ?> processor, Map<TopicPartition, Long> end) {
+        try {
+            await(Duration.ofSeconds(60), "commits reaching " + end, () -> {
+                Map<TopicPartition, Long> c = processor.statistics().committedOffsets();
+                return end.entrySet().stream().allMatch(e -> e.getValue() == 0
+                        || e.getValue().equals(c.get(e.getKey())));
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; " + processor.statistics(), e);
+        }
+    }
+}
