@@ -280,14 +280,15 @@ final class Worker implements Runnable {
      * after clearing, so a {@code shutdownNow} that interrupted us during the clear is not undone.
      */
     void runTask(Runnable task) {
+        STARTED.setOpaque(this, started + 1);
+        runningTask = task;
+        Object slow = Jfr.beginSlowTask();
+        // Last thing before the task, so that the window an interrupt can slip through is as small as it can be.
         if (engine.stopping()) {
             Thread.currentThread().interrupt();
         } else if (Thread.interrupted() && engine.stopping()) {
             Thread.currentThread().interrupt();
         }
-        STARTED.setOpaque(this, started + 1);
-        runningTask = task;
-        Object slow = Jfr.beginSlowTask();
         try {
             task.run();
         } catch (Throwable failure) {

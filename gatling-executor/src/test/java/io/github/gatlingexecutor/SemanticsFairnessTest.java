@@ -65,11 +65,13 @@ class SemanticsFairnessTest {
         waitUntil("the busy context to be running", () -> busyRuns.get() >= startAt);
         CountDownLatch ran = new CountDownLatch(1);
         int[] atRun = new int[1];
-        int atSubmit = busyRuns.get();
         submit.accept(() -> {
             atRun[0] = busyRuns.get();
             ran.countDown();
         });
+        // Read after the submit returned: the fresh task waits only from there, and a submitter descheduled before
+        // its submit must not count busy tasks that ran before the fresh one existed.
+        int atSubmit = busyRuns.get();
         await(ran, what);
         assertTrue(atRun[0] < BUSY_TASKS, what + ": the busy context drained before the measurement meant anything");
         long delay = atRun[0] - atSubmit;
