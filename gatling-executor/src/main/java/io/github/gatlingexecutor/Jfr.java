@@ -39,7 +39,10 @@ final class Jfr {
         }
     }
 
-    /** Called by the checker on each round: registers the periodic statistics event once JFR is in use. */
+    /**
+     * Called by the checker on each round: registers the periodic statistics event once JFR is in use, and refreshes
+     * whether tasks are timed for the SlowTask event.
+     */
     static void poll() {
         if (ON) {
             JfrRecorder.poll();
@@ -76,9 +79,12 @@ final class Jfr {
         }
     }
 
-    /** Before a task: an opaque token if a recording times tasks now, else null (then nothing else is done). */
+    /**
+     * Before a task: an opaque token if a recording times tasks now, else null (then nothing else is done). Costs a
+     * task one read when no recording times tasks.
+     */
     static Object beginSlowTask() {
-        return ON ? JfrRecorder.beginSlowTask() : null;
+        return ON && JfrRecorder.slowTaskEnabled ? JfrRecorder.beginSlowTask() : null;
     }
 
     /** After a task that {@link #beginSlowTask} gave a token for: commits it if it ran past the threshold. */

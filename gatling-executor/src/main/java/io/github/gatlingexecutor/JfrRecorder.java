@@ -27,6 +27,12 @@ final class JfrRecorder {
      * recording was started), by the checker, and once per JVM: the hook reports every live executor.
      */
     private static volatile boolean periodicRegistered;
+    /**
+     * Whether a recording times tasks now. Refreshed by the checker on each round ({@link #poll}), so a worker pays
+     * one read per task instead of creating an event to ask: an event returned out of {@link #beginSlowTask} escapes,
+     * so the JIT could not remove that allocation. Turning the event on or off takes effect within a check period.
+     */
+    static volatile boolean slowTaskEnabled;
 
     private JfrRecorder() {
     }
@@ -40,6 +46,7 @@ final class JfrRecorder {
     }
 
     static void poll() {
+        slowTaskEnabled = new SlowTaskEvent().isEnabled();
         if (!periodicRegistered && FlightRecorder.isInitialized()) {
             synchronized (JfrRecorder.class) {
                 if (!periodicRegistered) {
@@ -139,9 +146,6 @@ final class JfrRecorder {
 
     static Object beginSlowTask() {
         SlowTaskEvent e = new SlowTaskEvent();
-        if (!e.isEnabled()) {
-            return null;
-        }
         e.begin();
         return e;
     }

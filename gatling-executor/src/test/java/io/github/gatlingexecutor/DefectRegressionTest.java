@@ -112,6 +112,16 @@ class DefectRegressionTest {
         }
     }
 
+    /** A thread whose start() fails as it does when the system has no native thread left. */
+    private static Thread failingToStart(Runnable r) {
+        return new Thread(r) {
+            @Override
+            public synchronized void start() {
+                throw new OutOfMemoryError("unable to create native thread: possibly out of memory");
+            }
+        };
+    }
+
     /** A thread factory whose threads for the checker fail to start, {@code failures} times or for good. */
     private static final class CheckerFailingFactory implements ThreadFactory {
         final AtomicInteger checkerFailuresLeft;
@@ -126,12 +136,7 @@ class DefectRegressionTest {
             if (r instanceof Checker) {
                 checkerAsked.incrementAndGet();
                 if (checkerFailuresLeft.getAndDecrement() > 0) {
-                    return new Thread(r) {
-                        @Override
-                        public synchronized void start() {
-                            throw new OutOfMemoryError("unable to create native thread: possibly out of memory");
-                        }
-                    };
+                    return failingToStart(r);
                 }
             }
             Thread t = new Thread(r);
@@ -191,12 +196,7 @@ class DefectRegressionTest {
         AtomicInteger workerCalls = new AtomicInteger();
         ThreadFactory factory = r -> {
             if (!(r instanceof Checker) && workerCalls.incrementAndGet() == 1) {
-                return new Thread(r) {
-                    @Override
-                    public synchronized void start() {
-                        throw new OutOfMemoryError("unable to create native thread: possibly out of memory");
-                    }
-                };
+                return failingToStart(r);
             }
             Thread t = new Thread(r);
             t.setDaemon(true);
