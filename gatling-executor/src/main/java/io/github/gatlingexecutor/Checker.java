@@ -93,9 +93,6 @@ final class Checker implements Runnable {
         }
     }
 
-    boolean started() {
-        return thread != null;
-    }
 
     /**
      * Makes the checker re-evaluate now (a worker ended, the executor shut down, the timer queue changed). Never blocks:

@@ -199,10 +199,6 @@ final class Worker implements Runnable {
         IDLE_COUNT.setOpaque(this, idleCount + 1);
     }
 
-    /** Whether this worker holds idle lanes that have not been released yet (checker's view). */
-    boolean holdsIdleLanes() {
-        return (int) IDLE_COUNT.getOpaque(this) > 0;
-    }
 
     /** Entry {@code i} of the idle ring, for the checker (racy by design; see {@link #idleRing}). */
     Lane idleLane(int i) {
