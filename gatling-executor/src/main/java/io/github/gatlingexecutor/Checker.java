@@ -25,6 +25,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li><b>The timer.</b> It dispatches due delayed and periodic tasks ({@link TaskTimer}).</li>
  *   <li><b>Idle lanes of busy workers.</b> It releases the lanes that a worker busy in a long task left idle
  *       ({@link #sweepIdleLanes}).</li>
+ *   <li><b>The coarse clock.</b> While any worker is awake it refreshes {@link Engine#stamp}'s clock at least every
+ *       {@link #CLOCK_TICK_NANOS}, so that tasks are stamped within a few milliseconds of their arrival even while
+ *       every worker is in a long task.</li>
  * </ol>
  *
  * It parks between jobs, so an idle executor costs one wake-up per check period. It ends once the executor is shut
@@ -48,6 +51,12 @@ final class Checker implements Runnable {
     private volatile boolean nudged;
     private volatile long blockedDetections;
     private volatile boolean wakeRequested;
+    /**
+     * Set while the checker sleeps longer than a clock tick because every worker was parked. A worker that wakes
+     * writes its park state, then reads this; the checker writes this, then reads every park state once more: one of
+     * them sees the other, so a worker that resumes work never leaves the clock unrefreshed for a whole check period.
+     */
+    private volatile boolean dozing;
 
     Checker(Engine engine) {
         this.engine = engine;
@@ -109,6 +118,27 @@ final class Checker implements Runnable {
         return false;
     }
 
+    /** A worker came back from parking: if the checker dozes, it wakes to keep the coarse clock fresh. */
+    void workerResumed() {
+        if (dozing) {
+            dozing = false;
+            Thread t = thread;
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+    }
+
+    private boolean anyWorkerAwake() {
+        for (Worker w : engine.pool.workers()) {
+            int s = w.parkState();
+            if (s != Worker.PARKED && s != Worker.RETIRED) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Work was queued and no worker is idle: look at the workers soon rather than at the next period. Costs a
      * submitter one volatile read, and one CAS plus a wake-up the first time after each inspection.
@@ -139,6 +169,7 @@ final class Checker implements Runnable {
         for (;;) {
             wakeRequested = false;
             long now = System.nanoTime();
+            engine.tick(now);
             long nextDue = engine.timer.dispatchDue(now);
             Jfr.poll();
             if (nudged) {
@@ -172,10 +203,22 @@ final class Checker implements Runnable {
             if (nextDue != Long.MAX_VALUE) {
                 wait = Math.min(wait, nextDue - now);
             }
+            if (wait > CLOCK_TICK_NANOS) {
+                if (anyWorkerAwake()) {
+                    wait = CLOCK_TICK_NANOS;
+                } else {
+                    dozing = true;
+                    if (anyWorkerAwake()) { // see dozing: written, then the park states read again
+                        dozing = false;
+                        wait = CLOCK_TICK_NANOS;
+                    }
+                }
+            }
             if (wait > 0 && !wakeRequested) {
                 LockSupport.parkNanos(this, wait);
                 Thread.interrupted(); // only a stray interrupt could get here; the loop re-reads everything
             }
+            dozing = false;
         }
     }
 
@@ -277,6 +320,8 @@ final class Checker implements Runnable {
     }
 
     private static final long SWEEP_TICK_NANOS = 2_000_000L;
+    /** The longest the coarse clock goes without a refresh while a worker is awake (see {@link Engine#stamp}). */
+    static final long CLOCK_TICK_NANOS = 4_000_000L;
     /** How soon the checker looks again after it had to start workers for a backlog. */
     private static final long BACKLOG_RECHECK_NANOS = 5_000_000L;
 

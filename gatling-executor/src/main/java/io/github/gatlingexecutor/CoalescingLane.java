@@ -43,6 +43,14 @@ final class CoalescingLane extends Lane {
     private volatile Runnable slot = IDLE;
     private volatile long submitted; // updated with getAndAdd by submitters
     private long executed;           // owner-only; read racily for statistics
+    /**
+     * Engine#stamp of the oldest update not yet served: written by a submitter that finds nothing pending, before the
+     * CAS that installs its task; a replacement leaves it alone, so a lane whose updates keep replacing one another
+     * shows how stale it really is. Written before the CAS so that no reader sees a pending task with the stamp of an
+     * earlier episode; two submitters racing to fill an empty slot may leave the later one's stamp, an error of the
+     * width of that race.
+     */
+    private volatile long pendingSince;
 
     CoalescingLane(Engine engine, Object context) {
         super(engine, context);
@@ -68,7 +76,7 @@ final class CoalescingLane extends Lane {
     }
 
     @Override
-    int offer(Runnable task) {
+    int offer(Runnable task, int limit) {
         for (;;) {
             Runnable s = slot;
             if (s == DEAD) {
@@ -77,15 +85,38 @@ final class CoalescingLane extends Lane {
             if (s == CLOSED) {
                 return CLOSED_TO_SUBMITS;
             }
+            boolean replacing = s != IDLE && s != BUSY;
+            if (!replacing) {
+                pendingSince = engine.stamp();
+            }
             if (SLOT.compareAndSet(this, s, task)) {
                 SUBMITTED.getAndAdd(this, 1L);
                 if (s == IDLE) {
                     return ACTIVATED;
                 }
-                if (s != BUSY) {
+                if (replacing) {
                     engine.replaced(s);
+                    return REPLACED;
                 }
                 return ACCEPTED;
+            }
+        }
+    }
+
+    /**
+     * Replaces the pending task if there is one (the replacement takes its place under {@code maxQueued}); false,
+     * with nothing done, if none is pending.
+     */
+    boolean replacePending(Runnable task) {
+        for (;;) {
+            Runnable s = slot;
+            if (s == IDLE || s == BUSY || s == DEAD || s == CLOSED) {
+                return false;
+            }
+            if (SLOT.compareAndSet(this, s, task)) {
+                SUBMITTED.getAndAdd(this, 1L);
+                engine.replaced(s);
+                return true;
             }
         }
     }
@@ -115,6 +146,9 @@ final class CoalescingLane extends Lane {
             }
             if (SLOT.compareAndSet(this, s, BUSY)) {
                 executed++;
+                if (engine.admission != null) {
+                    engine.admission.started(null); // its place in the executor is free
+                }
                 worker.runTask(s);
                 ran++;
             }
@@ -178,5 +212,19 @@ final class CoalescingLane extends Lane {
     @Override
     long executedCount() {
         return executed;
+    }
+
+    @Override
+    long queuedCount() {
+        return pending(slot) ? 1 : 0;
+    }
+
+    @Override
+    long oldestStamp() {
+        return pending(slot) ? pendingSince : NO_WAITING;
+    }
+
+    private static boolean pending(Runnable s) {
+        return s != IDLE && s != BUSY && s != DEAD && s != CLOSED;
     }
 }

@@ -80,6 +80,31 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
     List<ContextStatistics> contextStatistics();
 
     /**
+     * The (at most) {@code k} live lanes that have a task waiting to start, the one whose oldest waiting task has
+     * waited longest first: where the executor is behind, and by how much. Never blocks submitters or workers; its
+     * cost grows with the number of lanes that have work waiting, not with the number of live lanes (idle lanes are
+     * not looked at), so it may be called every second on an executor with a million live contexts.
+     *
+     * @param k how many lanes at most; 0 gives an empty list
+     * @return up to {@code k} lanes, oldest waiting task first
+     * @throws IllegalArgumentException if {@code k < 0}
+     */
+    List<ContextStatistics> busiestContexts(int k);
+
+    /**
+     * Submits like {@link #execute(Runnable)}, but never waits and never throws for capacity or shutdown: returns
+     * {@code false} when the task is not accepted (it will not run). A refusal for capacity (a limit reached, or
+     * submitters of the same context, or for {@code maxQueued} of the executor, already waiting for room, which an
+     * offer never overtakes) counts in {@link ExecutorStatistics#rejected()}; one for shutdown does not.
+     *
+     * @param task the task; its kind and context are taken as {@code execute} takes them
+     * @return whether the task was accepted
+     * @throws NullPointerException if {@code task} is null, or it is a {@link SequentialRunnable} or
+     *         {@link CoalescingRunnable} whose {@code context()} is null
+     */
+    boolean offer(Runnable task);
+
+    /**
      * Starts an orderly shutdown and waits until every accepted task has run, as
      * {@code ExecutorService.close()} does on JDK 19 and later. If interrupted while waiting, it calls
      * {@link #shutdownNow()} and keeps waiting, then restores the interrupt status.
@@ -92,7 +117,11 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
     /**
      * {@inheritDoc}
      *
-     * @throws RejectedExecutionException if the executor has been shut down
+     * <p>If a capacity limit is set and the task would go over it, the {@link Overflow} policy decides: it is rejected
+     * at once, or the caller waits for room (see {@link GatlingExecutor.Builder#overflow}).
+     *
+     * @throws RejectedExecutionException if the executor has been shut down, or a capacity limit refused the task
+     *         (the message names the limit, its value and the context)
      * @throws NullPointerException if {@code command} is null, or it is a {@link SequentialRunnable} or
      *         {@link CoalescingRunnable} whose {@code context()} is null
      */

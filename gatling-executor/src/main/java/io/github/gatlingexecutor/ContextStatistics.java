@@ -1,5 +1,7 @@
 package io.github.gatlingexecutor;
 
+import java.time.Duration;
+
 /**
  * Counters of one live context's lane, as reported by {@link ContextExecutor#contextStatistics()}.
  *
@@ -11,12 +13,17 @@ public final class ContextStatistics {
     private final boolean coalescing;
     private final long submitted;
     private final long executed;
+    private final long queued;
+    private final long oldestQueuedAgeNanos;
 
-    ContextStatistics(Object context, boolean coalescing, long submitted, long executed) {
+    ContextStatistics(Object context, boolean coalescing, long submitted, long executed, long queued,
+                      long oldestQueuedAgeNanos) {
         this.context = context;
         this.coalescing = coalescing;
         this.submitted = submitted;
         this.executed = executed;
+        this.queued = queued;
+        this.oldestQueuedAgeNanos = oldestQueuedAgeNanos;
     }
 
     /**
@@ -47,9 +54,25 @@ public final class ContextStatistics {
      */
     public long executed() { return executed; }
 
+    /**
+     * Tasks of this lane accepted and not yet started (not the running one); at most 1 for a coalescing lane.
+     *
+     * @return the count
+     */
+    public long queued() { return queued; }
+
+    /**
+     * How long the oldest waiting task of this lane has waited; zero when none waits. For a coalescing lane it is the
+     * age of the oldest update not yet served: a replacement keeps the stamp of the task it replaced, so a lane whose
+     * updates keep coming but never run shows its true staleness. Coarse (a few milliseconds).
+     *
+     * @return the age of the oldest waiting task of this lane
+     */
+    public Duration oldestQueuedAge() { return Duration.ofNanos(oldestQueuedAgeNanos); }
+
     @Override
     public String toString() {
         return (coalescing ? "coalescing(" : "sequential(") + context + "){submitted=" + submitted
-                + ", executed=" + executed + '}';
+                + ", executed=" + executed + ", queued=" + queued + ", oldestQueuedAge=" + oldestQueuedAge() + '}';
     }
 }

@@ -1,8 +1,13 @@
 package io.github.gatlingexecutor;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
@@ -68,9 +73,12 @@ final class Engine {
     private final LongAdder coalesced = new LongAdder();
     private final LongAdder failedFutures = new LongAdder();
     private final AtomicLong returned = new AtomicLong();
+    /** Null when no capacity limit is set: the submit paths then skip admission entirely. */
+    final Admission admission;
 
     Engine(Settings settings) {
         this.settings = settings;
+        this.admission = settings.bounded() ? new Admission(this, settings) : null;
         this.timer = new TaskTimer(this);
         this.checker = new Checker(this);
         this.pool = new WorkerPool(this);
@@ -79,6 +87,51 @@ final class Engine {
 
     int state() {
         return state;
+    }
+
+    // ---- the coarse clock ---------------------------------------------------------------------------------------
+
+    /** {@link #coarseClock} when nobody keeps it fresh (the workers that did are parked). */
+    private static final long STALE = Long.MIN_VALUE;
+    private static final VarHandle COARSE_CLOCK;
+
+    static {
+        try {
+            COARSE_CLOCK = MethodHandles.lookup().findVarHandle(Engine.class, "coarseClock", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * A System.nanoTime value at most a few milliseconds old while work flows, for stamping accepted tasks without a
+     * clock read per task (ages are computed when read, from a fresh clock). Workers refresh it when they read the
+     * clock anyway (every few dozen items, each batch, after parking), the checker every {@link Checker#CLOCK_TICK_NANOS}
+     * while any worker is busy. A worker about to park marks it STALE, and the next submitter reads the clock itself:
+     * otherwise the first task after a quiet spell would be stamped with the time work last flowed.
+     * Opaque accesses: a stamp needs a recent value, not ordering with anything else.
+     */
+    @SuppressWarnings("unused") // accessed through COARSE_CLOCK
+    private long coarseClock = STALE;
+
+    long stamp() {
+        long t = (long) COARSE_CLOCK.getOpaque(this);
+        if (t == STALE) {
+            t = System.nanoTime();
+            // Only over STALE: a worker's fresher tick must not be overwritten, and a worker that marked the clock
+            // stale again since is about to park, so our value must not pose as a fresh one for long either; the
+            // task we stamp wakes a worker or joins an active lane, whose worker ticks.
+            COARSE_CLOCK.compareAndSet(this, STALE, t);
+        }
+        return t;
+    }
+
+    void tick(long now) {
+        COARSE_CLOCK.setOpaque(this, now);
+    }
+
+    void clockStale() {
+        COARSE_CLOCK.setOpaque(this, STALE);
     }
 
     boolean stopping() {
@@ -96,13 +149,17 @@ final class Engine {
     }
 
     void execute(Runnable command) {
+        submit(command, false);
+    }
+
+    /** {@code execute}, or, with {@code offer}, {@code offer}: false instead of an exception for capacity or shutdown. */
+    boolean submit(Runnable command, boolean offer) {
         if (command instanceof SequentialRunnable) {
-            submitToLane(false, contextOf((SequentialRunnable) command), command, null, false);
+            return submit(SEQUENTIAL, contextOf((SequentialRunnable) command), command, null, false, offer);
         } else if (command instanceof CoalescingRunnable) {
-            submitToLane(true, contextOf((CoalescingRunnable) command), command, null, false);
-        } else {
-            submitPlain(command, false);
+            return submit(COALESCING, contextOf((CoalescingRunnable) command), command, null, false, offer);
         }
+        return submit(PLAIN, null, command, null, false, offer);
     }
 
     static Object contextOf(SequentialRunnable task) {
@@ -123,14 +180,106 @@ final class Engine {
         return context;
     }
 
-    /**
-     * Submits to the sequential or coalescing lane of {@code context}. {@code handle}: the lane handle used, whose
-     * cached lane skips the map lookup, or null. {@code internal}: a due scheduled task, which may enter a lane after
-     * shutdown.
-     */
+    static final int SEQUENTIAL = 0;
+    static final int COALESCING = 1;
+    static final int PLAIN = 2;
+
+    /** Submits to the sequential or coalescing lane of {@code context}; see {@link #submit(int, Object, Runnable,
+     * LaneHandle, boolean, boolean)}. */
     void submitToLane(boolean coalescing, Object context, Runnable task, LaneHandle handle, boolean internal) {
+        submit(coalescing ? COALESCING : SEQUENTIAL, context, task, handle, internal, false);
+    }
+
+    /**
+     * Every submission ends here. {@code kind}: {@link #SEQUENTIAL} or {@link #COALESCING} (to the lane of
+     * {@code context}) or {@link #PLAIN}. {@code handle}: the lane handle used, whose cached lane skips the map lookup,
+     * or null. {@code internal}: a due scheduled task, which may enter after shutdown and is never refused for
+     * capacity. {@code offer}: return false rather than throw for capacity or shutdown. Returns whether the task was
+     * accepted (always true unless {@code offer}).
+     */
+    boolean submit(int kind, Object context, Runnable task, LaneHandle handle, boolean internal, boolean offer) {
+        if (admission == null) {
+            if (offer) {
+                try {
+                    attempt(kind, context, task, handle, false, false);
+                } catch (RejectedExecutionException shutDown) {
+                    return false;
+                }
+            } else {
+                attempt(kind, context, task, handle, internal, false);
+            }
+            return true;
+        }
+        return submitBounded(kind, context, task, handle, internal, offer);
+    }
+
+    /** The bounded path: limits, the overflow policy, waiting submitters (see {@link Admission}). */
+    private boolean submitBounded(int kind, Object context, Runnable task, LaneHandle handle, boolean internal,
+                                  boolean offer) {
+        Object queueKey = kind == SEQUENTIAL ? context : null;
+        int outcome;
+        try {
+            if (internal) {
+                // A due scheduled task is never refused for capacity: admitted over the limit if need be.
+                if (attempt(kind, context, task, handle, true, true) == Admission.ADMITTED_OVER) {
+                    admission.countOverLimit();
+                }
+                return true;
+            }
+            outcome = admission.mustQueue(queueKey);
+            if (outcome == Admission.ADMITTED) {
+                outcome = attempt(kind, context, task, handle, false, false);
+                if (outcome == Admission.ADMITTED) {
+                    return true;
+                }
+            }
+            if (admission.policy.blocks() && isOwnWorker()) {
+                // No self-deadlock: a task of this executor is never made to wait for room its own worker must make.
+                if (attempt(kind, context, task, handle, false, true) == Admission.ADMITTED_OVER) {
+                    admission.countOverLimit();
+                }
+                return true;
+            }
+        } catch (RejectedExecutionException shutDown) {
+            if (offer) {
+                return false;
+            }
+            throw shutDown;
+        }
+        if (offer) {
+            admission.refuseOffer(context, outcome);
+            return false;
+        }
+        if (!admission.policy.blocks()) {
+            throw admission.rejectNow(task, context, outcome);
+        }
+        admission.await(queueKey, context, outcome, () -> attempt(kind, context, task, handle, false, false), task);
+        return true;
+    }
+
+    private boolean isOwnWorker() {
+        Worker w = Worker.current();
+        return w != null && w.engine == this;
+    }
+
+    /**
+     * One attempt to accept {@code task}: {@link Admission#ADMITTED}; or, when bounded, {@link Admission#FULL_CONTEXT}
+     * or {@link Admission#FULL_EXECUTOR} (nothing accepted), or with {@code force} {@link Admission#ADMITTED_OVER}.
+     * Throws {@link RejectedExecutionException} if the executor is shut down (and the task is not internal).
+     */
+    private int attempt(int kind, Object context, Runnable task, LaneHandle handle, boolean internal, boolean force) {
+        return kind == PLAIN ? attemptPlain(task, internal, force)
+                : attemptLane(kind == COALESCING, context, task, handle, internal, force);
+    }
+
+    private int attemptLane(boolean coalescing, Object context, Runnable task, LaneHandle handle, boolean internal,
+                            boolean force) {
         ConcurrentHashMap<Object, Lane> lanes = lanes(coalescing);
         Lane lane = handle == null ? null : handle.cachedLane();
+        Admission adm = admission;
+        boolean reserve = adm != null && adm.total > 0;
+        int reserved = -1; // the reservation's outcome once taken
+        int limit = adm == null || coalescing || force ? 0 : adm.perContext;
         for (;;) {
             if (lane == null) {
                 lane = lanes.get(context);
@@ -144,10 +293,24 @@ final class Engine {
             }
             // The lane is looked up (or created) before the state is read: see the class comment.
             if (!internal && state != RUNNING) {
+                if (reserved >= 0) {
+                    adm.release();
+                }
                 discardIfUnused(lane);
                 throw reject(task);
             }
-            int outcome = lane.offer(task);
+            if (reserve && reserved < 0) {
+                // A coalescing task that replaces a waiting one takes its place: it needs no room.
+                if (coalescing && ((CoalescingLane) lane).replacePending(task)) {
+                    break;
+                }
+                reserved = adm.reserve(force);
+                if (reserved == Admission.FULL_EXECUTOR) {
+                    discardIfUnused(lane); // it may have been created just now
+                    return Admission.FULL_EXECUTOR;
+                }
+            }
+            int outcome = lane.offer(task, limit);
             if (outcome == Lane.ACCEPTED) {
                 break;
             }
@@ -155,10 +318,23 @@ final class Engine {
                 makeReady(lane);
                 break;
             }
+            if (outcome == Lane.REPLACED) {
+                if (reserved >= 0) {
+                    adm.release(); // the replaced task's place is ours: the one reserved is not needed
+                    reserved = -1;
+                }
+                break;
+            }
             if (outcome == Lane.RELEASED) {
                 lanes.remove(context, lane); // help the releasing thread, then look up again
                 lane = null;
                 continue;
+            }
+            if (reserved >= 0) {
+                adm.release();
+            }
+            if (outcome == Lane.FULL) {
+                return Admission.FULL_CONTEXT;
             }
             throw reject(task);
         }
@@ -166,18 +342,40 @@ final class Engine {
         if (handle != null) {
             handle.cacheLane(lane);
         }
+        if (force && (reserved == Admission.ADMITTED_OVER
+                || (!coalescing && adm.perContext > 0 && lane.queuedCount() > adm.perContext))) {
+            return Admission.ADMITTED_OVER;
+        }
+        return Admission.ADMITTED;
     }
 
     void submitPlain(Runnable task, boolean internal) {
+        submit(PLAIN, null, task, null, internal, false);
+    }
+
+    private int attemptPlain(Runnable task, boolean internal, boolean force) {
         if (!internal && state != RUNNING) {
             throw reject(task);
         }
-        readyQueue.offer(task);
+        Admission adm = admission;
+        int reserved = Admission.ADMITTED;
+        if (adm != null && adm.total > 0) {
+            reserved = adm.reserve(force);
+            if (reserved == Admission.FULL_EXECUTOR) {
+                return reserved;
+            }
+        }
+        PlainTask item = new PlainTask(task, stamp());
+        readyQueue.offer(item);
         pool.signalWork();
-        if (!internal && state != RUNNING && takeBack(task)) {
+        if (!internal && state != RUNNING && takeBack(item)) {
+            if (adm != null && adm.total > 0) {
+                adm.release();
+            }
             throw reject(task); // shut down meanwhile and nobody took it: it was never accepted
         }
         submitted.increment();
+        return reserved;
     }
 
     /**
@@ -186,7 +384,7 @@ final class Engine {
      * node, so true means no worker took it. If the same instance is queued more than once, which occurrence goes
      * does not matter: they are the same task, and exactly one of them is taken back.
      */
-    private boolean takeBack(Runnable task) {
+    private boolean takeBack(PlainTask task) {
         boolean[] claimed = new boolean[1];
         return readyQueue.removeIf(item -> {
             if (item != task || claimed[0]) {
@@ -211,6 +409,10 @@ final class Engine {
     private void makeReady(Lane lane) {
         readyQueue.offer(lane);
         pool.signalWork();
+    }
+
+    RejectedExecutionException rejectShutdown(Runnable task) {
+        return reject(task);
     }
 
     private RejectedExecutionException reject(Runnable task) {
@@ -408,24 +610,115 @@ final class Engine {
 
     ExecutorStatistics statistics() {
         long[] p = pool.counters();
+        long now = System.nanoTime();
+        long oldest = oldestWaiting(now, null);
+        Admission adm = admission;
         return new ExecutorStatistics(submitted.sum(), p[0], coalesced.sum(), p[1] + failedFutures.sum(),
                 returned.get(), sequentialLanes.mappingCount() + coalescingLanes.mappingCount(), pool.threads(),
                 pool.peakThreads(), pool.coreTarget(), p[3], p[4], p[2], checker.blockedDetections(), p[5], (int) p[6],
-                settings.maxThreads);
+                settings.maxThreads, p[7], adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),
+                adm == null ? 0 : adm.acceptedOverLimit(), oldest == Lane.NO_WAITING ? 0 : age(now, oldest));
+    }
+
+    private static long age(long now, long stamp) {
+        return Math.max(0, now - stamp);
+    }
+
+    /**
+     * The stamp of the oldest waiting task (or {@link Lane#NO_WAITING}), from the places where waiting work can be:
+     * the ready queue (lanes and unordered tasks) and the lanes workers are running (which may have more behind the
+     * running task). A lane with waiting work is in exactly one of them, except for the moment between the submit that
+     * activates it and its entry into the ready queue. Idle lanes are never looked at, so the cost grows with the
+     * lanes that have work waiting, not with the live ones. With {@code lanes} non-null, also collects those lanes.
+     */
+    private long oldestWaiting(long now, List<Lane> lanes) {
+        long oldest = Lane.NO_WAITING;
+        for (Object item : readyQueue) {
+            long stamp;
+            if (item instanceof Lane) {
+                Lane lane = (Lane) item;
+                stamp = lane.oldestStamp();
+                if (lanes != null && stamp != Lane.NO_WAITING) {
+                    lanes.add(lane);
+                }
+            } else {
+                stamp = ((PlainTask) item).stamp;
+            }
+            oldest = older(oldest, stamp);
+        }
+        for (Worker w : pool.workers()) {
+            Lane lane = w.currentLane;
+            if (lane != null) {
+                long stamp = lane.oldestStamp();
+                if (lanes != null && stamp != Lane.NO_WAITING) {
+                    lanes.add(lane);
+                }
+                oldest = older(oldest, stamp);
+            }
+        }
+        return oldest;
+    }
+
+    private static long older(long a, long b) {
+        if (a == Lane.NO_WAITING) {
+            return b;
+        }
+        if (b == Lane.NO_WAITING) {
+            return a;
+        }
+        return b - a < 0 ? b : a; // nanoTime values: compare by difference
     }
 
     List<ContextStatistics> contextStatistics() {
+        long now = System.nanoTime();
         List<ContextStatistics> out = new ArrayList<>();
         for (Lane lane : sequentialLanes.values()) {
             if (lane.isActive()) {
-                out.add(new ContextStatistics(lane.context, false, lane.submittedCount(), lane.executedCount()));
+                out.add(statisticsOf(lane, now));
             }
         }
         for (Lane lane : coalescingLanes.values()) {
             if (lane.isActive()) {
-                out.add(new ContextStatistics(lane.context, true, lane.submittedCount(), lane.executedCount()));
+                out.add(statisticsOf(lane, now));
             }
         }
+        return out;
+    }
+
+    private static ContextStatistics statisticsOf(Lane lane, long now) {
+        long stamp = lane.oldestStamp();
+        return new ContextStatistics(lane.context, lane.coalescing(), lane.submittedCount(), lane.executedCount(),
+                lane.queuedCount(), stamp == Lane.NO_WAITING ? 0 : age(now, stamp));
+    }
+
+    List<ContextStatistics> busiestContexts(int k) {
+        if (k == 0) {
+            return new ArrayList<>();
+        }
+        long now = System.nanoTime();
+        List<Lane> lanes = new ArrayList<>();
+        oldestWaiting(now, lanes);
+        // Read each lane's stamp once, so the order is decided on one value per lane; a lane seen twice (it moved
+        // from the queue to a worker during the walk) is kept once.
+        IdentityHashMap<Lane, ContextStatistics> seen = new IdentityHashMap<>();
+        PriorityQueue<ContextStatistics> youngestFirst =
+                new PriorityQueue<>(Comparator.comparing(ContextStatistics::oldestQueuedAge));
+        for (Lane lane : lanes) {
+            if (seen.containsKey(lane)) {
+                continue;
+            }
+            ContextStatistics cs = statisticsOf(lane, now);
+            seen.put(lane, cs);
+            if (cs.queued() == 0) {
+                continue; // it started its last waiting task meanwhile
+            }
+            youngestFirst.add(cs);
+            if (youngestFirst.size() > k) {
+                youngestFirst.poll();
+            }
+        }
+        List<ContextStatistics> out = new ArrayList<>(youngestFirst);
+        out.sort(Comparator.comparing(ContextStatistics::oldestQueuedAge).reversed());
         return out;
     }
 
@@ -443,6 +736,9 @@ final class Engine {
         if (advanceState(SHUTDOWN)) {
             timer.cancelPeriodic();
         }
+        if (admission != null) {
+            admission.shutdown(); // parked submitters wake and are rejected
+        }
         wakeForTermination();
     }
 
@@ -458,6 +754,9 @@ final class Engine {
 
     private List<Runnable> stopAndDrain() {
         advanceState(STOP);
+        if (admission != null) {
+            admission.shutdown(); // parked submitters wake, see the state and are rejected
+        }
         // The timer first. Its lock waits out a dispatch in progress, whose task then lies in a lane or the ready
         // queue for the drains below; after that the timer dispatches nothing (it re-reads STOP under the lock).
         // Drained last, a task dispatched between the ready-queue drain and the timer drain would be in neither.
@@ -471,8 +770,8 @@ final class Engine {
         pool.interruptAll();
         List<Runnable> out = new ArrayList<>();
         for (Object item; (item = readyQueue.poll()) != null; ) {
-            if (!(item instanceof Lane)) {
-                out.add((Runnable) item);
+            if (item instanceof PlainTask) {
+                out.add(((PlainTask) item).task);
             }
         }
         for (Lane lane : sequentialLanes.values()) {

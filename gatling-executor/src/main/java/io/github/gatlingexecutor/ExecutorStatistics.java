@@ -1,11 +1,14 @@
 package io.github.gatlingexecutor;
 
+import java.time.Duration;
+
 /**
  * A snapshot of a {@link ContextExecutor}'s counters, taken by {@link ContextExecutor#statistics()}.
  *
  * <p>Task counters count tasks that entered the pool: a task given to {@code execute}, a lane, {@code submit} or
  * {@code invoke*} counts once when accepted; a scheduled task counts each time it becomes due and enters the pool.
- * Once the executor is quiescent, {@code submitted = executed + coalesced + queued + returned}.
+ * Once the executor is quiescent, {@code submitted = executed + coalesced + queued + returned}. Refused submissions
+ * ({@link #rejected()}) were never accepted, so they are in none of these.
  */
 public final class ExecutorStatistics {
     private final long submitted;
@@ -24,11 +27,17 @@ public final class ExecutorStatistics {
     private final long threadStartFailures;
     private final int active;
     private final int maxThreads;
+    private final long started;
+    private final long rejected;
+    private final int waitingSubmitters;
+    private final long acceptedOverLimit;
+    private final long oldestQueuedAgeNanos;
 
     ExecutorStatistics(long submitted, long executed, long coalesced, long failed, long returned,
                        long liveContexts, int threads, int peakThreads, int coreThreads,
                        long auxiliaryThreadsStarted, long coreBumps, long transfers, long blockedDetections,
-                       long threadStartFailures, int active, int maxThreads) {
+                       long threadStartFailures, int active, int maxThreads, long started, long rejected,
+                       int waitingSubmitters, long acceptedOverLimit, long oldestQueuedAgeNanos) {
         this.submitted = submitted;
         this.executed = executed;
         this.coalesced = coalesced;
@@ -45,6 +54,11 @@ public final class ExecutorStatistics {
         this.threadStartFailures = threadStartFailures;
         this.active = active;
         this.maxThreads = maxThreads;
+        this.started = started;
+        this.rejected = rejected;
+        this.waitingSubmitters = waitingSubmitters;
+        this.acceptedOverLimit = acceptedOverLimit;
+        this.oldestQueuedAgeNanos = oldestQueuedAgeNanos;
     }
 
     /**
@@ -84,12 +98,13 @@ public final class ExecutorStatistics {
     public long returned() { return returned; }
 
     /**
-     * Accepted tasks that have neither run, been coalesced away, nor been returned:
-     * {@code submitted - executed - coalesced - returned}, never negative.
+     * Accepted tasks that have not started: neither started, coalesced away, nor returned (a running task is not
+     * queued). Once the executor is quiescent this is {@code submitted - executed - coalesced - returned}. Never
+     * negative.
      *
      * @return the count
      */
-    public long queued() { return Math.max(0, submitted - executed - coalesced - returned); }
+    public long queued() { return Math.max(0, submitted - started - coalesced - returned); }
 
     /**
      * Lanes that exist now: contexts with queued or running work, plus lanes emptied within the last few milliseconds
@@ -171,6 +186,39 @@ public final class ExecutorStatistics {
      */
     public int maxThreads() { return maxThreads; }
 
+    /**
+     * Submissions refused for capacity: rejected at once by a limit, a blocked submitter that timed out or was
+     * interrupted, or an {@code offer} that returned {@code false} because of a limit. Never a submission refused
+     * because the executor was shut down. Zero for an unbounded executor.
+     *
+     * @return the count
+     */
+    public long rejected() { return rejected; }
+
+    /**
+     * Submitters parked now, waiting for room under {@link Overflow#block}.
+     *
+     * @return the number of submitters waiting
+     */
+    public int waitingSubmitters() { return waitingSubmitters; }
+
+    /**
+     * Tasks accepted over a limit: submitted by a worker of this executor under {@link Overflow#block} (which is never
+     * made to wait), or due scheduled tasks (which are never refused for capacity).
+     *
+     * @return the count
+     */
+    public long acceptedOverLimit() { return acceptedOverLimit; }
+
+    /**
+     * How long the oldest task accepted and not yet started has waited, anywhere in the executor; zero when nothing
+     * waits. Tasks are stamped from a coarse clock (a few milliseconds), and the age is computed when the snapshot is
+     * taken, so it keeps growing while every worker is stuck.
+     *
+     * @return the age of the oldest waiting task
+     */
+    public Duration oldestQueuedAge() { return Duration.ofNanos(oldestQueuedAgeNanos); }
+
     @Override
     public String toString() {
         return "ExecutorStatistics{submitted=" + submitted + ", executed=" + executed + ", coalesced=" + coalesced
@@ -179,6 +227,8 @@ public final class ExecutorStatistics {
                 + ", coreThreads=" + coreThreads + ", auxiliaryThreadsStarted=" + auxiliaryThreadsStarted
                 + ", coreBumps=" + coreBumps + ", transfers=" + transfers
                 + ", blockedDetections=" + blockedDetections + ", threadStartFailures=" + threadStartFailures
-                + ", active=" + active + ", maxThreads=" + maxThreads + '}';
+                + ", active=" + active + ", maxThreads=" + maxThreads + ", rejected=" + rejected
+                + ", waitingSubmitters=" + waitingSubmitters + ", acceptedOverLimit=" + acceptedOverLimit
+                + ", oldestQueuedAge=" + oldestQueuedAge() + '}';
     }
 }

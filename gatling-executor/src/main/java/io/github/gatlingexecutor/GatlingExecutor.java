@@ -33,7 +33,7 @@ import java.util.concurrent.TimeoutException;
  * }</pre>
  *
  * <p>Threads are named {@code <name>-core-<n>}, {@code <name>-aux-<n>} and {@code <name>-checker}, unless a
- * {@link ThreadFactory} is given (it then makes the workers; the checker is always the executor's own daemon thread).
+ * {@link ThreadFactory} is given (it then makes every thread, the checker's included).
  */
 public final class GatlingExecutor implements ContextExecutor {
 
@@ -92,6 +92,19 @@ public final class GatlingExecutor implements ContextExecutor {
     @Override
     public List<ContextStatistics> contextStatistics() {
         return engine.contextStatistics();
+    }
+
+    @Override
+    public List<ContextStatistics> busiestContexts(int k) {
+        if (k < 0) {
+            throw new IllegalArgumentException("k must not be negative, was " + k);
+        }
+        return engine.busiestContexts(k);
+    }
+
+    @Override
+    public boolean offer(Runnable task) {
+        return engine.submit(Objects.requireNonNull(task, "task"), true);
     }
 
     // ---- ExecutorService -------------------------------------------------------------------------------------
@@ -252,6 +265,9 @@ public final class GatlingExecutor implements ContextExecutor {
         private int batchSize = 64;
         private ThreadFactory threadFactory;
         private UncaughtExceptionHandler uncaughtExceptionHandler;
+        private int maxQueuedPerContext;
+        private int maxQueued;
+        private Overflow overflow = Overflow.reject();
 
         private Builder() {
         }
@@ -390,6 +406,53 @@ public final class GatlingExecutor implements ContextExecutor {
         }
 
         /**
+         * The most tasks one <em>sequential</em> lane may hold accepted and not yet started (default: unbounded).
+         * A coalescing lane holds at most one waiting task and is not limited by it. Checked at each submission; what
+         * a submission over the limit does is the {@link #overflow(Overflow)} policy. May be above
+         * {@link #maxQueued(int)}: both apply.
+         *
+         * @param maxQueuedPerContext the most waiting tasks per sequential lane, at least 1
+         * @return this builder
+         */
+        public Builder maxQueuedPerContext(int maxQueuedPerContext) {
+            if (maxQueuedPerContext < 1) {
+                throw new IllegalArgumentException("maxQueuedPerContext must be at least 1, was "
+                        + maxQueuedPerContext);
+            }
+            this.maxQueuedPerContext = maxQueuedPerContext;
+            return this;
+        }
+
+        /**
+         * The most tasks the whole executor may hold accepted and not yet started (default: unbounded): sequential
+         * lanes, the one waiting task of each coalescing lane, and unordered tasks. A coalescing task that replaces a
+         * waiting one takes that one's place. A delayed task counts from when it is due, and a due scheduled task is
+         * never refused (it is accepted over the limit if need be).
+         *
+         * @param maxQueued the most waiting tasks in the executor, at least 1
+         * @return this builder
+         */
+        public Builder maxQueued(int maxQueued) {
+            if (maxQueued < 1) {
+                throw new IllegalArgumentException("maxQueued must be at least 1, was " + maxQueued);
+            }
+            this.maxQueued = maxQueued;
+            return this;
+        }
+
+        /**
+         * What a submission that would go over {@link #maxQueued(int)} or {@link #maxQueuedPerContext(int)} does
+         * (default {@link Overflow#reject()}). See {@link Overflow}.
+         *
+         * @param overflow the policy
+         * @return this builder
+         */
+        public Builder overflow(Overflow overflow) {
+            this.overflow = Objects.requireNonNull(overflow, "overflow");
+            return this;
+        }
+
+        /**
          * Builds the executor. No thread starts until work arrives.
          *
          * @return the executor
@@ -406,7 +469,8 @@ public final class GatlingExecutor implements ContextExecutor {
                         + coreThreads + ")");
             }
             return new Settings(name, coreThreads, max, nanos(auxiliaryKeepAlive), nanos(checkPeriod),
-                    nanos(blockedThreshold), coreBumpThreshold, batchSize, threadFactory, uncaughtExceptionHandler);
+                    nanos(blockedThreshold), coreBumpThreshold, batchSize, threadFactory, uncaughtExceptionHandler,
+                    maxQueuedPerContext, maxQueued, overflow);
         }
 
         private static Duration positive(String setting, Duration value) {

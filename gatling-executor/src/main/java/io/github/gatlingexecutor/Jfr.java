@@ -79,6 +79,17 @@ final class Jfr {
         }
     }
 
+    /** Whether a recording takes TaskRejected events now (so a refused offer builds its message only then). */
+    static boolean taskRejectedEnabled() {
+        return ON && JfrRecorder.taskRejectedEnabled();
+    }
+
+    static void taskRejected(Engine engine, Object context, String limit) {
+        if (ON) {
+            JfrRecorder.taskRejected(engine, context, limit);
+        }
+    }
+
     /**
      * Before a task: an opaque token if a recording times tasks now, else null (then nothing else is done). Costs a
      * task one read when no recording times tasks.

@@ -4,6 +4,7 @@ import io.github.gatlingexecutor.jfr.ContextTransferredEvent;
 import io.github.gatlingexecutor.jfr.CoreBumpEvent;
 import io.github.gatlingexecutor.jfr.SlowTaskEvent;
 import io.github.gatlingexecutor.jfr.StatisticsEvent;
+import io.github.gatlingexecutor.jfr.TaskRejectedEvent;
 import io.github.gatlingexecutor.jfr.ThreadRetiredEvent;
 import io.github.gatlingexecutor.jfr.ThreadStartedEvent;
 import io.github.gatlingexecutor.jfr.WorkerBlockedEvent;
@@ -84,6 +85,12 @@ final class JfrRecorder {
             e.transfers = s.transfers();
             e.blockedDetections = s.blockedDetections();
             e.threadStartFailures = s.threadStartFailures();
+            e.active = s.active();
+            e.maxThreads = s.maxThreads();
+            e.rejected = s.rejected();
+            e.waitingSubmitters = s.waitingSubmitters();
+            e.acceptedOverLimit = s.acceptedOverLimit();
+            e.oldestQueuedAge = s.oldestQueuedAge().toNanos();
             e.commit();
         }
     }
@@ -144,6 +151,20 @@ final class JfrRecorder {
         }
     }
 
+    static boolean taskRejectedEnabled() {
+        return new TaskRejectedEvent().isEnabled();
+    }
+
+    static void taskRejected(Engine engine, Object context, String limit) {
+        TaskRejectedEvent e = new TaskRejectedEvent();
+        if (e.isEnabled()) {
+            e.executor = engine.settings.name;
+            e.context = context == null ? "" : describe(context);
+            e.limit = limit;
+            e.commit();
+        }
+    }
+
     static Object beginSlowTask() {
         SlowTaskEvent e = new SlowTaskEvent();
         e.begin();
@@ -162,13 +183,14 @@ final class JfrRecorder {
     }
 
     private static String contextOf(Lane lane) {
-        if (lane == null) {
-            return "";
-        }
+        return lane == null ? "" : describe(lane.context);
+    }
+
+    private static String describe(Object context) {
         try {
-            return String.valueOf(lane.context);
+            return String.valueOf(context);
         } catch (RuntimeException | Error toStringFailed) {
-            return lane.context.getClass().getName(); // a context's toString must not break a worker or the checker
+            return context.getClass().getName(); // a context's toString must not break a worker or the checker
         }
     }
 

@@ -27,6 +27,13 @@ abstract class Lane {
     static final int RELEASED = 2;
     /** The lane was closed by shutdown: reject the task. */
     static final int CLOSED_TO_SUBMITS = 3;
+    /** Not accepted: the sequential lane holds {@code maxQueuedPerContext} waiting tasks. */
+    static final int FULL = 4;
+    /** Accepted, replacing a coalescing task that had not started (which took its place). */
+    static final int REPLACED = 5;
+
+    /** {@link #oldestStamp} of a lane with no waiting task. */
+    static final long NO_WAITING = Long.MIN_VALUE;
 
     /** {@link #runBatch} outcomes. */
     static final int DONE = 0;
@@ -96,11 +103,12 @@ abstract class Lane {
     abstract boolean coalescing();
 
     /**
-     * Accepts {@code task} unless the lane is released or closed. Returns {@link #ACCEPTED}, {@link #ACTIVATED} (the
-     * caller now owns the lane), {@link #RELEASED} or {@link #CLOSED_TO_SUBMITS}. Lock-free: one CAS, retried only
-     * when another submitter of this context won.
+     * Accepts {@code task} unless the lane is released or closed, or (a sequential lane, {@code limit > 0}) already
+     * holds {@code limit} waiting tasks. Returns {@link #ACCEPTED}, {@link #ACTIVATED} (the caller now owns the lane),
+     * {@link #REPLACED} (coalescing), {@link #RELEASED}, {@link #CLOSED_TO_SUBMITS} or {@link #FULL}. Lock-free: one
+     * CAS, retried only when another submitter of this context won.
      */
-    abstract int offer(Runnable task);
+    abstract int offer(Runnable task, int limit);
 
     /**
      * Runs up to {@code budget} tasks on the calling worker, which owns the lane. Returns {@link #MORE},
@@ -137,6 +145,12 @@ abstract class Lane {
     abstract int closeAndDrain(List<Runnable> out);
 
     abstract long submittedCount();
+
+    /** Tasks accepted and not yet started (racy: for limits checked after the fact, and statistics). */
+    abstract long queuedCount();
+
+    /** The coarse stamp of the oldest task waiting to start, or {@link #NO_WAITING} (racy: for statistics). */
+    abstract long oldestStamp();
 
     abstract long executedCount();
 

@@ -30,12 +30,14 @@ final class SequentialLane extends Lane {
     static final class Node {
         Runnable task;      // written before the CAS that publishes the node; cleared by the taker
         final long seq;     // 1-based position in the lane: the lane's submitted count when this node is the tail
+        final long stamp;   // Engine#stamp when accepted (0 for dummies): the task's age is read from it
         final boolean idle; // an idle dummy: the tail of a lane nobody owns
         volatile Node next; // set by the producer after its CAS; read with acquire by the consumer
 
-        Node(Runnable task, long seq, boolean idle) {
+        Node(Runnable task, long seq, long stamp, boolean idle) {
             this.task = task;
             this.seq = seq;
+            this.stamp = stamp;
             this.idle = idle;
         }
     }
@@ -44,16 +46,18 @@ final class SequentialLane extends Lane {
     private static final int LINGER = 48;
 
     // Terminal sentinels: never linked, never carry a task.
-    static final Node DEAD = new Node(null, 0, false);
-    static final Node CLOSED = new Node(null, 0, false);
+    static final Node DEAD = new Node(null, 0, 0, false);
+    static final Node CLOSED = new Node(null, 0, 0, false);
 
     private static final VarHandle TAIL;
     private static final VarHandle NEXT;
+    private static final VarHandle HEAD;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             TAIL = l.findVarHandle(SequentialLane.class, "tail", Node.class);
+            HEAD = l.findVarHandle(SequentialLane.class, "head", Node.class);
             NEXT = l.findVarHandle(Node.class, "next", Node.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -66,13 +70,15 @@ final class SequentialLane extends Lane {
      * inside {@link Worker#beginTake}/{@link Worker#endTake}; {@code shutdownNow} reads it only after every worker has
      * left that section for good, and statistics read it racily. When the owner gives the lane up, it points
      * {@code head} at the new idle dummy before the CAS that installs that dummy as the tail; the next owner receives
-     * the lane from the activating submitter through the ready queue, so it reads that value.
+     * the lane from the activating submitter through the ready queue, so it reads that value. Submitters of a bounded
+     * lane read it with acquire (opaque would do for the count; acquire keeps the node's fields readable for
+     * statistics): a stale value only overstates how many tasks wait, so a limit is never exceeded because of it.
      */
     private Node head;
 
     SequentialLane(Engine engine, Object context) {
         super(engine, context);
-        Node idle = new Node(null, 0, true);
+        Node idle = new Node(null, 0, 0, true);
         head = idle;
         tail = idle;
     }
@@ -83,7 +89,8 @@ final class SequentialLane extends Lane {
     }
 
     @Override
-    int offer(Runnable task) {
+    int offer(Runnable task, int limit) {
+        long stamp = engine.stamp();
         for (;;) {
             Node t = tail;
             if (t == DEAD) {
@@ -92,8 +99,12 @@ final class SequentialLane extends Lane {
             if (t == CLOSED) {
                 return CLOSED_TO_SUBMITS;
             }
-            // t.seq was written before t was published by its own CAS, which our volatile read of tail follows.
-            Node node = new Node(task, t.seq + 1, false);
+            // t.seq was written before t was published by its own CAS, which our volatile read of tail follows. The
+            // count is exact against t: the CAS below succeeds only if t is still the tail, and head only moves on.
+            if (limit > 0 && !t.idle && t.seq - ((Node) HEAD.getAcquire(this)).seq >= limit) {
+                return FULL;
+            }
+            Node node = new Node(task, t.seq + 1, stamp, false);
             if (TAIL.compareAndSet(this, t, node)) {
                 // Release store: the consumer's acquire read of next sees node.task. Until this store the consumer
                 // may see tail != head with head.next == null and waits briefly (see runBatch).
@@ -126,7 +137,7 @@ final class SequentialLane extends Lane {
                     // never read the provisional head of a CAS that is about to fail. The dummy is allocated before
                     // the take begins, so nothing between beginTake and endTake can throw (an OutOfMemoryError there
                     // would leave shutdownNow waiting for a take that never ends).
-                    Node idle = new Node(null, h.seq, true);
+                    Node idle = new Node(null, h.seq, 0, true);
                     if (!worker.beginTake()) {
                         return DONE;
                     }
@@ -157,8 +168,11 @@ final class SequentialLane extends Lane {
             }
             Runnable task = n.task;
             n.task = null;
-            head = n;
+            HEAD.setRelease(this, n); // a bounded lane's submitters count from it (a plain store on x86)
             worker.endTake();
+            if (engine.admission != null) {
+                engine.admission.started(context); // room in this lane (and the executor): wake a waiter, if any
+            }
             worker.runTask(task);
             h = n;
             ran++;
@@ -239,5 +253,24 @@ final class SequentialLane extends Lane {
     @Override
     long executedCount() {
         return head.seq;
+    }
+
+    @Override
+    long queuedCount() {
+        Node t = tail;
+        if (t == DEAD || t == CLOSED || t.idle) {
+            return 0;
+        }
+        return Math.max(0, t.seq - ((Node) HEAD.getAcquire(this)).seq);
+    }
+
+    @Override
+    long oldestStamp() {
+        Node t = tail;
+        if (t == DEAD || t == CLOSED || t.idle) {
+            return NO_WAITING;
+        }
+        Node n = (Node) NEXT.getAcquire((Node) HEAD.getAcquire(this));
+        return n == null ? NO_WAITING : n.stamp;
     }
 }

@@ -15,10 +15,13 @@ final class Settings {
     final int batchSize;
     final ThreadFactory threadFactory;               // null: the executor names and creates its own threads
     final UncaughtExceptionHandler exceptionHandler; // null: the worker thread's own handler
+    final int maxQueuedPerContext;                   // 0: unbounded
+    final int maxQueued;                             // 0: unbounded
+    final Overflow overflow;
 
     Settings(String name, int coreThreads, int maxThreads, long auxiliaryKeepAliveNanos, long checkPeriodNanos,
              long blockedThresholdNanos, int coreBumpThreshold, int batchSize, ThreadFactory threadFactory,
-             UncaughtExceptionHandler exceptionHandler) {
+             UncaughtExceptionHandler exceptionHandler, int maxQueuedPerContext, int maxQueued, Overflow overflow) {
         this.name = name;
         this.coreThreads = coreThreads;
         this.maxThreads = maxThreads;
@@ -29,5 +32,13 @@ final class Settings {
         this.batchSize = batchSize;
         this.threadFactory = threadFactory;
         this.exceptionHandler = exceptionHandler;
+        this.maxQueuedPerContext = maxQueuedPerContext;
+        this.maxQueued = maxQueued;
+        this.overflow = overflow;
+    }
+
+    /** Whether any capacity limit is set: otherwise the submit paths skip every admission step. */
+    boolean bounded() {
+        return maxQueuedPerContext > 0 || maxQueued > 0;
     }
 }

@@ -148,7 +148,8 @@ final class Worker implements Runnable {
                     if (item == null) {
                         return;
                     }
-                    clock = System.nanoTime(); // it may have parked for a long time
+                    engine.tick(clock = System.nanoTime()); // it may have parked for a long time
+                    engine.checker.workerResumed();
                 }
                 BUSY.setOpaque(this, true);
                 if (item instanceof Lane) {
@@ -169,7 +170,11 @@ final class Worker implements Runnable {
                     }
                 } else {
                     // Taken just as shutdownNow began: it runs, as in ThreadPoolExecutor, and sees the interrupt.
-                    runTask((Runnable) item);
+                    PlainTask plain = (PlainTask) item;
+                    if (engine.admission != null) {
+                        engine.admission.started(null);
+                    }
+                    runTask(plain.task);
                 }
                 BUSY.setOpaque(this, false);
             }
@@ -217,6 +222,7 @@ final class Worker implements Runnable {
     /** Releases the lanes idle for longer than the grace, or all of them (before parking or ending). */
     void sweepIdle(boolean all) {
         long now = clock = System.nanoTime();
+        engine.tick(now);
         while (idleCount > 0) {
             Lane lane = idleRing[idleStart];
             if (!all && lane.isIdle() && now - lane.idleSince < IDLE_GRACE_NANOS) {
@@ -253,7 +259,7 @@ final class Worker implements Runnable {
         currentLane = lane;
         int outcome;
         while ((outcome = lane.runBatch(this, engine.settings.batchSize)) == Lane.MORE) {
-            clock = System.nanoTime();
+            engine.tick(clock = System.nanoTime());
             // The batch budget is spent and the lane has more. Rotate it behind the other queued work, unless
             // there is none: then going round the queue would only cost an enqueue and a dequeue.
             if (!engine.readyQueue.isEmpty()) {

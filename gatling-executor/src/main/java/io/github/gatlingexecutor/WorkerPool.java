@@ -67,6 +67,7 @@ final class WorkerPool {
     private volatile Worker[] workers = new Worker[0];
     // Guarded by 'this': the counters folded in from workers that have ended, and the pool's own counters.
     private long foldedExecuted;
+    private long foldedStarted;
     private long foldedFailed;
     private long foldedTransfers;
     private long auxStarted;
@@ -160,6 +161,7 @@ final class WorkerPool {
                 wakeAll();
                 return null;
             }
+            engine.clockStale(); // nobody may refresh it while we park: the next submitter reads the clock itself
             long deadline = System.nanoTime() + settings.auxiliaryKeepAliveNanos;
             for (;;) {
                 if (w.parkState() != Worker.PARKED) {
@@ -398,6 +400,7 @@ final class WorkerPool {
         synchronized (this) {
             workers = remove(workers, w);
             foldedExecuted += w.executedCount();
+            foldedStarted += w.startedCount();
             foldedFailed += w.failedCount();
             foldedTransfers += w.transferCount();
             if (w.retired) {
@@ -447,13 +450,15 @@ final class WorkerPool {
         long failed = foldedFailed;
         long transfers = foldedTransfers;
         long busy = 0;
+        long started = foldedStarted;
         for (Worker w : workers) {
+            started += w.startedCount();
             executed += w.executedCount();
             failed += w.failedCount();
             transfers += w.transferCount();
             busy += w.isBusy() ? 1 : 0;
         }
-        return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures, busy};
+        return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures, busy, started};
     }
 
     int peakThreads() {

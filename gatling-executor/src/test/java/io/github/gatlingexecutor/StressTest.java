@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.github.gatlingexecutor.StressWorkload.Config;
 import io.github.gatlingexecutor.StressWorkload.End;
 import io.github.gatlingexecutor.StressWorkload.Outcome;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -89,6 +90,23 @@ class StressTest {
         c.end = end;
         c.endAt = (seed % 5) / 5.0 + 0.1;
         report(what, new StressWorkload(c).run());
+    }
+
+    /**
+     * Bounded executors under load: each round limits every lane, and every other one the executor too; the policy
+     * alternates between reject and block (with waits short enough to time out). Refused submissions must never
+     * run and must equal {@code statistics().rejected()}; everything accepted is accounted for as in every round.
+     */
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    void boundedExecutorsLoseNothing() throws Exception {
+        for (long seed = 1; seed <= 12; seed++) {
+            Config c = Config.random(seed * 7_919, 10_000);
+            c.maxQueuedPerContext = 1 + (int) (seed * 5 % 40);
+            c.maxQueued = seed % 2 == 0 ? 8 + (int) (seed * 13 % 200) : 0;
+            c.maxWait = seed % 3 == 0 ? null : Duration.ofMillis(1 + seed * 15);
+            report("bounded", new StressWorkload(c).run());
+        }
     }
 
     @Test

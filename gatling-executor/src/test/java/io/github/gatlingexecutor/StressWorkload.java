@@ -72,6 +72,9 @@ final class StressWorkload {
         int scheduled = 0;            // delayed and periodic tasks scheduled beside the producers (0: none)
         double pPeriodic = 0.3;       // of those, periodic (half fixed rate, half fixed delay)
         double pCancel = 0.2;         // of those, cancelled by the scheduling thread at a random later moment
+        int maxQueuedPerContext = 0;  // 0: unbounded
+        int maxQueued = 0;            // 0: unbounded
+        Duration maxWait = null;      // null: Overflow.reject(), else Overflow.block(maxWait)
 
         static Config random(long seed, int tasksPerProducer) {
             SplittableRandom r = new SplittableRandom(seed);
@@ -99,6 +102,11 @@ final class StressWorkload {
             c.scheduled = r.nextBoolean() ? 0 : 20 + r.nextInt(200);
             c.pPeriodic = r.nextDouble(0.5);
             c.pCancel = r.nextDouble(0.4);
+            // A third of the rounds bound each lane, a third the executor (independently); half of the bounded ones
+            // block, with a wait long or short enough that some submitters time out.
+            c.maxQueuedPerContext = r.nextInt(3) == 0 ? 1 + r.nextInt(64) : 0;
+            c.maxQueued = r.nextInt(3) == 0 ? 1 + r.nextInt(512) : 0;
+            c.maxWait = r.nextBoolean() ? Duration.ofMillis(1 + r.nextInt(200)) : null;
             return c;
         }
 
@@ -111,7 +119,8 @@ final class StressWorkload {
                     + ", maxThreads=" + maxThreads + ", batchSize=" + batchSize + ", checkPeriod=" + checkPeriod
                     + ", blockedThreshold=" + blockedThreshold + ", keepAlive=" + keepAlive
                     + ", coreBumpThreshold=" + coreBumpThreshold + ", scheduled=" + scheduled + ", pPeriodic="
-                    + pPeriodic + ", pCancel=" + pCancel + '}';
+                    + pPeriodic + ", pCancel=" + pCancel + ", maxQueuedPerContext=" + maxQueuedPerContext
+                    + ", maxQueued=" + maxQueued + ", maxWait=" + maxWait + '}';
         }
     }
 
@@ -271,6 +280,15 @@ final class StressWorkload {
     final LaneState[] sequential;
     final LaneState[] coalescing;
     final AtomicLong ranCount = new AtomicLong();
+    /** Submissions refused for capacity (a limit, or a blocked submitter that timed out): never accepted. */
+    final AtomicLong capacityRefusals = new AtomicLong();
+
+    /** A refusal for capacity names a limit; one for shutdown says the executor has been shut down. */
+    static boolean forCapacity(RejectedExecutionException e) {
+        String m = String.valueOf(e.getMessage());
+        return !m.contains("has been shut down") && (m.contains("maxQueued") || m.contains("waiting for room")
+                || m.contains("wait for room"));
+    }
     final AtomicLong thrownCount = new AtomicLong();
     final AtomicLong handled = new AtomicLong();
     final AtomicLong violations = new AtomicLong();
@@ -309,7 +327,17 @@ final class StressWorkload {
             }
             return t;
         };
-        GatlingExecutor executor = GatlingExecutor.builder().name("stress")
+        GatlingExecutor.Builder builder = GatlingExecutor.builder();
+        if (c.maxQueuedPerContext > 0) {
+            builder.maxQueuedPerContext(c.maxQueuedPerContext);
+        }
+        if (c.maxQueued > 0) {
+            builder.maxQueued(c.maxQueued);
+        }
+        if (c.maxWait != null) {
+            builder.overflow(Overflow.block(c.maxWait));
+        }
+        GatlingExecutor executor = builder.name("stress")
                 .coreThreads(c.coreThreads).maxThreads(c.maxThreads).batchSize(c.batchSize)
                 .checkPeriod(c.checkPeriod).blockedThreshold(c.blockedThreshold).auxiliaryKeepAlive(c.keepAlive)
                 .coreBumpThreshold(c.coreBumpThreshold).threadFactory(factory)
@@ -383,6 +411,13 @@ final class StressWorkload {
                         } catch (RejectedExecutionException rejected) {
                             task.rejected = true;
                             mine.add(task);
+                            if (forCapacity(rejected)) {
+                                capacityRefusals.incrementAndGet();
+                                if (task.kind == SEQ) {
+                                    seqOf[ctx]--; // never accepted: the next task of the lane takes its number
+                                }
+                                continue;
+                            }
                             if (!endFired.get()) {
                                 violation("rejected before any shutdown: " + task);
                             }
@@ -430,7 +465,18 @@ final class StressWorkload {
             for (int ctx = 0; ctx < c.contexts; ctx++) {
                 if (!(c.producers == 1 || ctx % 2 == 1)) {
                     CoalTask last = new CoalTask(ctx, -1, Long.MAX_VALUE, false, 0, false);
-                    coalHandles[ctx].execute(last);
+                    for (;;) {
+                        try {
+                            coalHandles[ctx].execute(last);
+                            break;
+                        } catch (RejectedExecutionException full) {
+                            if (!forCapacity(full)) {
+                                throw full;
+                            }
+                            capacityRefusals.incrementAndGet();
+                            Thread.yield(); // the workers make room
+                        }
+                    }
                     last.accepted = true;
                     finals.add(last);
                 }
@@ -590,6 +636,11 @@ final class StressWorkload {
             atLeast("failed", s.failed(), out.thrown);
             scheduledLoad.check();
             out.scheduled = scheduledLoad.summary();
+        }
+        expect("rejected (for capacity)", s.rejected(), capacityRefusals.get());
+        expect("waitingSubmitters", s.waitingSubmitters(), 0);
+        if (c.maxQueuedPerContext == 0 && c.maxQueued == 0) {
+            expect("acceptedOverLimit", s.acceptedOverLimit(), 0);
         }
         expect("queued", s.queued(), 0);
         expect("liveContexts", s.liveContexts(), 0);

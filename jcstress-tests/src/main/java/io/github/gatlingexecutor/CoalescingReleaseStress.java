@@ -37,7 +37,7 @@ public class CoalescingReleaseStress {
 
     @Actor
     public void submitter(III_Result r) {
-        r.r2 = lane.offer(() -> ran++);
+        r.r2 = lane.offer(() -> ran++, 0);
     }
 
     @Arbiter

@@ -37,7 +37,7 @@ public class SequentialLaneIdleStress {
     int ran; // written by whoever owns the lane, read by the arbiter after both actors
 
     public SequentialLaneIdleStress() {
-        if (lane.offer(() -> ran++) != Lane.ACTIVATED) {
+        if (lane.offer(() -> ran++, 0) != Lane.ACTIVATED) {
             throw new IllegalStateException("a new lane must activate on its first offer");
         }
     }
@@ -49,7 +49,7 @@ public class SequentialLaneIdleStress {
 
     @Actor
     public void producer(II_Result r) {
-        r.r2 = lane.offer(() -> ran++);
+        r.r2 = lane.offer(() -> ran++, 0);
     }
 
     @Arbiter

@@ -40,7 +40,7 @@ public class SequentialLaneReleaseStress {
 
     @Actor
     public void producer(III_Result r) {
-        r.r2 = lane.offer(() -> ran++);
+        r.r2 = lane.offer(() -> ran++, 0);
     }
 
     @Arbiter

@@ -38,8 +38,8 @@ public class ShutdownNowDrainStress {
         LaneFixtures.fillCore(engine.pool);
         LaneFixtures.register(engine.pool, worker);
         engine.lanes(false).put("ctx", lane);
-        lane.offer(() -> ran++);
-        lane.offer(() -> ran++);
+        lane.offer(() -> ran++, 0);
+        lane.offer(() -> ran++, 0);
     }
 
     @Actor

@@ -7,9 +7,11 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.binder.BaseUnits;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -20,7 +22,9 @@ import java.util.function.ToDoubleFunction;
  * {@code executor.queued}, {@code executor.active}, {@code executor.pool.size}, {@code executor.pool.core},
  * {@code executor.pool.max}; and for what only this executor has: {@code executor.coalesced},
  * {@code executor.failed}, {@code executor.contexts.live}, {@code executor.threads.auxiliary.started},
- * {@code executor.blocked} (stuck workers detected), {@code executor.transfers}.
+ * {@code executor.blocked} (stuck workers detected), {@code executor.transfers}, {@code executor.rejected}
+ * (submissions refused for capacity), {@code executor.queue.oldest.age} (a time gauge: how long the oldest waiting
+ * task has waited), {@code executor.submitters.waiting} and {@code executor.accepted.over.limit}.
  *
  * <p>Every meter is function-based: nothing runs on the executor's hot path. A meter reads a fresh
  * {@link ContextExecutor#statistics()} snapshot when the registry asks for its value (a few dozen reads). The
@@ -73,6 +77,17 @@ public final class GatlingExecutorMetrics implements MeterBinder {
                 "detections", ExecutorStatistics::blockedDetections);
         counter(registry, "executor.transfers", "Lane batches that ran on another worker than the previous one",
                 "transfers", ExecutorStatistics::transfers);
+        counter(registry, "executor.rejected", "Submissions refused for capacity (never for shutdown)",
+                BaseUnits.TASKS, ExecutorStatistics::rejected);
+        gauge(registry, "executor.submitters.waiting", "Submitters parked for room now", "submitters",
+                ExecutorStatistics::waitingSubmitters);
+        counter(registry, "executor.accepted.over.limit",
+                "Tasks accepted over a limit (from the executor's own workers under block, or due scheduled tasks)",
+                BaseUnits.TASKS, ExecutorStatistics::acceptedOverLimit);
+        TimeGauge.builder("executor.queue.oldest.age", executor, TimeUnit.NANOSECONDS,
+                        e -> e.statistics().oldestQueuedAge().toNanos())
+                .tags(tags).description("How long the oldest task accepted and not yet started has waited")
+                .register(registry);
     }
 
     private void counter(MeterRegistry registry, String name, String description, String unit,

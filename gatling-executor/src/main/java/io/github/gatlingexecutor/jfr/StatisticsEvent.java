@@ -7,6 +7,7 @@ import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.Period;
 import jdk.jfr.StackTrace;
+import jdk.jfr.Timespan;
 
 /**
  * {@code io.github.gatlingexecutor.Statistics}: Every ExecutorStatistics counter of one executor, once per period.
@@ -82,4 +83,32 @@ public final class StatisticsEvent extends Event {
     /** Thread Start Failures. */
     @Label("Thread Start Failures")
     public long threadStartFailures;
+
+    /** Workers running a task now. */
+    @Label("Active")
+    @Description("Workers running a task now")
+    public int active;
+
+    /** The cap on worker threads. */
+    @Label("Max Threads")
+    public int maxThreads;
+
+    /** Submissions refused for capacity. */
+    @Label("Rejected")
+    @Description("Submissions refused for capacity (never for shutdown)")
+    public long rejected;
+
+    /** Submitters parked for room now. */
+    @Label("Waiting Submitters")
+    public int waitingSubmitters;
+
+    /** Tasks accepted over a limit. */
+    @Label("Accepted Over Limit")
+    @Description("Tasks accepted over a limit: from a worker of the executor under block, or due scheduled tasks")
+    public long acceptedOverLimit;
+
+    /** How long the oldest waiting task has waited. */
+    @Label("Oldest Queued Age")
+    @Timespan(Timespan.NANOSECONDS)
+    public long oldestQueuedAge;
 }

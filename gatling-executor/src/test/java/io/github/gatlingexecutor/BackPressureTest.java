@@ -1,0 +1,436 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.awaitQuiescent;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** SPEC "Bounded capacity": limits, both overflow policies, offer, and the no-self-deadlock rule. */
+@Timeout(60)
+class BackPressureTest {
+
+    @RegisterExtension
+    final ExecutorValidation v = new ExecutorValidation();
+
+    private static final Duration LONG_WAIT = Duration.ofSeconds(30);
+
+    /** Holds context {@code ctx}'s lane with a running task that waits for {@code gate}; returns once it runs. */
+    private static void hold(Executor lane, CountDownLatch gate) {
+        CountDownLatch running = new CountDownLatch(1);
+        lane.execute(() -> {
+            running.countDown();
+            TestSupport.blockQuietly(gate);
+        });
+        await(running, "the holding task to start");
+    }
+
+    // ---- bad input ---------------------------------------------------------------------------------------------
+
+    @Test
+    void badSettingsAreRefusedAtTheCallThatMadeThem() {
+        GatlingExecutor.Builder b = GatlingExecutor.builder();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> b.maxQueuedPerContext(0));
+        assertTrue(e.getMessage().contains("maxQueuedPerContext") && e.getMessage().contains("0"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> b.maxQueued(-5));
+        assertTrue(e.getMessage().contains("maxQueued") && e.getMessage().contains("-5"), e.getMessage());
+        NullPointerException npe = assertThrows(NullPointerException.class, () -> b.overflow(null));
+        assertTrue(npe.getMessage().contains("overflow"), npe.getMessage());
+        npe = assertThrows(NullPointerException.class, () -> Overflow.block(null));
+        assertTrue(npe.getMessage().contains("maxWait"), npe.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Overflow.block(Duration.ZERO));
+        assertTrue(e.getMessage().contains("maxWait") && e.getMessage().contains("PT0S"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Overflow.block(Duration.ofMillis(-1)));
+        GatlingExecutor ex = v.track(gatling("bad-k").build());
+        e = assertThrows(IllegalArgumentException.class, () -> ex.busiestContexts(-1));
+        assertTrue(e.getMessage().contains("-1"), e.getMessage());
+        assertTrue(ex.busiestContexts(0).isEmpty());
+        assertThrows(NullPointerException.class, () -> ex.offer(null));
+    }
+
+    // ---- reject ------------------------------------------------------------------------------------------------
+
+    @Test
+    void perContextLimitRejectsNamingLimitValueAndContext() {
+        GatlingExecutor ex = v.track(gatling("per-ctx").maxQueuedPerContext(3).build());
+        CountDownLatch gate = v.gate();
+        Executor a = ex.sequential("account-a");
+        hold(a, gate);
+        AtomicInteger ran = new AtomicInteger();
+        for (int i = 0; i < 3; i++) {
+            a.execute(ran::incrementAndGet); // the running task is not queued: three fit
+        }
+        RejectedExecutionException e = assertThrows(RejectedExecutionException.class, () -> a.execute(ran::incrementAndGet));
+        assertTrue(e.getMessage().contains("maxQueuedPerContext") && e.getMessage().contains("(3)")
+                && e.getMessage().contains("account-a"), e.getMessage());
+        assertEquals(1, ex.statistics().rejected());
+        ex.sequential("account-b").execute(ran::incrementAndGet); // another context is not limited by a's
+        assertEquals(3, TestSupport.lane(ex, "account-a", false).queued());
+        gate.countDown();
+        awaitQuiescent(ex);
+        assertEquals(4, ran.get());
+        a.execute(ran::incrementAndGet); // room again
+        awaitQuiescent(ex);
+        assertEquals(5, ran.get());
+        assertEquals(1, ex.statistics().rejected());
+    }
+
+    @Test
+    void executorLimitCountsEveryKindAndAReplacementTakesItsPlace() {
+        GatlingExecutor ex = v.track(gatling("total").coreThreads(1).maxThreads(1).maxQueued(3).build());
+        CountDownLatch gate = v.gate();
+        hold(ex, gate); // the only worker is busy: everything below waits
+        List<String> ran = new CopyOnWriteArrayList<>();
+        ex.sequential("s").execute(() -> ran.add("s"));
+        ex.coalescing("c").execute(() -> ran.add("c1"));
+        ex.execute(() -> ran.add("plain"));
+        assertEquals(3, ex.statistics().queued());
+        RejectedExecutionException e = assertThrows(RejectedExecutionException.class,
+                () -> ex.execute(() -> ran.add("refused")));
+        assertTrue(e.getMessage().contains("maxQueued") && e.getMessage().contains("(3)"), e.getMessage());
+        e = assertThrows(RejectedExecutionException.class, () -> ex.sequential("t").execute(() -> ran.add("x")));
+        assertTrue(e.getMessage().contains("maxQueued (3)") && e.getMessage().contains("t"), e.getMessage());
+        ex.coalescing("c").execute(() -> ran.add("c2")); // replaces c1: no new place needed
+        assertEquals(3, ex.statistics().queued());
+        assertEquals(2, ex.statistics().rejected());
+        gate.countDown();
+        ExecutorStatistics s = awaitQuiescent(ex);
+        assertEquals(1, s.coalesced());
+        assertTrue(ran.containsAll(List.of("s", "c2", "plain")) && ran.size() == 3, ran.toString());
+    }
+
+    @Test
+    void coalescingLanesAreNotLimitedPerContext() {
+        GatlingExecutor ex = v.track(gatling("coal").coreThreads(1).maxThreads(1).maxQueuedPerContext(1).build());
+        CountDownLatch gate = v.gate();
+        hold(ex, gate);
+        for (int i = 0; i < 100; i++) {
+            ex.coalescing("c").execute(() -> { });
+        }
+        assertEquals(0, ex.statistics().rejected());
+        gate.countDown();
+        assertEquals(99, awaitQuiescent(ex).coalesced());
+    }
+
+    @Test
+    void offerReturnsFalseAndTheTaskNeverRuns() {
+        GatlingExecutor ex = v.track(gatling("offer").maxQueuedPerContext(1)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        CountDownLatch gate = v.gate();
+        Executor lane = ex.sequential("k");
+        hold(lane, gate);
+        AtomicInteger ran = new AtomicInteger();
+        assertTrue(ex.offer(new Seq("k", ran::incrementAndGet)));
+        AtomicInteger refusedRan = new AtomicInteger();
+        assertFalse(ex.offer(new Seq("k", refusedRan::incrementAndGet)), "never waits, even under block");
+        assertEquals(1, ex.statistics().rejected());
+        gate.countDown();
+        awaitQuiescent(ex);
+        assertEquals(1, ran.get());
+        assertEquals(0, refusedRan.get());
+        ex.shutdown();
+        assertFalse(ex.offer(refusedRan::incrementAndGet), "shut down: false, not an exception");
+        assertEquals(1, ex.statistics().rejected(), "a refusal for shutdown is not counted");
+    }
+
+    @Test
+    void aWorkerUnderRejectIsRejectedLikeAnyone() {
+        GatlingExecutor ex = v.track(gatling("own-reject").maxQueuedPerContext(2).build());
+        AtomicReference<Throwable> seen = new AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(1);
+        Executor lane = ex.sequential("fan");
+        lane.execute(() -> {
+            try {
+                for (int i = 0; i < 3; i++) {
+                    lane.execute(() -> { });
+                }
+            } catch (RejectedExecutionException e) {
+                seen.set(e);
+            }
+            done.countDown();
+        });
+        await(done, "the fan-out");
+        assertTrue(seen.get() instanceof RejectedExecutionException);
+        awaitQuiescent(ex);
+        assertEquals(1, ex.statistics().rejected());
+        assertEquals(0, ex.statistics().acceptedOverLimit());
+    }
+
+    // ---- block -------------------------------------------------------------------------------------------------
+
+    @Test
+    void blockedSubmittersOfAContextAreAdmittedInArrivalOrder() throws Exception {
+        GatlingExecutor ex = v.track(gatling("fifo").maxQueuedPerContext(1)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        CountDownLatch gate = v.gate();
+        Executor lane = ex.sequential("k");
+        hold(lane, gate);
+        List<Integer> order = new CopyOnWriteArrayList<>();
+        lane.execute(() -> order.add(0));
+        List<Thread> submitters = new ArrayList<>();
+        for (int i = 1; i <= 4; i++) {
+            int n = i;
+            Thread t = new Thread(() -> lane.execute(() -> order.add(n)), "fifo-submitter-" + i);
+            t.start();
+            submitters.add(t);
+            waitUntil("submitter " + i + " to wait", () -> ex.statistics().waitingSubmitters() == n);
+        }
+        gate.countDown();
+        for (Thread t : submitters) {
+            t.join(TimeUnit.SECONDS.toMillis(30));
+            assertFalse(t.isAlive());
+        }
+        awaitQuiescent(ex);
+        assertEquals(List.of(0, 1, 2, 3, 4), order);
+        assertEquals(0, ex.statistics().rejected());
+        assertEquals(0, ex.statistics().waitingSubmitters());
+    }
+
+    @Test
+    void blockedSubmittersOfTheExecutorAreAdmittedInArrivalOrder() throws Exception {
+        GatlingExecutor ex = v.track(gatling("fifo-total").coreThreads(1).maxThreads(1).maxQueued(1)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        CountDownLatch gate = v.gate();
+        hold(ex, gate);
+        List<Integer> order = new CopyOnWriteArrayList<>();
+        ex.execute(() -> order.add(0));
+        List<Thread> submitters = new ArrayList<>();
+        for (int i = 1; i <= 4; i++) {
+            int n = i;
+            // Different contexts and kinds: the executor queue orders them all.
+            Runnable task = () -> order.add(n);
+            Thread t = new Thread(() -> {
+                if (n % 2 == 0) {
+                    ex.sequential("ctx-" + n).execute(task);
+                } else {
+                    ex.execute(task);
+                }
+            }, "fifo-total-" + i);
+            t.start();
+            submitters.add(t);
+            waitUntil("submitter " + i + " to wait", () -> ex.statistics().waitingSubmitters() == n);
+        }
+        gate.countDown();
+        for (Thread t : submitters) {
+            t.join(TimeUnit.SECONDS.toMillis(30));
+        }
+        awaitQuiescent(ex);
+        assertEquals(List.of(0, 1, 2, 3, 4), order);
+    }
+
+    @Test
+    void aBlockedSubmitterTimesOutWithAClearMessage() {
+        GatlingExecutor ex = v.track(gatling("timeout").maxQueuedPerContext(1)
+                .overflow(Overflow.block(Duration.ofMillis(100))).build());
+        CountDownLatch gate = v.gate();
+        Executor lane = ex.sequential("slow-key");
+        hold(lane, gate);
+        lane.execute(() -> { });
+        AtomicInteger ran = new AtomicInteger();
+        long start = System.nanoTime();
+        RejectedExecutionException e = assertThrows(RejectedExecutionException.class,
+                () -> lane.execute(ran::incrementAndGet));
+        assertTrue(TestSupport.millisSince(start) >= 100, "gave up before maxWait");
+        assertTrue(e.getMessage().contains("maxWait") && e.getMessage().contains("maxQueuedPerContext")
+                && e.getMessage().contains("slow-key"), e.getMessage());
+        assertEquals(1, ex.statistics().rejected());
+        assertEquals(0, ex.statistics().waitingSubmitters());
+        gate.countDown();
+        awaitQuiescent(ex);
+        assertEquals(0, ran.get(), "a timed-out task never runs");
+    }
+
+    @Test
+    void anInterruptedWaiterIsRejectedAndKeepsItsInterruptStatus() throws Exception {
+        GatlingExecutor ex = v.track(gatling("interrupt").maxQueuedPerContext(1)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        CountDownLatch gate = v.gate();
+        Executor lane = ex.sequential("k");
+        hold(lane, gate);
+        lane.execute(() -> { });
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicReference<Boolean> interrupted = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                lane.execute(() -> { });
+            } catch (RejectedExecutionException e) {
+                failure.set(e);
+            }
+            interrupted.set(Thread.currentThread().isInterrupted());
+        });
+        t.start();
+        waitUntil("the submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
+        t.interrupt();
+        t.join(TimeUnit.SECONDS.toMillis(30));
+        assertTrue(failure.get() instanceof RejectedExecutionException, String.valueOf(failure.get()));
+        assertTrue(failure.get().getMessage().contains("interrupted"), failure.get().getMessage());
+        assertEquals(Boolean.TRUE, interrupted.get());
+        assertEquals(1, ex.statistics().rejected());
+    }
+
+    @Test
+    void anInterruptBeforeSubmittingMattersOnlyIfTheSubmitterMustWait() {
+        GatlingExecutor ex = v.track(gatling("pre-interrupt").maxQueuedPerContext(1)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        Thread.currentThread().interrupt();
+        try {
+            ex.sequential("k").execute(() -> { }); // room: accepted
+            assertTrue(Thread.currentThread().isInterrupted());
+        } finally {
+            Thread.interrupted();
+        }
+        awaitQuiescent(ex);
+    }
+
+    @Test
+    void shutdownWakesEveryWaitingSubmitterWithRejection() throws Exception {
+        GatlingExecutor ex = v.track(gatling("wake").maxQueuedPerContext(1)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        CountDownLatch gate = v.gate();
+        Executor lane = ex.sequential("k");
+        hold(lane, gate);
+        lane.execute(() -> { });
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            Thread t = new Thread(() -> {
+                try {
+                    lane.execute(() -> { });
+                } catch (RejectedExecutionException e) {
+                    failures.add(e);
+                }
+            });
+            t.start();
+            threads.add(t);
+        }
+        waitUntil("three waiting submitters", () -> ex.statistics().waitingSubmitters() == 3);
+        ex.shutdown();
+        for (Thread t : threads) {
+            t.join(TimeUnit.SECONDS.toMillis(10));
+            assertFalse(t.isAlive(), "a waiting submitter was not woken by shutdown");
+        }
+        assertEquals(3, failures.size());
+        assertTrue(failures.get(0).getMessage().contains("shut down"), failures.get(0).getMessage());
+        assertEquals(0, ex.statistics().rejected(), "refusals for shutdown are not counted");
+        gate.countDown();
+        assertTrue(ex.awaitTermination(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void aTaskThatFloodsItsOwnFullContextUnderBlockCompletes() {
+        GatlingExecutor ex = v.track(gatling("self").maxQueuedPerContext(4)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        Executor lane = ex.sequential("self");
+        List<Integer> order = new ArrayList<>(); // written by one lane's tasks only
+        CountDownLatch submitted = new CountDownLatch(1);
+        lane.execute(() -> {
+            for (int i = 0; i < 10_000; i++) {
+                int n = i;
+                lane.execute(() -> order.add(n)); // its own lane: room is only made after this task ends
+            }
+            submitted.countDown();
+        });
+        await(submitted, "the flooding task to finish submitting");
+        ExecutorStatistics s = awaitQuiescent(ex);
+        assertEquals(10_000, order.size());
+        for (int i = 0; i < order.size(); i++) {
+            assertEquals(i, order.get(i));
+        }
+        assertTrue(s.acceptedOverLimit() >= 10_000 - 4, s.toString());
+        assertEquals(0, s.rejected());
+    }
+
+    @Test
+    void workersOfAnotherExecutorGetNoExemption() {
+        GatlingExecutor bounded = v.track(gatling("bounded").maxQueuedPerContext(1)
+                .overflow(Overflow.block(Duration.ofMillis(50))).build());
+        GatlingExecutor other = v.track(gatling("other").build());
+        CountDownLatch gate = v.gate();
+        Executor lane = bounded.sequential("k");
+        hold(lane, gate);
+        lane.execute(() -> { });
+        AtomicReference<Throwable> seen = new AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(1);
+        other.execute(() -> {
+            try {
+                lane.execute(() -> { });
+            } catch (RejectedExecutionException e) {
+                seen.set(e);
+            }
+            done.countDown();
+        });
+        await(done, "the other executor's task");
+        assertTrue(seen.get() instanceof RejectedExecutionException);
+        assertEquals(0, bounded.statistics().acceptedOverLimit());
+        assertEquals(1, bounded.statistics().rejected());
+    }
+
+    @Test
+    void aDueScheduledTaskIsNeverRefusedForCapacity() throws Exception {
+        GatlingExecutor ex = v.track(gatling("sched").coreThreads(1).maxThreads(1).maxQueued(1).build());
+        CountDownLatch gate = v.gate();
+        hold(ex, gate);
+        ex.execute(() -> { }); // full
+        ScheduledFuture<?> f = ex.schedule(() -> { }, 0, TimeUnit.MILLISECONDS);
+        waitUntil("the due task to be admitted", () -> ex.statistics().acceptedOverLimit() == 1);
+        assertEquals(0, ex.statistics().rejected());
+        gate.countDown();
+        f.get(10, TimeUnit.SECONDS);
+        awaitQuiescent(ex);
+    }
+
+    @Test
+    void unboundedByDefault() {
+        GatlingExecutor ex = v.track(gatling("unbounded").coreThreads(1).maxThreads(1).build());
+        CountDownLatch gate = v.gate();
+        hold(ex, gate);
+        for (int i = 0; i < 10_000; i++) {
+            ex.sequential("k").execute(() -> { });
+            assertTrue(ex.offer(() -> { }));
+        }
+        ExecutorStatistics s = ex.statistics();
+        assertEquals(20_000, s.queued());
+        assertEquals(0, s.rejected());
+        gate.countDown();
+        awaitQuiescent(ex);
+    }
+
+    /** A sequential task that carries its context. */
+    static final class Seq implements SequentialRunnable {
+        final Object context;
+        final Runnable body;
+
+        Seq(Object context, Runnable body) {
+            this.context = context;
+            this.body = body;
+        }
+
+        @Override
+        public Object context() {
+            return context;
+        }
+
+        @Override
+        public void run() {
+            body.run();
+        }
+    }
+}
