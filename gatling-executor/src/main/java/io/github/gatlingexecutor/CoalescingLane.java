@@ -29,12 +29,14 @@ final class CoalescingLane extends Lane {
 
     private static final VarHandle SLOT;
     private static final VarHandle SUBMITTED;
+    private static final VarHandle PENDING_SINCE;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             SLOT = l.findVarHandle(CoalescingLane.class, "slot", Runnable.class);
             SUBMITTED = l.findVarHandle(CoalescingLane.class, "submitted", long.class);
+            PENDING_SINCE = l.findVarHandle(CoalescingLane.class, "pendingSince", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -48,9 +50,10 @@ final class CoalescingLane extends Lane {
      * CAS that installs its task; a replacement leaves it alone, so a lane whose updates keep replacing one another
      * shows how stale it really is. Written before the CAS so that no reader sees a pending task with the stamp of an
      * earlier episode; two submitters racing to fill an empty slot may leave the later one's stamp, an error of the
-     * width of that race.
+     * width of that race. Opaque: the CAS that follows publishes it to whoever reads the slot first.
      */
-    private volatile long pendingSince;
+    @SuppressWarnings("unused") // accessed through PENDING_SINCE
+    private long pendingSince;
 
     CoalescingLane(Engine engine, Object context) {
         super(engine, context);
@@ -87,7 +90,7 @@ final class CoalescingLane extends Lane {
             }
             boolean replacing = s != IDLE && s != BUSY;
             if (!replacing) {
-                pendingSince = engine.stamp();
+                PENDING_SINCE.setOpaque(this, engine.stamp());
             }
             if (SLOT.compareAndSet(this, s, task)) {
                 SUBMITTED.getAndAdd(this, 1L);
@@ -221,7 +224,7 @@ final class CoalescingLane extends Lane {
 
     @Override
     long oldestStamp() {
-        return pending(slot) ? pendingSince : NO_WAITING;
+        return pending(slot) ? (long) PENDING_SINCE.getOpaque(this) : NO_WAITING;
     }
 
     private static boolean pending(Runnable s) {

@@ -65,7 +65,8 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
     /**
      * A snapshot of the executor's counters. Each counter is read once, without stopping the executor, so counters
      * may be a few tasks apart from one another while tasks are moving; once the executor is quiescent they are
-     * exact. Cost: a few dozen reads, no allocation beyond the snapshot; safe to call every second.
+     * exact. Cost: a few dozen reads, plus, for {@link ExecutorStatistics#oldestQueuedAge()}, a walk of the lanes
+     * that have work waiting (never of idle lanes); safe to call every second.
      *
      * @return a new snapshot
      */

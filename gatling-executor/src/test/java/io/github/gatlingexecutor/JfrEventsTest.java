@@ -4,6 +4,7 @@ import static io.github.gatlingexecutor.TestSupport.await;
 import static io.github.gatlingexecutor.TestSupport.gatling;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.InputStreamReader;
@@ -13,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import jdk.jfr.Configuration;
@@ -129,8 +131,10 @@ class JfrEventsTest {
             assertEquals(2, bump.getInt("coreThreads"));
             assertEquals(1, bump.getLong("auxiliaryThreadsStarted"));
 
-            RecordedEvent stats = awaitEvent(events, "Statistics", name, x -> x.getLong("executed") >= 3);
+            // Two tasks have finished (x's first and the slow one); the blocking task runs until release.
+            RecordedEvent stats = awaitEvent(events, "Statistics", name, x -> x.getLong("executed") >= 2);
             assertTrue(stats.getLong("submitted") >= 3, stats.toString());
+            assertTrue(stats.getInt("active") >= 1, stats.toString());
             assertTrue(stats.getInt("threads") >= 1, stats.toString());
 
             release.countDown();
@@ -139,6 +143,63 @@ class JfrEventsTest {
             RecordedEvent retired = awaitEvent(events, "ThreadRetired", name,
                     x -> x.getString("reason").equals("executor shut down"));
             assertTrue(retired.getThread("worker").getJavaName().startsWith(name + "-"), retired.toString());
+        }
+    }
+
+    /** TaskRejected for a rejected execute and a refused offer, and the capacity fields of Statistics. */
+    @Test
+    @Timeout(60)
+    void rejectionsAreRecorded() throws Exception {
+        Configuration settings;
+        try (Reader r = new InputStreamReader(GatlingExecutor.class.getResourceAsStream("jfr/gatling.jfc"),
+                StandardCharsets.UTF_8)) {
+            settings = Configuration.create(r);
+        }
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream(settings)) {
+            stream.enable(PREFIX + "Statistics").withPeriod(Duration.ofMillis(100));
+            stream.onEvent(e -> {
+                if (e.getEventType().getName().startsWith(PREFIX)) {
+                    events.add(e);
+                }
+            });
+            stream.startAsync();
+            GatlingExecutor e = cleanup.track(gatling("jfr-full").maxQueuedPerContext(1).build());
+            String name = e.name();
+            CountDownLatch running = new CountDownLatch(1);
+            CountDownLatch gate = cleanup.gate();
+            e.sequential("k").execute(() -> {
+                running.countDown();
+                TestSupport.blockQuietly(gate);
+            });
+            await(running, "the holding task");
+            e.sequential("k").execute(() -> { });
+            assertThrows(RejectedExecutionException.class, () -> e.sequential("k").execute(() -> { }));
+            assertFalse(e.offer(new BackPressureTest.Seq("k", () -> { })));
+
+            List<RecordedEvent> rejected = new java.util.ArrayList<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (rejected.size() < 2 && System.nanoTime() - deadline < 0) {
+                rejected.clear();
+                for (RecordedEvent x : events) {
+                    if (x.getEventType().getName().equals(PREFIX + "TaskRejected")
+                            && name.equals(x.getString("executor"))) {
+                        rejected.add(x);
+                    }
+                }
+                TestSupport.sleep(20);
+            }
+            assertEquals(2, rejected.size(), events.toString());
+            for (RecordedEvent x : rejected) {
+                assertEquals("k", x.getString("context"));
+                assertTrue(x.getString("limit").contains("maxQueuedPerContext (1)"), x.toString());
+                assertEquals("GatlingExecutor", x.getEventType().getCategoryNames().get(0));
+            }
+            RecordedEvent stats = awaitEvent(events, "Statistics", name,
+                    x -> x.getLong("rejected") == 2 && x.getLong("oldestQueuedAge") > 0);
+            assertEquals(1, stats.getLong("queued"));
+            assertEquals(0, stats.getInt("waitingSubmitters"));
+            gate.countDown();
         }
     }
 

@@ -66,8 +66,6 @@ final class ScheduledLoad extends Thread {
         volatile boolean returned;
         /** The test's own cancel succeeded (it may come after shutdownNow returned the task: that is allowed). */
         volatile boolean cancelledByTest;
-        /** A run ended after shutdownNow() was called: a periodic task may then be cancelled, not returned. */
-        volatile boolean ranAroundStop;
 
         Item(int kind, int context, long period, int throwAt) {
             this.kind = kind;
@@ -94,9 +92,6 @@ final class ScheduledLoad extends Thread {
                 lane.decrementAndGet();
             }
             inside.decrementAndGet();
-            if (round.shutdownNowCalled) {
-                ranAroundStop = true;
-            }
             if (run == throwAt) {
                 throw new StressWorkload.StressException(this);
             }
@@ -218,12 +213,10 @@ final class ScheduledLoad extends Thread {
                 }
                 continue;
             }
-            if (round.shutdownNowCalled && item.kind != StressWorkload.COAL && f.isCancelled()
-                    && !item.cancelledByTest && !item.ranAroundStop) {
-                // Not running when shutdownNow came, not cancelled by anyone else: it had to be returned. (A
-                // coalescing one may have been skipped by a replacement racing the stop, and cancelled then.)
-                round.violation("shutdownNow cancelled a periodic task instead of returning it: " + item);
-            }
+            // A periodic task cancelled rather than returned by shutdownNow is not checked here: a worker may have
+            // taken its run from the ready queue just before the stop (the run then sees the stop and cancels the task
+            // without calling the body), or be between the body and the reschedule; neither is visible from the task.
+            // That periodic tasks waiting for a run are returned, not cancelled, is DefectRegressionTest's job.
             if (!f.isDone()) {
                 round.violation("a periodic task is neither done nor returned after termination: " + item);
             } else if (failed(f) && runs != item.throwAt) {

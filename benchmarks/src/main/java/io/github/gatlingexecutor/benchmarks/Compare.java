@@ -10,6 +10,7 @@ import io.github.gatlingexecutor.benchmarks.scenarios.Coalescing;
 import io.github.gatlingexecutor.benchmarks.scenarios.IdleCpu;
 import io.github.gatlingexecutor.benchmarks.scenarios.LowLoadLatency;
 import io.github.gatlingexecutor.benchmarks.scenarios.ManyProducers;
+import io.github.gatlingexecutor.benchmarks.scenarios.Overload;
 import io.github.gatlingexecutor.benchmarks.scenarios.Memory;
 import io.github.gatlingexecutor.benchmarks.scenarios.Runner;
 import io.github.gatlingexecutor.benchmarks.scenarios.Scenario;
@@ -37,7 +38,7 @@ import java.util.Set;
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar --quick      # about a minute
  * java -jar benchmarks/target/benchmarks.jar              # the full run (prints its estimate first)
- * options: --only=seed,tiny-uniform,...,kafka  --out=path/report.html
+ * options: --only=seed,tiny-uniform,...,overload,kafka  --out=path/report.html
  * </pre>
  */
 public final class Compare {
@@ -63,7 +64,7 @@ public final class Compare {
                 out = Path.of(a.substring("--out=".length()));
             } else {
                 System.err.println("usage: Compare [--quick|--full] [--only=seed,tiny-uniform,tiny-zipf,tiny-hot,"
-                        + "producers-8,producers-32,coalescing,blocking,latency,slow-key,memory,idle,kafka]"
+                        + "producers-8,producers-32,coalescing,blocking,latency,slow-key,overload,memory,idle,kafka]"
                         + " [--peers=gatling,guava,...]"
                         + " [--out=report.html]");
                 System.exit(2);
@@ -80,7 +81,7 @@ public final class Compare {
         List<Scenario> scenarios = new ArrayList<>(List.of(new SeedBench(sizes), TinyTasks.uniform(sizes),
                 TinyTasks.zipf(sizes), TinyTasks.hotKey(sizes), new ManyProducers(sizes, 8),
                 new ManyProducers(sizes, 32), new Coalescing(sizes), new Blocking(sizes), new LowLoadLatency(sizes),
-                new SlowKey(sizes)));
+                new SlowKey(sizes), new Overload(sizes)));
         scenarios.removeIf(s -> !only.isEmpty() && !only.contains(s.id));
         boolean memory = only.isEmpty() || only.contains("memory");
         boolean idle = only.isEmpty() || only.contains("idle");

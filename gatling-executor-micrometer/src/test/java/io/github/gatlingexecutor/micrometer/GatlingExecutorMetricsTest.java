@@ -11,10 +11,12 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.api.Test;
@@ -35,7 +37,10 @@ class GatlingExecutorMetricsTest {
             Map.entry("executor.contexts.live", ExecutorStatistics::liveContexts),
             Map.entry("executor.threads.auxiliary.started", ExecutorStatistics::auxiliaryThreadsStarted),
             Map.entry("executor.blocked", ExecutorStatistics::blockedDetections),
-            Map.entry("executor.transfers", ExecutorStatistics::transfers));
+            Map.entry("executor.transfers", ExecutorStatistics::transfers),
+            Map.entry("executor.rejected", ExecutorStatistics::rejected),
+            Map.entry("executor.submitters.waiting", ExecutorStatistics::waitingSubmitters),
+            Map.entry("executor.accepted.over.limit", ExecutorStatistics::acceptedOverLimit));
 
     @Test
     @Timeout(30)
@@ -89,6 +94,43 @@ class GatlingExecutorMetricsTest {
         }
         assertEquals(0.0, value(registry, "executor.pool.size"), "no thread after close()");
         assertEquals(0.0, value(registry, "executor.contexts.live"));
+    }
+
+    @Test
+    @Timeout(30)
+    void capacityMetersReadWhatStatisticsSays() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("bounded-metered").maxQueuedPerContext(1)
+                .build()) {
+            new GatlingExecutorMetrics(executor, Tags.empty()).bindTo(registry);
+            CountDownLatch release = new CountDownLatch(1);
+            CountDownLatch holding = new CountDownLatch(1);
+            executor.sequential("k").execute(() -> {
+                holding.countDown();
+                await(release);
+            });
+            try {
+                assertTrue(holding.await(10, TimeUnit.SECONDS));
+                executor.sequential("k").execute(() -> { });
+                assertThrows(RejectedExecutionException.class, () -> executor.sequential("k").execute(() -> { }));
+                assertEquals(1.0, value(registry, "executor.rejected"));
+                assertEquals(executor.statistics().rejected(), value(registry, "executor.rejected"));
+                assertEquals(1.0, value(registry, "executor.queued"));
+                Thread.sleep(30);
+                Duration before = executor.statistics().oldestQueuedAge();
+                TimeGauge age = registry.find("executor.queue.oldest.age").timeGauge();
+                assertNotNull(age, "executor.queue.oldest.age is a time gauge");
+                double seconds = age.value(TimeUnit.SECONDS);
+                Duration after = executor.statistics().oldestQueuedAge();
+                assertTrue(before.toMillis() >= 20, before.toString());
+                assertTrue(seconds * 1e9 >= before.toNanos() && seconds * 1e9 <= after.toNanos(),
+                        before + " <= " + seconds + " s <= " + after);
+            } finally {
+                release.countDown();
+            }
+            waitQuiescent(executor);
+            assertEquals(0.0, registry.find("executor.queue.oldest.age").timeGauge().value(TimeUnit.SECONDS));
+        }
     }
 
     @Test

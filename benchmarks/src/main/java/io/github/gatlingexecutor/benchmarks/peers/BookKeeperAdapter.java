@@ -10,9 +10,18 @@ public final class BookKeeperAdapter extends CountingAdapter {
     private final OrderedExecutor executor;
 
     public BookKeeperAdapter(int threadCount) {
-        super("BookKeeper OrderedExecutor", "bookkeeper");
-        this.executor = OrderedExecutor.newBuilder().name("bookkeeper").numThreads(threadCount)
-                .threadFactory(threads).build();
+        this("BookKeeper OrderedExecutor", threadCount, 0);
+    }
+
+    /** @param maxTasksInQueue BookKeeper's per-thread queue bound (0: unbounded); over it, execute throws */
+    public BookKeeperAdapter(String name, int threadCount, int maxTasksInQueue) {
+        super(name, "bookkeeper");
+        OrderedExecutor.AbstractBuilder<OrderedExecutor> b = OrderedExecutor.newBuilder().name("bookkeeper").numThreads(threadCount)
+                .threadFactory(threads);
+        if (maxTasksInQueue > 0) {
+            b.maxTasksInQueue(maxTasksInQueue);
+        }
+        this.executor = b.build();
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.github.gatlingexecutor.ExecutorStatistics;
 import io.github.gatlingexecutor.GatlingExecutor;
 
 import java.util.concurrent.Executor;
+import java.util.function.UnaryOperator;
 
 /**
  * GatlingExecutor with one sequential lane per key. Lane handles stay valid for the executor's life, so they are
@@ -19,9 +20,16 @@ public final class GatlingAdapter extends LanePerKeyAdapter<Executor> {
 
     /** @param coalescing use coalescing lanes instead of sequential ones (the coalescing scenario) */
     public GatlingAdapter(int keys, int coreThreads, boolean coalescing) {
-        super(coalescing ? "GatlingExecutor (coalescing)" : "GatlingExecutor", "gatling", keys);
-        this.executor = GatlingExecutor.builder().name("gatling").coreThreads(coreThreads).threadFactory(threads)
-                .build();
+        this(coalescing ? "GatlingExecutor (coalescing)" : "GatlingExecutor", keys, coreThreads, coalescing,
+                b -> b);
+    }
+
+    /** @param settings adds settings (limits, say) to the builder the adapter starts from */
+    public GatlingAdapter(String name, int keys, int coreThreads, boolean coalescing,
+                          UnaryOperator<GatlingExecutor.Builder> settings) {
+        super(name, "gatling", keys);
+        this.executor = settings.apply(GatlingExecutor.builder().name("gatling").coreThreads(coreThreads)
+                .threadFactory(threads)).build();
         this.coalescing = coalescing;
     }
 

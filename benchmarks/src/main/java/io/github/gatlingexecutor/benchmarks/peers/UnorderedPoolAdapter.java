@@ -30,6 +30,18 @@ public final class UnorderedPoolAdapter extends CountingAdapter {
                         new LinkedBlockingQueue<>(), tf));
     }
 
+    /**
+     * {@code new ThreadPoolExecutor(n, n, ...)} over an {@code ArrayBlockingQueue(capacity)} with
+     * {@code CallerRunsPolicy}: the JDK's usual bounded pool, where a full queue makes the submitter run the task.
+     */
+    public static UnorderedPoolAdapter boundedCallerRuns(int threadCount, int capacity) {
+        return new UnorderedPoolAdapter("ThreadPoolExecutor (" + threadCount + ", queue " + capacity
+                + ", CallerRuns, no order)", "tpe-bounded",
+                tf -> new ThreadPoolExecutor(threadCount, threadCount, 0, TimeUnit.MILLISECONDS,
+                        new java.util.concurrent.ArrayBlockingQueue<>(capacity), tf,
+                        new ThreadPoolExecutor.CallerRunsPolicy()));
+    }
+
     /** {@code Executors.newCachedThreadPool()}: a new thread whenever none is idle. */
     public static UnorderedPoolAdapter cached() {
         return new UnorderedPoolAdapter("cached pool (no order)", "cached",
