@@ -3,6 +3,7 @@ package io.github.gatlingexecutor;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,10 +24,11 @@ import java.util.function.IntSupplier;
  * someone waits for what it needs, and queues behind them if so: it never overtakes a parked submitter.
  *
  * <h2>No lost wake-up, no wake-up per task</h2>
- * A waiter increments {@link #waiting} (a locked instruction, so a full fence) before it re-checks for room; a worker
- * that makes room writes the lane's head (or decrements {@link #queued}, also locked) and reads {@link #waiting}
- * behind a full fence. Both sides write, then read: either the worker sees the waiter and wakes it, or the waiter sees
- * the room. When nobody waits, making room costs the worker that fence and one read, and no lock.
+ * A waiter increments {@link #waiting} and publishes itself as the head of its queue, then fences, then checks for
+ * room; a worker that makes room writes the lane's head (or decrements {@link #queued}, a locked instruction) behind a
+ * full fence, then reads {@link #waiting} and the published heads. Both sides write, then read: either the worker sees
+ * the waiter and wakes it, or the waiter sees the room. When nobody waits, making room costs the worker that fence and
+ * one read; the worker never takes the admission lock, so it is never parked by it.
  */
 final class Admission {
     /** Outcomes of one attempt to accept a task. */
@@ -42,6 +44,8 @@ final class Admission {
     final int perContext; // 0: none
     final int total;      // 0: none
     final Overflow policy;
+    /** Workers wake the executor queue's head only once the count of waiting tasks is at or below this. */
+    private final long wakeBelow;
 
     /** Accepted tasks not yet started, kept only when {@link #total} is set: the reservation counter. */
     private final AtomicLong queued = new AtomicLong();
@@ -55,18 +59,30 @@ final class Admission {
     private final ArrayDeque<Waiter> executorQueue = new ArrayDeque<>();
     /** Guarded by lock: the waiters of each full sequential context; an entry is removed when it empties. */
     private final HashMap<Object, ArrayDeque<Waiter>> contextQueues = new HashMap<>();
+    /** The thread at the head of the executor queue, or null: written under the lock, read by workers without it. */
+    private volatile Thread executorHead;
+    /** The thread at the head of each context queue: written under the lock, read by workers without it. */
+    private final ConcurrentHashMap<Object, Thread> contextHeads = new ConcurrentHashMap<>();
 
     /** One parked submitter. Its fields are guarded by the lock. */
     private static final class Waiter {
         final Thread thread = Thread.currentThread();
         final Object context; // the sequential context it submits to, or null
+        final IntSupplier attempt;
         boolean inContextQueue;
         boolean inExecutorQueue;
         /** It has been at the head of the executor queue: it goes back to the front, not the end. */
         boolean hadExecutorTurn;
+        /** Admitted by the head on its behalf. */
+        boolean admitted;
+        /** Failed (shutdown) while the head tried to admit it. */
+        RejectedExecutionException failure;
+        /** The outcome of its last attempt, for the message if it gives up. */
+        int last;
 
-        Waiter(Object context) {
+        Waiter(Object context, IntSupplier attempt) {
             this.context = context;
+            this.attempt = attempt;
         }
     }
 
@@ -75,6 +91,7 @@ final class Admission {
         this.perContext = settings.maxQueuedPerContext;
         this.total = settings.maxQueued;
         this.policy = settings.overflow;
+        this.wakeBelow = total - Math.max(1, Math.min(64, total / 16));
     }
 
     // ---- the executor-wide reservation ---------------------------------------------------------------------
@@ -95,11 +112,27 @@ final class Admission {
         return FULL_EXECUTOR;
     }
 
-    /** Gives a place back that no task took after all (a refused or replacing submit, a task taken back). */
+    /**
+     * Gives a place back that no task took after all (a refused or replacing submit, a task taken back). Wakes the
+     * executor queue's head only if this leaves room: a refused reservation found the executor full before its own
+     * increment, so unless a worker made room meanwhile (which its own wake-up may have missed, seeing our increment)
+     * there is nothing to wake anyone for; waking on every refusal would make full producers wake each other in turn.
+     */
     void release() {
-        queued.decrementAndGet(); // a locked instruction: orders the write before the read of waiting
-        if (waiting.get() > 0) {
-            room(null);
+        long after = queued.decrementAndGet(); // a locked instruction: orders the write before the read of waiting
+        if (after < total && waiting.get() > 0) {
+            wakeExecutorHead();
+        }
+    }
+
+    /**
+     * The checker's regular look: if the executor has room and someone waits for it, wake the head. Workers wake it
+     * only once a few places are free (see {@link #started}); this bounds the wait when tasks are slow or workers
+     * stuck, to a clock tick.
+     */
+    void poll() {
+        if (total > 0 && waiting.get() > 0 && queued.get() < total) {
+            wakeExecutorHead();
         }
     }
 
@@ -108,32 +141,57 @@ final class Admission {
      * coalescing lane or an unordered one): its place is free. See the class comment for the fence.
      */
     void started(Object context) {
+        long after;
         if (total > 0) {
-            queued.decrementAndGet();
+            after = queued.decrementAndGet();
         } else {
             VarHandle.fullFence(); // the lane's new head, written by the caller, before the read of waiting
+            after = 0;
         }
         if (waiting.get() > 0) {
-            room(context);
+            if (context != null) {
+                wakeContextHead(context);
+            }
+            // Executor waiters are woken once a few places are free, not at every task: a wake-up per task would cost
+            // a worker a system call per task exactly when the executor is busiest. Once woken, the waiters hand the
+            // turn down their queue themselves while room lasts.
+            if (after <= wakeBelow) {
+                wakeExecutorHead();
+            }
         }
     }
 
-    /** Wakes the head of the context's queue and of the executor queue: they try again. */
-    private void room(Object context) {
-        lock.lock();
-        try {
-            if (context != null) {
-                ArrayDeque<Waiter> q = contextQueues.get(context);
-                if (q != null) {
-                    LockSupport.unpark(q.peekFirst().thread);
-                }
+    /*
+     * Waking is lock-free, from the published heads: a worker must never wait for the admission lock (the checker
+     * would take a worker parked on it for a blocked one and start threads). A stale head only costs a spurious
+     * wake-up; a missed one cannot happen, because a waiter publishes itself as head before its last check for room
+     * (see await).
+     */
+    private void wakeContextHead(Object context) {
+        Thread t = contextHeads.get(context);
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    private void wakeExecutorHead() {
+        Thread t = executorHead;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    /** Publishes the current heads of the executor queue and of {@code context}'s queue (under the lock). */
+    private void publishHeads(Object context) {
+        Waiter head = executorQueue.peekFirst();
+        executorHead = head == null ? null : head.thread;
+        if (context != null) {
+            ArrayDeque<Waiter> q = contextQueues.get(context);
+            if (q == null) {
+                contextHeads.remove(context);
+            } else {
+                contextHeads.put(context, q.peekFirst().thread);
             }
-            Waiter head = executorQueue.peekFirst();
-            if (head != null) {
-                LockSupport.unpark(head.thread);
-            }
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -158,37 +216,50 @@ final class Admission {
     }
 
     /**
-     * Parks the calling submitter until {@code attempt} admits its task, in arrival order. {@code why} is the outcome
-     * that brought it here. Throws {@link RejectedExecutionException} when the wait times out, the thread is
-     * interrupted (its status kept) or the executor shuts down. {@code context} keys the context queue (a sequential
-     * lane's context, else null); {@code shown} is the context the message names.
+     * Parks the calling submitter until its task is admitted, in arrival order. {@code why} is the outcome that brought
+     * it here. Throws {@link RejectedExecutionException} when the wait times out, the thread is interrupted (its status
+     * kept) or the executor shuts down. {@code context} keys the context queue (a sequential lane's context, else
+     * null); {@code shown} is the context the message names.
+     *
+     * <p>The waiter at the head of the executor queue that finds room admits itself and then, while room lasts, the
+     * waiters behind it, running their attempts for them under the lock and waking them already admitted. Admitting
+     * one waiter per wake-up would keep every producer of a full executor in the queue for good (each finds the other
+     * still queued when it comes back with its next task), and each task would cost a park and a wake-up.
      */
     void await(Object context, Object shown, int why, IntSupplier attempt, Runnable task) {
         long start = System.nanoTime();
-        Waiter me = new Waiter(context);
-        int last = why;
+        Waiter me = new Waiter(context, attempt);
         lock.lock();
         waiting.incrementAndGet();
         try {
+            me.last = why;
             join(me, why);
             for (;;) {
+                if (me.admitted) {
+                    return; // by the head, on our behalf
+                }
+                if (me.failure != null) {
+                    throw me.failure; // shutdown, met by the head while admitting us
+                }
                 if (engine.state() != Engine.RUNNING) {
                     throw engine.rejectShutdown(task);
                 }
                 if (atHead(me)) {
-                    int outcome = attempt.getAsInt(); // never parks; may throw for shutdown
-                    if (outcome == ADMITTED) {
+                    // The published head (and waiting) before the look at the lane's head or the counter: the
+                    // worker's side writes those, fences, then reads ours.
+                    VarHandle.fullFence();
+                    if (tryAdmit(me)) {
+                        leave(me); // first: the followers' head must not be us
+                        admitFollowers();
                         return;
                     }
-                    last = outcome;
-                    join(me, outcome);
                 }
                 if (Thread.currentThread().isInterrupted()) {
-                    throw refused(task, shown, limitMessage(last, shown) + "; interrupted while waiting for room");
+                    throw refused(task, shown, limitMessage(me.last, shown) + "; interrupted while waiting for room");
                 }
                 long remaining = policy.maxWaitNanos - (System.nanoTime() - start);
                 if (remaining <= 0) {
-                    throw refused(task, shown, limitMessage(last, shown) + "; no room within maxWait ("
+                    throw refused(task, shown, limitMessage(me.last, shown) + "; no room within maxWait ("
                             + java.time.Duration.ofNanos(policy.maxWaitNanos) + ")");
                 }
                 lock.unlock();
@@ -202,6 +273,43 @@ final class Admission {
             leave(me);
             waiting.decrementAndGet();
             lock.unlock();
+        }
+    }
+
+    /**
+     * One attempt for {@code w} (under the lock): true if its task is accepted; otherwise it joins the queue of the
+     * limit that refused it. An exception (shutdown) propagates.
+     */
+    private boolean tryAdmit(Waiter w) {
+        int outcome = w.attempt.getAsInt(); // never parks
+        if (outcome == ADMITTED) {
+            return true;
+        }
+        w.last = outcome;
+        join(w, outcome);
+        return false;
+    }
+
+    /**
+     * After the head's own admission: admits the waiters now at the head of the executor queue, in order, while their
+     * attempts succeed, and wakes each one admitted (or failed by shutdown). Stops at the first that does not fit:
+     * it stays the head, and room made later wakes it.
+     */
+    private void admitFollowers() {
+        for (Waiter w; (w = executorQueue.peekFirst()) != null; ) {
+            if (w.inContextQueue && contextQueues.get(w.context).peekFirst() != w) {
+                return; // it also waits behind others of its context: its turn comes from there
+            }
+            try {
+                if (!tryAdmit(w)) {
+                    return;
+                }
+                w.admitted = true;
+            } catch (RejectedExecutionException shutDown) {
+                w.failure = shutDown;
+            }
+            leave(w);
+            LockSupport.unpark(w.thread);
         }
     }
 
@@ -268,6 +376,7 @@ final class Admission {
         if (!me.inContextQueue) {
             contextQueues.computeIfAbsent(me.context, c -> new ArrayDeque<>()).addLast(me);
             me.inContextQueue = true;
+            publishHeads(me.context);
         }
     }
 
@@ -279,6 +388,7 @@ final class Admission {
                 executorQueue.addLast(me);
             }
             me.inExecutorQueue = true;
+            publishHeads(null);
         }
     }
 
@@ -299,6 +409,7 @@ final class Admission {
         boolean wasHead = executorQueue.peekFirst() == me;
         executorQueue.remove(me);
         me.inExecutorQueue = false;
+        publishHeads(null);
         Waiter next = executorQueue.peekFirst();
         if (wasHead && next != null) {
             LockSupport.unpark(next.thread); // whatever room we were waiting for is theirs to try
@@ -316,6 +427,7 @@ final class Admission {
             } else {
                 LockSupport.unpark(q.peekFirst().thread);
             }
+            publishHeads(me.context);
         }
         if (me.inExecutorQueue) {
             leaveExecutor(me);

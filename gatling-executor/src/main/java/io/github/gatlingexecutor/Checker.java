@@ -170,6 +170,9 @@ final class Checker implements Runnable {
             wakeRequested = false;
             long now = System.nanoTime();
             engine.tick(now);
+            if (engine.admission != null) {
+                engine.admission.poll();
+            }
             long nextDue = engine.timer.dispatchDue(now);
             Jfr.poll();
             if (nudged) {

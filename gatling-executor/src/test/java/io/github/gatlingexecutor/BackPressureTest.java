@@ -236,6 +236,63 @@ class BackPressureTest {
         assertEquals(List.of(0, 1, 2, 3, 4), order);
     }
 
+    /**
+     * Workers wake executor waiters only once a few places are free; when one place frees and the workers then stay
+     * busy in long tasks, the checker's regular look must admit the waiter (not maxWait later).
+     */
+    @Test
+    void oneFreePlaceAdmitsAWaiterEvenWhenWorkersStayBusy() throws Exception {
+        GatlingExecutor ex = v.track(gatling("one-place").coreThreads(1).maxThreads(1).maxQueued(100)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        CountDownLatch first = v.gate();
+        hold(ex, first);
+        CountDownLatch slow = v.gate();
+        for (int i = 0; i < 100; i++) {
+            ex.execute(() -> TestSupport.blockQuietly(slow)); // each would hold the only worker
+        }
+        CountDownLatch admitted = new CountDownLatch(1);
+        Thread t = new Thread(() -> {
+            ex.execute(() -> { });
+            admitted.countDown();
+        });
+        t.start();
+        waitUntil("the submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
+        first.countDown(); // the worker takes the next task (one place frees) and stays in it
+        assertTrue(admitted.await(5, TimeUnit.SECONDS), "a free place went unused: " + ex.statistics());
+        slow.countDown();
+        t.join();
+        awaitQuiescent(ex);
+    }
+
+    /** Several producers on a full executor: each is admitted in turn, and none is left waiting once room is ample. */
+    @Test
+    void manyBlockedProducersAllGetThrough() throws Exception {
+        GatlingExecutor ex = v.track(gatling("many").maxQueued(16).overflow(Overflow.block(LONG_WAIT)).build());
+        AtomicInteger ran = new AtomicInteger();
+        List<Thread> producers = new ArrayList<>();
+        for (int p = 0; p < 4; p++) {
+            int producer = p;
+            Thread t = new Thread(() -> {
+                for (int i = 0; i < 5_000; i++) {
+                    ex.sequential(producer).execute(() -> {
+                        TestSupport.spin(5);
+                        ran.incrementAndGet();
+                    });
+                }
+            });
+            t.start();
+            producers.add(t);
+        }
+        for (Thread t : producers) {
+            t.join(TimeUnit.SECONDS.toMillis(60));
+            assertFalse(t.isAlive());
+        }
+        ExecutorStatistics s = awaitQuiescent(ex);
+        assertEquals(20_000, ran.get());
+        assertEquals(0, s.rejected());
+        assertEquals(0, s.waitingSubmitters());
+    }
+
     @Test
     void aBlockedSubmitterTimesOutWithAClearMessage() {
         GatlingExecutor ex = v.track(gatling("timeout").maxQueuedPerContext(1)
