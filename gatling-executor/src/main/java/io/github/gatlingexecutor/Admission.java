@@ -5,8 +5,8 @@ import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -20,13 +20,13 @@ import java.util.function.IntSupplier;
  * A submitter that finds its sequential lane full waits in that context's queue; one that finds the executor full
  * waits in the executor queue. Each queue is FIFO, and a submitter attempts only while it is at the head of every
  * queue it is in, so submitters of one context (or, for {@code maxQueued}, of the executor) are admitted in arrival
- * order. A new submitter that sees anyone waiting ({@link #waiting} &gt; 0) first looks, under the lock, whether
+ * order. A new submitter that sees anyone waiting (the waiting number &gt; 0) first looks, under the lock, whether
  * someone waits for what it needs, and queues behind them if so: it never overtakes a parked submitter.
  *
  * <h2>No lost wake-up, no wake-up per task</h2>
- * A waiter increments {@link #waiting} and publishes itself as the head of its queue, then fences, then checks for
- * room; a worker that makes room writes the lane's head (or decrements {@link #queued}, a locked instruction) behind a
- * full fence, then reads {@link #waiting} and the published heads. Both sides write, then read: either the worker sees
+ * A waiter increments the waiting number and publishes itself as the head of its queue, then fences, then checks for
+ * room; a worker that makes room writes the lane's head (or decrements the count, a locked instruction) behind a
+ * full fence, then reads the waiting number and the published heads. Both sides write, then read: either the worker sees
  * the waiter and wakes it, or the waiter sees the room. When nobody waits, making room costs the worker that fence and
  * one read; the worker never takes the admission lock, so it is never parked by it.
  */
@@ -47,10 +47,24 @@ final class Admission {
     /** Workers wake the executor queue's head only once the count of waiting tasks is at or below this. */
     private final long wakeBelow;
 
-    /** Accepted tasks not yet started, kept only when {@link #total} is set: the reservation counter. */
-    private final AtomicLong queued = new AtomicLong();
+    /**
+     * Each counter lives alone, 64 bytes from anything else (slot {@code PAD} of a long array, {@code 2 * PAD} of an
+     * int array): submitters write the accepted count, and every submitter and worker reads the waiting number on
+     * every task, so sharing a cache line with each other (or with fields around them) would make those reads misses.
+     */
+    private static final int PAD = 8;
+    /**
+     * Places taken in the executor (kept only with {@link #total}): incremented by each accepted submit, decremented
+     * when one gives its place back. Tasks accepted and not started = this minus the tasks workers have started
+     * ({@link WorkerPool#startedTasks}), which workers count on their own lines: a worker writes nothing shared per
+     * task. Slot {@code PAD}; slot {@code 3 * PAD} holds {@code startedSeen}, a lower bound of the started count
+     * that submitters refresh only when the bound says the executor may be full.
+     */
+    private final AtomicLongArray counts = new AtomicLongArray(4 * PAD + 1);
+    private static final int ACCEPTED = PAD;
+    private static final int STARTED_SEEN = 3 * PAD;
     /** Submitters parked now (or about to park); see the class comment for why it is incremented first. */
-    private final AtomicInteger waiting = new AtomicInteger();
+    private final AtomicIntegerArray waitingCell = new AtomicIntegerArray(4 * PAD + 1);
     private final LongAdder rejected = new LongAdder();
     private final LongAdder acceptedOverLimit = new LongAdder();
 
@@ -98,11 +112,12 @@ final class Admission {
 
     /**
      * Takes a place in the executor: {@link #ADMITTED}, or {@link #ADMITTED_OVER} when it was full and
-     * {@code force} is set, or {@link #FULL_EXECUTOR} (nothing taken).
+     * {@code force} is set, or {@link #FULL_EXECUTOR} (nothing taken). Exact: the count before ours is compared with
+     * a started count that is never above the true one, and the true one is read when that says "full".
      */
     int reserve(boolean force) {
-        long before = queued.getAndIncrement();
-        if (before < total) {
+        long before = counts.getAndIncrement(ACCEPTED);
+        if (before - counts.getOpaque(STARTED_SEEN) < total || before - refreshStarted() < total) {
             return ADMITTED;
         }
         if (force) {
@@ -112,50 +127,67 @@ final class Admission {
         return FULL_EXECUTOR;
     }
 
+    private long refreshStarted() {
+        long started = engine.pool.startedTasks();
+        if (started - counts.getOpaque(STARTED_SEEN) > 0) {
+            counts.setOpaque(STARTED_SEEN, started); // racing refreshers may leave a lower value: only conservative
+        }
+        return started;
+    }
+
+    /** Tasks accepted and not started, now (with {@link #total} only). */
+    private long queuedNow() {
+        return counts.get(ACCEPTED) - refreshStarted();
+    }
+
     /**
      * Gives a place back that no task took after all (a refused or replacing submit, a task taken back). Wakes the
      * executor queue's head only if this leaves room: a refused reservation found the executor full before its own
-     * increment, so unless a worker made room meanwhile (which its own wake-up may have missed, seeing our increment)
-     * there is nothing to wake anyone for; waking on every refusal would make full producers wake each other in turn.
+     * increment, so unless a worker made room meanwhile there is nothing to wake anyone for; waking on every refusal
+     * would make full producers wake each other in turn.
      */
     void release() {
-        long after = queued.decrementAndGet(); // a locked instruction: orders the write before the read of waiting
-        if (after < total && waiting.get() > 0) {
+        counts.decrementAndGet(ACCEPTED);
+        if (waitingCell.get(2 * PAD) > 0 && queuedNow() < total) {
             wakeExecutorHead();
         }
     }
 
     /**
-     * The checker's regular look: if the executor has room and someone waits for it, wake the head. Workers wake it
-     * only once a few places are free (see {@link #started}); this bounds the wait when tasks are slow or workers
-     * stuck, to a clock tick.
+     * The checker's regular look: wake the head of every queue whose limit has room. Workers wake the executor
+     * queue's head only once a few places are free, and may miss a waiter that registered just as they made room
+     * (see {@link #started}); this bounds both waits to a clock tick.
      */
     void poll() {
-        if (total > 0 && waiting.get() > 0 && queued.get() < total) {
+        if (waitingCell.get(2 * PAD) == 0) {
+            return;
+        }
+        if (total > 0 && queuedNow() < total) {
             wakeExecutorHead();
+        }
+        for (Object context : contextHeads.keySet()) {
+            Lane lane = engine.lanes(false).get(context);
+            if (lane == null || lane.queuedCount() < perContext) {
+                wakeContextHead(context);
+            }
         }
     }
 
     /**
-     * A worker is about to start a queued task (of the sequential lane of {@code context}, or, for null, of a
-     * coalescing lane or an unordered one): its place is free. See the class comment for the fence.
+     * A worker has just counted a task as started ({@code lane}: its lane, or null for an unordered task): its place
+     * is free. Nothing shared is written here and no fence is paid, so a task costs the worker one read of the
+     * waiting number. The price: a waiter that registers just as this worker makes room may miss the wake-up; the
+     * checker's next tick finds the room (see {@link #poll}).
      */
-    void started(Object context) {
-        long after;
-        if (total > 0) {
-            after = queued.decrementAndGet();
-        } else {
-            VarHandle.fullFence(); // the lane's new head, written by the caller, before the read of waiting
-            after = 0;
-        }
-        if (waiting.get() > 0) {
-            if (context != null) {
-                wakeContextHead(context);
+    void started(Lane lane) {
+        if (waitingCell.getOpaque(2 * PAD) > 0) {
+            if (lane != null && !lane.coalescing()) {
+                wakeContextHead(lane.context);
             }
-            // Executor waiters are woken once a few places are free, not at every task: a wake-up per task would cost
-            // a worker a system call per task exactly when the executor is busiest. Once woken, the waiters hand the
-            // turn down their queue themselves while room lasts.
-            if (after <= wakeBelow) {
+            // Executor waiters are woken once a few places are free, not at every task: a wake-up per task would
+            // cost a worker a system call per task exactly when the executor is busiest. Once woken, the head admits
+            // the waiters behind it while room lasts.
+            if (total > 0 && executorHead != null && queuedNow() <= wakeBelow) {
                 wakeExecutorHead();
             }
         }
@@ -202,7 +234,7 @@ final class Admission {
      * one needs (the sequential lane of {@code context}, or room in the executor), else {@link #ADMITTED} (go ahead).
      */
     int mustQueue(Object context) {
-        if (waiting.get() == 0) {
+        if (waitingCell.get(2 * PAD) == 0) {
             return ADMITTED;
         }
         lock.lock();
@@ -230,7 +262,7 @@ final class Admission {
         long start = System.nanoTime();
         Waiter me = new Waiter(context, attempt);
         lock.lock();
-        waiting.incrementAndGet();
+        waitingCell.incrementAndGet(2 * PAD);
         try {
             me.last = why;
             join(me, why);
@@ -271,7 +303,7 @@ final class Admission {
             }
         } finally {
             leave(me);
-            waiting.decrementAndGet();
+            waitingCell.decrementAndGet(2 * PAD);
             lock.unlock();
         }
     }
@@ -436,7 +468,7 @@ final class Admission {
 
     /** {@code shutdown()}: every parked submitter wakes, sees the state and is rejected. */
     void shutdown() {
-        if (waiting.get() == 0) {
+        if (waitingCell.get(2 * PAD) == 0) {
             return;
         }
         lock.lock();
@@ -473,6 +505,6 @@ final class Admission {
     }
 
     int waitingSubmitters() {
-        return waiting.get();
+        return waitingCell.get(2 * PAD);
     }
 }

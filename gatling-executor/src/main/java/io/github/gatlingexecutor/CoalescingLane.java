@@ -149,9 +149,6 @@ final class CoalescingLane extends Lane {
             }
             if (SLOT.compareAndSet(this, s, BUSY)) {
                 executed++;
-                if (engine.admission != null) {
-                    engine.admission.started(null); // its place in the executor is free
-                }
                 worker.runTask(s);
                 ran++;
             }

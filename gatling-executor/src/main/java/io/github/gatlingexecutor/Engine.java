@@ -4,10 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.PriorityQueue;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
@@ -611,7 +608,7 @@ final class Engine {
     ExecutorStatistics statistics() {
         long[] p = pool.counters();
         long now = System.nanoTime();
-        long oldest = oldestWaiting(now, null);
+        long oldest = oldestWaiting(null);
         Admission adm = admission;
         return new ExecutorStatistics(submitted.sum(), p[0], coalesced.sum(), p[1] + failedFutures.sum(),
                 returned.get(), sequentialLanes.mappingCount() + coalescingLanes.mappingCount(), pool.threads(),
@@ -629,17 +626,18 @@ final class Engine {
      * the ready queue (lanes and unordered tasks) and the lanes workers are running (which may have more behind the
      * running task). A lane with waiting work is in exactly one of them, except for the moment between the submit that
      * activates it and its entry into the ready queue. Idle lanes are never looked at, so the cost grows with the
-     * lanes that have work waiting, not with the live ones. With {@code lanes} non-null, also collects those lanes.
+     * lanes that have work waiting, not with the live ones. With {@code top} non-null, also offers it every lane with
+     * a waiting task.
      */
-    private long oldestWaiting(long now, List<Lane> lanes) {
+    private long oldestWaiting(TopLanes top) {
         long oldest = Lane.NO_WAITING;
         for (Object item : readyQueue) {
             long stamp;
             if (item instanceof Lane) {
                 Lane lane = (Lane) item;
                 stamp = lane.oldestStamp();
-                if (lanes != null && stamp != Lane.NO_WAITING) {
-                    lanes.add(lane);
+                if (top != null) {
+                    top.offer(lane, stamp);
                 }
             } else {
                 stamp = ((PlainTask) item).stamp;
@@ -650,13 +648,49 @@ final class Engine {
             Lane lane = w.currentLane;
             if (lane != null) {
                 long stamp = lane.oldestStamp();
-                if (lanes != null && stamp != Lane.NO_WAITING) {
-                    lanes.add(lane);
+                if (top != null) {
+                    top.offer(lane, stamp);
                 }
                 oldest = older(oldest, stamp);
             }
         }
         return oldest;
+    }
+
+    /**
+     * The k lanes with the oldest waiting task seen so far, oldest first: two arrays of k, insertion in place, no
+     * allocation per lane offered (a walk may offer a million). A lane offered twice (it moved from the queue to a
+     * worker during the walk) is kept once.
+     */
+    private static final class TopLanes {
+        final Lane[] lanes;
+        final long[] stamps;
+        int size;
+
+        TopLanes(int k) {
+            lanes = new Lane[k];
+            stamps = new long[k];
+        }
+
+        void offer(Lane lane, long stamp) {
+            if (stamp == Lane.NO_WAITING || (size == lanes.length && stamp - stamps[size - 1] >= 0)) {
+                return; // nothing waits, or not older than the youngest kept
+            }
+            for (int i = 0; i < size; i++) {
+                if (lanes[i] == lane) {
+                    return;
+                }
+            }
+            int i = Math.min(size, lanes.length - 1);
+            while (i > 0 && stamp - stamps[i - 1] < 0) {
+                lanes[i] = lanes[i - 1];
+                stamps[i] = stamps[i - 1];
+                i--;
+            }
+            lanes[i] = lane;
+            stamps[i] = stamp;
+            size = Math.min(size + 1, lanes.length);
+        }
     }
 
     private static long older(long a, long b) {
@@ -692,33 +726,19 @@ final class Engine {
     }
 
     List<ContextStatistics> busiestContexts(int k) {
+        List<ContextStatistics> out = new ArrayList<>(Math.min(k, 64));
         if (k == 0) {
-            return new ArrayList<>();
+            return out;
         }
+        TopLanes top = new TopLanes(Math.min(k, 1 << 20));
+        oldestWaiting(top);
         long now = System.nanoTime();
-        List<Lane> lanes = new ArrayList<>();
-        oldestWaiting(now, lanes);
-        // Read each lane's stamp once, so the order is decided on one value per lane; a lane seen twice (it moved
-        // from the queue to a worker during the walk) is kept once.
-        IdentityHashMap<Lane, ContextStatistics> seen = new IdentityHashMap<>();
-        PriorityQueue<ContextStatistics> youngestFirst =
-                new PriorityQueue<>(Comparator.comparing(ContextStatistics::oldestQueuedAge));
-        for (Lane lane : lanes) {
-            if (seen.containsKey(lane)) {
-                continue;
-            }
-            ContextStatistics cs = statisticsOf(lane, now);
-            seen.put(lane, cs);
-            if (cs.queued() == 0) {
-                continue; // it started its last waiting task meanwhile
-            }
-            youngestFirst.add(cs);
-            if (youngestFirst.size() > k) {
-                youngestFirst.poll();
+        for (int i = 0; i < top.size; i++) {
+            ContextStatistics cs = statisticsOf(top.lanes[i], now);
+            if (cs.queued() > 0) { // else it started its last waiting task since the walk
+                out.add(cs);
             }
         }
-        List<ContextStatistics> out = new ArrayList<>(youngestFirst);
-        out.sort(Comparator.comparing(ContextStatistics::oldestQueuedAge).reversed());
         return out;
     }
 

@@ -52,12 +52,14 @@ final class SequentialLane extends Lane {
     private static final VarHandle TAIL;
     private static final VarHandle NEXT;
     private static final VarHandle HEAD;
+    private static final VarHandle HEAD_SEEN;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             TAIL = l.findVarHandle(SequentialLane.class, "tail", Node.class);
             HEAD = l.findVarHandle(SequentialLane.class, "head", Node.class);
+            HEAD_SEEN = l.findVarHandle(SequentialLane.class, "headSeen", long.class);
             NEXT = l.findVarHandle(Node.class, "next", Node.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -75,6 +77,13 @@ final class SequentialLane extends Lane {
      * statistics): a stale value only overstates how many tasks wait, so a limit is never exceeded because of it.
      */
     private Node head;
+    /**
+     * Submitters' copy of {@code head.seq}, as last read: a bounded lane's submit counts from it and reads the
+     * worker's {@code head} (a line the worker writes per task) only when that count says the lane is full. Never
+     * ahead of the real head, so it can only overstate the count. Opaque: a hint shared by submitters.
+     */
+    @SuppressWarnings("unused") // accessed through HEAD_SEEN
+    private long headSeen;
 
     SequentialLane(Engine engine, Object context) {
         super(engine, context);
@@ -101,8 +110,13 @@ final class SequentialLane extends Lane {
             }
             // t.seq was written before t was published by its own CAS, which our volatile read of tail follows. The
             // count is exact against t: the CAS below succeeds only if t is still the tail, and head only moves on.
-            if (limit > 0 && !t.idle && t.seq - ((Node) HEAD.getAcquire(this)).seq >= limit) {
-                return FULL;
+            if (limit > 0 && !t.idle && t.seq - (long) HEAD_SEEN.getOpaque(this) >= limit) {
+                // Maybe full: the head seen last may be stale (it only moves on). Read the worker's, remember it.
+                long headSeq = ((Node) HEAD.getAcquire(this)).seq;
+                HEAD_SEEN.setOpaque(this, headSeq);
+                if (t.seq - headSeq >= limit) {
+                    return FULL;
+                }
             }
             Node node = new Node(task, t.seq + 1, stamp, false);
             if (TAIL.compareAndSet(this, t, node)) {
@@ -170,9 +184,6 @@ final class SequentialLane extends Lane {
             n.task = null;
             HEAD.setRelease(this, n); // a bounded lane's submitters count from it (a plain store on x86)
             worker.endTake();
-            if (engine.admission != null) {
-                engine.admission.started(context); // room in this lane (and the executor): wake a waiter, if any
-            }
             worker.runTask(task);
             h = n;
             ran++;

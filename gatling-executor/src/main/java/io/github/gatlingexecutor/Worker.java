@@ -170,11 +170,7 @@ final class Worker implements Runnable {
                     }
                 } else {
                     // Taken just as shutdownNow began: it runs, as in ThreadPoolExecutor, and sees the interrupt.
-                    PlainTask plain = (PlainTask) item;
-                    if (engine.admission != null) {
-                        engine.admission.started(null);
-                    }
-                    runTask(plain.task);
+                    runTask(((PlainTask) item).task);
                 }
                 BUSY.setOpaque(this, false);
             }
@@ -283,6 +279,9 @@ final class Worker implements Runnable {
      */
     void runTask(Runnable task) {
         STARTED.setOpaque(this, started + 1);
+        if (engine.admission != null) {
+            engine.admission.started(currentLane); // its place is free: wake a waiting submitter, if any
+        }
         runningTask = task;
         Object slow = Jfr.beginSlowTask();
         // Last thing before the task, so that the window an interrupt can slip through is as small as it can be.

@@ -67,7 +67,12 @@ final class WorkerPool {
     private volatile Worker[] workers = new Worker[0];
     // Guarded by 'this': the counters folded in from workers that have ended, and the pool's own counters.
     private long foldedExecuted;
-    private long foldedStarted;
+    /**
+     * Volatile, unlike the other folded counters: {@link #startedTasks} reads it without the lock. {@link #exited}
+     * removes the worker from {@code workers} before it adds the worker's count here, and the reader reads this
+     * first: so a worker's count is never summed twice (it may be missed for a moment, which only undercounts).
+     */
+    private volatile long foldedStarted;
     private long foldedFailed;
     private long foldedTransfers;
     private long auxStarted;
@@ -435,6 +440,18 @@ final class WorkerPool {
 
     int coreTarget() {
         return coreTarget;
+    }
+
+    /**
+     * Tasks started so far, by every worker that ever ran: lock-free, for bounded admission. Never more than the true
+     * count at the moment of the call (see {@link #foldedStarted}).
+     */
+    long startedTasks() {
+        long sum = foldedStarted;
+        for (Worker w : workers) {
+            sum += w.startedCount();
+        }
+        return sum;
     }
 
     Worker[] workers() {

@@ -6,6 +6,7 @@ import io.github.gatlingexecutor.benchmarks.peers.VirtualThreads;
 import io.github.gatlingexecutor.benchmarks.report.HtmlReport;
 import io.github.gatlingexecutor.benchmarks.report.Table;
 import io.github.gatlingexecutor.benchmarks.scenarios.Blocking;
+import io.github.gatlingexecutor.benchmarks.scenarios.BusiestContexts;
 import io.github.gatlingexecutor.benchmarks.scenarios.Coalescing;
 import io.github.gatlingexecutor.benchmarks.scenarios.IdleCpu;
 import io.github.gatlingexecutor.benchmarks.scenarios.LowLoadLatency;
@@ -64,7 +65,7 @@ public final class Compare {
                 out = Path.of(a.substring("--out=".length()));
             } else {
                 System.err.println("usage: Compare [--quick|--full] [--only=seed,tiny-uniform,tiny-zipf,tiny-hot,"
-                        + "producers-8,producers-32,coalescing,blocking,latency,slow-key,overload,memory,idle,kafka]"
+                        + "producers-8,producers-32,coalescing,blocking,latency,slow-key,overload,memory,idle,observability,kafka]"
                         + " [--peers=gatling,guava,...]"
                         + " [--out=report.html]");
                 System.exit(2);
@@ -86,10 +87,11 @@ public final class Compare {
         boolean memory = only.isEmpty() || only.contains("memory");
         boolean idle = only.isEmpty() || only.contains("idle");
         boolean kafka = only.isEmpty() || only.contains("kafka");
+        boolean observability = only.isEmpty() || only.contains("observability");
 
         double estimate = scenarios.stream().mapToDouble(Scenario::estimatedSeconds).sum()
                 + (memory ? (quick ? 10 : 45) : 0) + (idle ? 9 * (sizes.idleSeconds() + 0.6) : 0)
-                + (kafka ? KafkaBench.estimatedSeconds(quick) : 0);
+                + (kafka ? KafkaBench.estimatedSeconds(quick) : 0) + (observability ? (quick ? 5 : 30) : 0);
         List<String> header = new ArrayList<>();
         header.add("Mode: " + (quick ? "quick (small sizes, few repetitions: a sanity check, not a result)"
                 : "full") + "; " + sizes.warmups() + " warm-up + " + sizes.repetitions()
@@ -130,6 +132,11 @@ public final class Compare {
         if (idle) {
             System.out.println("== Idle CPU");
             idleCpu = show(tables, IdleCpu.measure(sizes, runner));
+        }
+
+        if (observability) {
+            System.out.println("== Observability cost");
+            show(tables, BusiestContexts.measure(sizes, runner));
         }
 
         List<String> kafkaVerdicts = new ArrayList<>();

@@ -2,6 +2,7 @@ package io.github.gatlingexecutor.benchmarks;
 
 import io.github.gatlingexecutor.benchmarks.peers.Peer;
 import io.github.gatlingexecutor.benchmarks.report.Table;
+import io.github.gatlingexecutor.benchmarks.scenarios.Overload;
 import io.github.gatlingexecutor.benchmarks.scenarios.Summary;
 
 import java.util.ArrayList;
@@ -40,6 +41,26 @@ final class Targets {
         }
         throughputTarget(out, byId.get("tiny-uniform"), 1.0, "tiny uniform: >= the best ordered peer's throughput"
                 + " (aim: 1.5x)");
+        variantTarget(out, byId.get("tiny-uniform"), Peer.GATLING_LIMITS_UNREACHED, 0.95,
+                "tiny uniform, limits set but never reached: within 5% of the unbounded executor");
+        variantTarget(out, byId.get("tiny-uniform"), Peer.GATLING_JFR, 0.95,
+                "tiny uniform, JFR recording on (default settings): within 5% of no recording");
+        List<Summary> overload = byId.get("overload");
+        if (overload != null) {
+            Summary g = Tables.find(overload, Peer.GATLING);
+            Summary b = Tables.find(overload, Overload.GATLING_BOUNDED);
+            if (ok(g) && ok(b)) {
+                double ratio = b.extra.get("completed/s") / g.extra.get("completed/s");
+                out.add(verdict(ratio >= 0.9, String.format(Locale.ROOT,
+                        "overload: maxQueued + block completes within 10%% of the unbounded executor (%.2fx: %.0f vs"
+                                + " %.0f tasks/s)", ratio, b.extra.get("completed/s"), g.extra.get("completed/s"))));
+                out.add(verdict(b.extra.get("peak heap +MB") < g.extra.get("peak heap +MB"), String.format(
+                        Locale.ROOT, "overload: bounded heap growth below the unbounded one's (%.1f MB vs %.1f MB)",
+                        b.extra.get("peak heap +MB"), g.extra.get("peak heap +MB"))));
+            } else {
+                out.add("NOT MEASURED  overload targets (a GatlingExecutor run failed)");
+            }
+        }
         throughputTarget(out, byId.get("tiny-zipf"), 1.0, "tiny Zipf: >= the best ordered peer's throughput");
         throughputTarget(out, byId.get("tiny-hot"), 1.0, "one hot key: >= the best ordered peer's throughput");
         throughputTarget(out, byId.get("producers-8"), 1.0, "8 producers: >= the best ordered peer's throughput");
@@ -140,6 +161,23 @@ final class Targets {
             }
         }
         return out;
+    }
+
+    /** A variant of GatlingExecutor against the plain one, in the same run. */
+    private static void variantTarget(List<String> out, List<Summary> summaries, String variant, double factor,
+                                      String what) {
+        if (summaries == null) {
+            return;
+        }
+        Summary g = Tables.find(summaries, Peer.GATLING);
+        Summary v = Tables.find(summaries, variant);
+        if (!ok(g) || !ok(v)) {
+            out.add("NOT MEASURED  " + what);
+            return;
+        }
+        double ratio = v.throughput() / g.throughput();
+        out.add(verdict(ratio >= factor, String.format(Locale.ROOT, "%s (%.2fx: %.2fM vs %.2fM tasks/s)", what, ratio,
+                v.throughput() / 1e6, g.throughput() / 1e6)));
     }
 
     private static void throughputTarget(List<String> out, List<Summary> summaries, double factor, String what) {

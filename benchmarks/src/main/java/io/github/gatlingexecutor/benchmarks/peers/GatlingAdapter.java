@@ -27,11 +27,20 @@ public final class GatlingAdapter extends LanePerKeyAdapter<Executor> {
     /** @param settings adds settings (limits, say) to the builder the adapter starts from */
     public GatlingAdapter(String name, int keys, int coreThreads, boolean coalescing,
                           UnaryOperator<GatlingExecutor.Builder> settings) {
+        this(name, keys, coreThreads, coalescing, settings, null);
+    }
+
+    /** @param companion closed after the executor (a JFR recording kept on for this run, say); may be null */
+    public GatlingAdapter(String name, int keys, int coreThreads, boolean coalescing,
+                          UnaryOperator<GatlingExecutor.Builder> settings, AutoCloseable companion) {
         super(name, "gatling", keys);
         this.executor = settings.apply(GatlingExecutor.builder().name("gatling").coreThreads(coreThreads)
                 .threadFactory(threads)).build();
         this.coalescing = coalescing;
+        this.companion = companion;
     }
+
+    private final AutoCloseable companion;
 
     @Override
     protected Executor newLane(int key) {
@@ -59,5 +68,12 @@ public final class GatlingAdapter extends LanePerKeyAdapter<Executor> {
     @Override
     protected void shutdown() {
         executor.close();
+        if (companion != null) {
+            try {
+                companion.close();
+            } catch (Exception e) {
+                throw new IllegalStateException("could not close " + companion, e);
+            }
+        }
     }
 }

@@ -42,6 +42,29 @@ public record Peer(String name, boolean ordered, IntFunction<OrderedExecutorAdap
         return new Peer(GATLING, true, keys -> new GatlingAdapter(keys, cores));
     }
 
+    /** GatlingExecutor with both limits set far above what the run ever queues: the cost of being bounded. */
+    public static final String GATLING_LIMITS_UNREACHED = "GatlingExecutor (limits set, never reached)";
+    /** GatlingExecutor while a JFR recording with the JDK's default settings is on. */
+    public static final String GATLING_JFR = "GatlingExecutor (JFR recording on)";
+
+    /** Variants of GatlingExecutor whose cost against the plain one is a target (the bounded and JFR ones). */
+    public static List<Peer> gatlingVariants(int cores) {
+        return List.of(
+                new Peer(GATLING_LIMITS_UNREACHED, true, keys -> new GatlingAdapter(GATLING_LIMITS_UNREACHED, keys,
+                        cores, false, b -> b.maxQueued(Integer.MAX_VALUE).maxQueuedPerContext(Integer.MAX_VALUE))),
+                new Peer(GATLING_JFR, true, keys -> {
+                    jdk.jfr.Recording recording;
+                    try {
+                        recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("default"));
+                    } catch (java.io.IOException | java.text.ParseException e) {
+                        throw new IllegalStateException("no default JFR configuration", e);
+                    }
+                    recording.setToDisk(false);
+                    recording.start();
+                    return new GatlingAdapter(GATLING_JFR, keys, cores, false, b -> b, recording);
+                }));
+    }
+
     public static Peer inline() {
         return new Peer("inline (caller runs)", true, keys -> new InlineAdapter());
     }

@@ -18,6 +18,8 @@ abstract class OrderedScenario extends Scenario {
     private final int[][] keysByProducer;
     private final OrderedWorkload.Work work;
     private final double secondsPerTask;
+    /** Also run GatlingExecutor bounded (limits never reached) and under a JFR recording: what they cost. */
+    boolean withVariants;
 
     /**
      * @param keysByProducer producer p submits to keys {@code keysByProducer[p][0..]}, in that order
@@ -42,6 +44,9 @@ abstract class OrderedScenario extends Scenario {
         List<Peer> peers = new ArrayList<>(Peer.orderedPeers(sizes.cores(), true));
         if (keysByProducer.length == 1) {
             peers.add(Peer.inline());
+        }
+        if (withVariants) {
+            peers.addAll(Peer.gatlingVariants(sizes.cores()));
         }
         return Peer.filtered(peers);
     }

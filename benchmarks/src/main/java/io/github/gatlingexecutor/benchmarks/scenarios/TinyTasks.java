@@ -1,5 +1,7 @@
 package io.github.gatlingexecutor.benchmarks.scenarios;
 
+import io.github.gatlingexecutor.benchmarks.peers.Peer;
+
 /**
  * Tasks that do nothing but check their order, across 1,024 contexts, from one producer: the cost measured is the
  * hand-off. Three key distributions: uniform, Zipf (s = 1: a few hot keys, a long tail), and one hot key.
@@ -11,10 +13,13 @@ public final class TinyTasks extends OrderedScenario {
         super(id, title, description, sizes, CONTEXTS, new int[][] {keys}, OrderedWorkload.TINY, 0.5e-6);
     }
 
+    /** Also runs the bounded and JFR variants of GatlingExecutor (see {@link Peer#gatlingVariants}). */
     public static TinyTasks uniform(Sizes s) {
-        return new TinyTasks("tiny-uniform", "2a. Tiny tasks, " + CONTEXTS + " contexts, uniform keys ("
+        TinyTasks t = new TinyTasks("tiny-uniform", "2a. Tiny tasks, " + CONTEXTS + " contexts, uniform keys ("
                 + s.tinyTasks() + " tasks, 1 producer)", "Hand-off cost when work is spread evenly.", s,
                 Keys.uniform(CONTEXTS, s.tinyTasks(), 42));
+        t.withVariants = true;
+        return t;
     }
 
     public static TinyTasks zipf(Sizes s) {
