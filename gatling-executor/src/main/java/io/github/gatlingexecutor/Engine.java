@@ -88,47 +88,49 @@ final class Engine {
 
     // ---- the coarse clock ---------------------------------------------------------------------------------------
 
-    /** {@link #coarseClock} when nobody keeps it fresh (the workers that did are parked). */
+    /** The coarse clock's value when nobody keeps it fresh (the workers that did are parked). */
     private static final long STALE = Long.MIN_VALUE;
-    private static final VarHandle COARSE_CLOCK;
-
-    static {
-        try {
-            COARSE_CLOCK = MethodHandles.lookup().findVarHandle(Engine.class, "coarseClock", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    /** The clock is written at most this often: its readers need milliseconds, and each write costs them a miss. */
+    private static final long TICK_NANOS = 1_000_000L;
+    private static final VarHandle CLOCK = MethodHandles.arrayElementVarHandle(long[].class);
+    /** The clock's slot in {@link #clockCell}: alone on its cache line, away from the fields every submit reads. */
+    private static final int CLOCK_SLOT = 8;
 
     /**
      * A System.nanoTime value at most a few milliseconds old while work flows, for stamping accepted tasks without a
      * clock read per task (ages are computed when read, from a fresh clock). Workers refresh it when they read the
      * clock anyway (every few dozen items, each batch, after parking), the checker every {@link Checker#CLOCK_TICK_NANOS}
-     * while any worker is busy. A worker about to park marks it STALE, and the next submitter reads the clock itself:
-     * otherwise the first task after a quiet spell would be stamped with the time work last flowed.
-     * Opaque accesses: a stamp needs a recent value, not ordering with anything else.
+     * while any worker is awake; a write happens only when the value is a millisecond old. A worker about to park marks
+     * it STALE, and the next submitter reads the clock itself: otherwise the first task after a quiet spell would be
+     * stamped with the time work last flowed. Opaque accesses: a stamp needs a recent value, not ordering.
      */
-    @SuppressWarnings("unused") // accessed through COARSE_CLOCK
-    private long coarseClock = STALE;
+    private final long[] clockCell = new long[2 * CLOCK_SLOT + 1];
+
+    {
+        clockCell[CLOCK_SLOT] = STALE;
+    }
 
     long stamp() {
-        long t = (long) COARSE_CLOCK.getOpaque(this);
+        long t = (long) CLOCK.getOpaque(clockCell, CLOCK_SLOT);
         if (t == STALE) {
             t = System.nanoTime();
             // Only over STALE: a worker's fresher tick must not be overwritten, and a worker that marked the clock
             // stale again since is about to park, so our value must not pose as a fresh one for long either; the
             // task we stamp wakes a worker or joins an active lane, whose worker ticks.
-            COARSE_CLOCK.compareAndSet(this, STALE, t);
+            CLOCK.compareAndSet(clockCell, CLOCK_SLOT, STALE, t);
         }
         return t;
     }
 
     void tick(long now) {
-        COARSE_CLOCK.setOpaque(this, now);
+        long t = (long) CLOCK.getOpaque(clockCell, CLOCK_SLOT);
+        if (t == STALE || now - t >= TICK_NANOS) {
+            CLOCK.setOpaque(clockCell, CLOCK_SLOT, now);
+        }
     }
 
     void clockStale() {
-        COARSE_CLOCK.setOpaque(this, STALE);
+        CLOCK.setOpaque(clockCell, CLOCK_SLOT, STALE);
     }
 
     boolean stopping() {

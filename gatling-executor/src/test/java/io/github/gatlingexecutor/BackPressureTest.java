@@ -43,6 +43,39 @@ class BackPressureTest {
         await(running, "the holding task to start");
     }
 
+    /**
+     * A fresh executor (per-context limit 1, {@code block} with {@code maxWait}) whose lane {@code context} is held by
+     * a running task (until {@code gate} opens) and holds one waiting task: full, so the next submit to it waits.
+     */
+    private GatlingExecutor withFullLane(String name, Object context, Duration maxWait, CountDownLatch gate) {
+        GatlingExecutor ex = v.track(gatling(name).maxQueuedPerContext(1).overflow(Overflow.block(maxWait)).build());
+        Executor lane = ex.sequential(context);
+        hold(lane, gate);
+        lane.execute(() -> { });
+        return ex;
+    }
+
+    /**
+     * Runs a task on {@code runner} that submits {@code submits} empty tasks to {@code target}; returns the
+     * RejectedExecutionException that stopped it, or null.
+     */
+    private static Throwable refusalSeen(Executor runner, Executor target, int submits) {
+        AtomicReference<Throwable> seen = new AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(1);
+        runner.execute(() -> {
+            try {
+                for (int i = 0; i < submits; i++) {
+                    target.execute(() -> { });
+                }
+            } catch (RejectedExecutionException e) {
+                seen.set(e);
+            }
+            done.countDown();
+        });
+        await(done, "the submitting task");
+        return seen.get();
+    }
+
     // ---- bad input ---------------------------------------------------------------------------------------------
 
     @Test
@@ -138,9 +171,9 @@ class BackPressureTest {
         Executor lane = ex.sequential("k");
         hold(lane, gate);
         AtomicInteger ran = new AtomicInteger();
-        assertTrue(ex.offer(new Seq("k", ran::incrementAndGet)));
+        assertTrue(ex.offer(new TestSupport.Seq("k", ran::incrementAndGet)));
         AtomicInteger refusedRan = new AtomicInteger();
-        assertFalse(ex.offer(new Seq("k", refusedRan::incrementAndGet)), "never waits, even under block");
+        assertFalse(ex.offer(new TestSupport.Seq("k", refusedRan::incrementAndGet)), "never waits, even under block");
         assertEquals(1, ex.statistics().rejected());
         gate.countDown();
         awaitQuiescent(ex);
@@ -154,21 +187,8 @@ class BackPressureTest {
     @Test
     void aWorkerUnderRejectIsRejectedLikeAnyone() {
         GatlingExecutor ex = v.track(gatling("own-reject").maxQueuedPerContext(2).build());
-        AtomicReference<Throwable> seen = new AtomicReference<>();
-        CountDownLatch done = new CountDownLatch(1);
         Executor lane = ex.sequential("fan");
-        lane.execute(() -> {
-            try {
-                for (int i = 0; i < 3; i++) {
-                    lane.execute(() -> { });
-                }
-            } catch (RejectedExecutionException e) {
-                seen.set(e);
-            }
-            done.countDown();
-        });
-        await(done, "the fan-out");
-        assertTrue(seen.get() instanceof RejectedExecutionException);
+        assertTrue(refusalSeen(lane, lane, 3) instanceof RejectedExecutionException);
         awaitQuiescent(ex);
         assertEquals(1, ex.statistics().rejected());
         assertEquals(0, ex.statistics().acceptedOverLimit());
@@ -295,12 +315,9 @@ class BackPressureTest {
 
     @Test
     void aBlockedSubmitterTimesOutWithAClearMessage() {
-        GatlingExecutor ex = v.track(gatling("timeout").maxQueuedPerContext(1)
-                .overflow(Overflow.block(Duration.ofMillis(100))).build());
         CountDownLatch gate = v.gate();
+        GatlingExecutor ex = withFullLane("timeout", "slow-key", Duration.ofMillis(100), gate);
         Executor lane = ex.sequential("slow-key");
-        hold(lane, gate);
-        lane.execute(() -> { });
         AtomicInteger ran = new AtomicInteger();
         long start = System.nanoTime();
         RejectedExecutionException e = assertThrows(RejectedExecutionException.class,
@@ -317,12 +334,8 @@ class BackPressureTest {
 
     @Test
     void anInterruptedWaiterIsRejectedAndKeepsItsInterruptStatus() throws Exception {
-        GatlingExecutor ex = v.track(gatling("interrupt").maxQueuedPerContext(1)
-                .overflow(Overflow.block(LONG_WAIT)).build());
-        CountDownLatch gate = v.gate();
+        GatlingExecutor ex = withFullLane("interrupt", "k", LONG_WAIT, v.gate());
         Executor lane = ex.sequential("k");
-        hold(lane, gate);
-        lane.execute(() -> { });
         AtomicReference<Throwable> failure = new AtomicReference<>();
         AtomicReference<Boolean> interrupted = new AtomicReference<>();
         Thread t = new Thread(() -> {
@@ -359,12 +372,9 @@ class BackPressureTest {
 
     @Test
     void shutdownWakesEveryWaitingSubmitterWithRejection() throws Exception {
-        GatlingExecutor ex = v.track(gatling("wake").maxQueuedPerContext(1)
-                .overflow(Overflow.block(LONG_WAIT)).build());
         CountDownLatch gate = v.gate();
+        GatlingExecutor ex = withFullLane("wake", "k", LONG_WAIT, gate);
         Executor lane = ex.sequential("k");
-        hold(lane, gate);
-        lane.execute(() -> { });
         List<Throwable> failures = new CopyOnWriteArrayList<>();
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
@@ -424,18 +434,7 @@ class BackPressureTest {
         Executor lane = bounded.sequential("k");
         hold(lane, gate);
         lane.execute(() -> { });
-        AtomicReference<Throwable> seen = new AtomicReference<>();
-        CountDownLatch done = new CountDownLatch(1);
-        other.execute(() -> {
-            try {
-                lane.execute(() -> { });
-            } catch (RejectedExecutionException e) {
-                seen.set(e);
-            }
-            done.countDown();
-        });
-        await(done, "the other executor's task");
-        assertTrue(seen.get() instanceof RejectedExecutionException);
+        assertTrue(refusalSeen(other, lane, 1) instanceof RejectedExecutionException);
         assertEquals(0, bounded.statistics().acceptedOverLimit());
         assertEquals(1, bounded.statistics().rejected());
     }
@@ -468,26 +467,5 @@ class BackPressureTest {
         assertEquals(0, s.rejected());
         gate.countDown();
         awaitQuiescent(ex);
-    }
-
-    /** A sequential task that carries its context. */
-    static final class Seq implements SequentialRunnable {
-        final Object context;
-        final Runnable body;
-
-        Seq(Object context, Runnable body) {
-            this.context = context;
-            this.body = body;
-        }
-
-        @Override
-        public Object context() {
-            return context;
-        }
-
-        @Override
-        public void run() {
-            body.run();
-        }
     }
 }

@@ -70,11 +70,7 @@ class JfrEventsTest {
     @Test
     @Timeout(60)
     void everyEventIsRecordedWithItsFields() throws Exception {
-        Configuration settings;
-        try (Reader r = new InputStreamReader(GatlingExecutor.class.getResourceAsStream("jfr/gatling.jfc"),
-                StandardCharsets.UTF_8)) {
-            settings = Configuration.create(r);
-        }
+        Configuration settings = shippedSettings();
         List<RecordedEvent> events = new CopyOnWriteArrayList<>();
         try (RecordingStream stream = new RecordingStream(settings)) {
             stream.enable(PREFIX + "Statistics").withPeriod(Duration.ofMillis(100));
@@ -150,11 +146,7 @@ class JfrEventsTest {
     @Test
     @Timeout(60)
     void rejectionsAreRecorded() throws Exception {
-        Configuration settings;
-        try (Reader r = new InputStreamReader(GatlingExecutor.class.getResourceAsStream("jfr/gatling.jfc"),
-                StandardCharsets.UTF_8)) {
-            settings = Configuration.create(r);
-        }
+        Configuration settings = shippedSettings();
         List<RecordedEvent> events = new CopyOnWriteArrayList<>();
         try (RecordingStream stream = new RecordingStream(settings)) {
             stream.enable(PREFIX + "Statistics").withPeriod(Duration.ofMillis(100));
@@ -175,7 +167,7 @@ class JfrEventsTest {
             await(running, "the holding task");
             e.sequential("k").execute(() -> { });
             assertThrows(RejectedExecutionException.class, () -> e.sequential("k").execute(() -> { }));
-            assertFalse(e.offer(new BackPressureTest.Seq("k", () -> { })));
+            assertFalse(e.offer(new TestSupport.Seq("k", () -> { })));
 
             List<RecordedEvent> rejected = new java.util.ArrayList<>();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
@@ -200,6 +192,14 @@ class JfrEventsTest {
             assertEquals(1, stats.getLong("queued"));
             assertEquals(0, stats.getInt("waitingSubmitters"));
             gate.countDown();
+        }
+    }
+
+    /** The settings file shipped in the jar. */
+    private static Configuration shippedSettings() throws Exception {
+        try (Reader r = new InputStreamReader(GatlingExecutor.class.getResourceAsStream("jfr/gatling.jfc"),
+                StandardCharsets.UTF_8)) {
+            return Configuration.create(r);
         }
     }
 
