@@ -246,13 +246,17 @@ final class Checker implements Runnable {
         WorkerPool pool = engine.pool;
         int running = 0;
         int stuckWorkers = 0;
+        int notBusy = 0;
         for (Worker w : pool.workers()) {
             if (!w.isBusy()) {
                 w.checkSeen = -1;
-                if (w.parkState() != Worker.PARKED) {
-                    // Searching, or woken and about to run (its thread may still read WAITING until the OS runs it):
-                    // either way it is on its way to the backlog, not a reason for another thread.
-                    running++;
+                if (w.parkState() != Worker.RETIRED) {
+                    // Searching, about to park, parked, or woken and about to run: whichever, it takes queued work
+                    // without a new thread (a parked one once signalled below; one between its PARKED write and its
+                    // entry in the idle stack polls the ready queue once more before it parks, see WorkerPool).
+                    // Counting only registered parked workers as idle made a worker descheduled inside that window
+                    // on a loaded machine look like a reason for an auxiliary thread.
+                    notBusy++;
                 }
                 continue;
             }
@@ -271,7 +275,7 @@ final class Checker implements Runnable {
                     Jfr.workerBlocked(engine, w, now - w.checkSince);
                 }
             }
-            if (isOffCpu(w.thread)) {
+            if (isOffCpu(w.thread) && stillInTask(w, seen)) {
                 if (stuck) {
                     stuckWorkers++;
                 }
@@ -287,7 +291,7 @@ final class Checker implements Runnable {
         if (pool.threads() < pool.coreTarget()) {
             pool.tryStart(false); // below the core size (e.g. after a thread factory failure): refill
         }
-        if (pool.hasIdleWorker()) {
+        if (notBusy > 0) {
             pool.signalWork();
             return false;
         }
@@ -405,6 +409,18 @@ final class Checker implements Runnable {
         } catch (UnsupportedOperationException | SecurityException e) {
             return false;
         }
+    }
+
+    /**
+     * Re-reads, after the thread state, what the worker said before it: a worker seen busy and then seen WAITING may
+     * simply have finished its lane and parked (or started another task) between the two reads. That is an idle
+     * worker on its way to the idle stack, not a blocked one, and taking it for blocked started a third worker on two
+     * cores under a pure CPU-bound load of tiny tasks. Opaque reads suffice: the worker wrote {@code busy = false}
+     * (or bumped its started count) before it parked, and the park itself makes those writes visible; a stale read
+     * here only errs towards counting a blocked worker as blocked, as before.
+     */
+    private static boolean stillInTask(Worker w, long seen) {
+        return w.isBusy() && w.startedCount() == seen;
     }
 
     private static boolean isOffCpu(Thread t) {

@@ -250,16 +250,6 @@ final class WorkerPool {
         }
     }
 
-    /** True if some worker is parked and could be woken. */
-    boolean hasIdleWorker() {
-        for (Worker w : idle) {
-            if (w.parkState() == Worker.PARKED) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     // ---- threads --------------------------------------------------------------------------------------------
 
     /**
