@@ -61,6 +61,13 @@ public record Peer(String name, boolean ordered, IntFunction<OrderedExecutorAdap
                     }
                     recording.setToDisk(false);
                     recording.start();
+                    // Starting a recording (the first in a JVM especially) keeps JFR's own threads busy for a while;
+                    // the target is the executor's steady cost under a recording, so let that settle first.
+                    try {
+                        Thread.sleep(300);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
                     return new GatlingAdapter(GATLING_JFR, keys, cores, false, b -> b, recording);
                 }));
     }
