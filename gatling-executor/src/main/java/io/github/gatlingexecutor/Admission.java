@@ -89,8 +89,8 @@ final class Admission {
         boolean hadExecutorTurn;
         /** Admitted by the head on its behalf. */
         boolean admitted;
-        /** Failed (shutdown) while the head tried to admit it. */
-        RejectedExecutionException failure;
+        /** Failed (shutdown, or its context's equals/hashCode threw) while the head tried to admit it. */
+        RuntimeException failure;
         /** The outcome of its last attempt, for the message if it gives up. */
         int last;
 
@@ -271,7 +271,7 @@ final class Admission {
                     return; // by the head, on our behalf
                 }
                 if (me.failure != null) {
-                    throw me.failure; // shutdown, met by the head while admitting us
+                    throw me.failure; // met by the head while admitting us (shutdown, say)
                 }
                 if (engine.state() != Engine.RUNNING) {
                     throw engine.rejectShutdown(task);
@@ -337,8 +337,8 @@ final class Admission {
                     return;
                 }
                 w.admitted = true;
-            } catch (RejectedExecutionException shutDown) {
-                w.failure = shutDown;
+            } catch (RuntimeException failed) {
+                w.failure = failed; // its own call throws it, as if it had made the attempt itself
             }
             leave(w);
             LockSupport.unpark(w.thread);

@@ -130,6 +130,9 @@ final class Checker implements Runnable {
     }
 
     private boolean anyWorkerAwake() {
+        if (engine.admission != null && engine.admission.waitingSubmitters() > 0) {
+            return true; // parked submitters: keep ticking, the tick is their backstop (Admission#poll)
+        }
         for (Worker w : engine.pool.workers()) {
             int s = w.parkState();
             if (s != Worker.PARKED && s != Worker.RETIRED) {

@@ -216,6 +216,9 @@ final class Engine {
     private boolean submitBounded(int kind, Object context, Runnable task, LaneHandle handle, boolean internal,
                                   boolean offer) {
         Object queueKey = kind == SEQUENTIAL ? context : null;
+        if (kind == COALESCING && !internal && replacePending(context, task, handle)) {
+            return true; // it takes the place of the task it replaced: no room needed, nobody overtaken
+        }
         int outcome;
         try {
             if (internal) {
@@ -253,6 +256,26 @@ final class Engine {
             throw admission.rejectNow(task, context, outcome);
         }
         admission.await(queueKey, context, outcome, () -> attempt(kind, context, task, handle, false, false), task);
+        return true;
+    }
+
+    /**
+     * A coalescing submit that replaces the lane's waiting task needs no room, so it neither waits nor queues behind
+     * parked submitters: true if it did. The lane is looked up before the state is read (see the class comment), and
+     * the replacement is one CAS that succeeds only on an active lane, whose tasks run or are drained.
+     */
+    private boolean replacePending(Object context, Runnable task, LaneHandle handle) {
+        Lane lane = handle == null ? null : handle.cachedLane();
+        if (lane == null) {
+            lane = coalescingLanes.get(context);
+        }
+        if (lane == null || state != RUNNING || !((CoalescingLane) lane).replacePending(task)) {
+            return false;
+        }
+        submitted.increment();
+        if (handle != null) {
+            handle.cacheLane(lane);
+        }
         return true;
     }
 

@@ -151,6 +151,27 @@ class BackPressureTest {
     }
 
     @Test
+    void aReplacementNeitherWaitsNorQueuesBehindParkedSubmitters() throws Exception {
+        GatlingExecutor ex = v.track(gatling("replace-full").coreThreads(1).maxThreads(1).maxQueued(2)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        CountDownLatch gate = v.gate();
+        hold(ex, gate);
+        List<String> ran = new CopyOnWriteArrayList<>();
+        ex.coalescing("c").execute(() -> ran.add("old"));
+        ex.execute(() -> ran.add("plain"));
+        Thread parked = new Thread(() -> ex.execute(() -> ran.add("late")));
+        parked.start();
+        waitUntil("a submitter to wait for room", () -> ex.statistics().waitingSubmitters() == 1);
+        ex.coalescing("c").execute(() -> ran.add("new")); // replaces "old": returns at once, though someone waits
+        assertEquals(1, ex.statistics().coalesced());
+        assertEquals(1, ex.statistics().waitingSubmitters());
+        gate.countDown();
+        parked.join(TimeUnit.SECONDS.toMillis(30));
+        awaitQuiescent(ex);
+        assertTrue(ran.containsAll(List.of("new", "plain", "late")) && !ran.contains("old"), ran.toString());
+    }
+
+    @Test
     void coalescingLanesAreNotLimitedPerContext() {
         GatlingExecutor ex = v.track(gatling("coal").coreThreads(1).maxThreads(1).maxQueuedPerContext(1).build());
         CountDownLatch gate = v.gate();
