@@ -96,7 +96,8 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * Submits like {@link #execute(Runnable)}, but never waits and never throws for capacity or shutdown: returns
      * {@code false} when the task is not accepted (it will not run). A refusal for capacity (a limit reached, or
      * submitters of the same context, or for {@code maxQueued} of the executor, already waiting for room, which an
-     * offer never overtakes) counts in {@link ExecutorStatistics#rejected()}; one for shutdown does not.
+     * offer never overtakes) counts in {@link ExecutorStatistics#rejected()}; one for shutdown does not. An offer asks
+     * for room: from a worker of this executor too, it returns {@code false} rather than going over a limit.
      *
      * @param task the task; its kind and context are taken as {@code execute} takes them
      * @return whether the task was accepted

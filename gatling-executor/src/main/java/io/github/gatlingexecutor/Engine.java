@@ -235,8 +235,9 @@ final class Engine {
                     return true;
                 }
             }
-            if (admission.policy.blocks() && isOwnWorker()) {
+            if (!offer && admission.policy.blocks() && isOwnWorker()) {
                 // No self-deadlock: a task of this executor is never made to wait for room its own worker must make.
+                // (An offer never waits anyway, and asks for room: it gets false like anyone's.)
                 if (attempt(kind, context, task, handle, false, true) == Admission.ADMITTED_OVER) {
                     admission.countOverLimit();
                 }

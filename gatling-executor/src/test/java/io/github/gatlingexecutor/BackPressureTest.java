@@ -206,6 +206,24 @@ class BackPressureTest {
     }
 
     @Test
+    void aWorkersOfferGetsFalseWhenFullEvenUnderBlock() {
+        GatlingExecutor ex = v.track(gatling("own-offer").maxQueuedPerContext(1)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        AtomicReference<Boolean> second = new AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(1);
+        ex.sequential("k").execute(() -> {
+            ex.offer(new TestSupport.Seq("k", () -> { })); // fills the lane (the running task is not queued)
+            second.set(ex.offer(new TestSupport.Seq("k", () -> { })));
+            done.countDown();
+        });
+        await(done, "the offering task");
+        assertEquals(Boolean.FALSE, second.get());
+        ExecutorStatistics s = awaitQuiescent(ex);
+        assertEquals(1, s.rejected());
+        assertEquals(0, s.acceptedOverLimit());
+    }
+
+    @Test
     void aWorkerUnderRejectIsRejectedLikeAnyone() {
         GatlingExecutor ex = v.track(gatling("own-reject").maxQueuedPerContext(2).build());
         Executor lane = ex.sequential("fan");
