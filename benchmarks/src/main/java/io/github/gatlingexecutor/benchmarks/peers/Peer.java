@@ -113,10 +113,15 @@ public record Peer(String name, boolean ordered, IntFunction<OrderedExecutorAdap
         return new Peer("ForkJoinPool (" + cores + ", no order)", false, keys -> UnorderedPoolAdapter.forkJoin(cores));
     }
 
-    /** Finds a peer by a short name (for JMH parameters): gatling, per-context, bookkeeper, guava, netty, jraft, virtual, tpe. */
+    /**
+     * Finds a peer by a short name (for JMH parameters): gatling, gatling-limits, gatling-jfr, per-context, bookkeeper,
+     * guava, netty, jraft, virtual, tpe.
+     */
     public static Peer byShortName(String shortName, int cores) {
         switch (shortName) {
             case "gatling": return gatling(cores);
+            case "gatling-limits": return gatlingVariants(cores).get(0);
+            case "gatling-jfr": return gatlingVariants(cores).get(1);
             case "per-context": return perContext();
             case "bookkeeper": return bookKeeper(cores);
             case "guava": return guava(cores);
