@@ -41,6 +41,8 @@ final class Targets {
         }
         throughputTarget(out, byId.get("tiny-uniform"), 1.0, "tiny uniform: >= the best ordered peer's throughput"
                 + " (aim: 1.5x)");
+        variantTarget(out, byId.get("seed"), Peer.GATLING_LIMITS_UNREACHED, 0.95,
+                "seed, limits set but never reached: within 5% of the unbounded executor");
         variantTarget(out, byId.get("tiny-uniform"), Peer.GATLING_LIMITS_UNREACHED, 0.95,
                 "tiny uniform, limits set but never reached: within 5% of the unbounded executor");
         variantTarget(out, byId.get("tiny-uniform"), Peer.GATLING_JFR, 0.95,
