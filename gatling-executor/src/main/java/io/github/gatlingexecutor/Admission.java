@@ -23,12 +23,15 @@ import java.util.function.IntSupplier;
  * order. A new submitter that sees anyone waiting (the waiting number &gt; 0) first looks, under the lock, whether
  * someone waits for what it needs, and queues behind them if so: it never overtakes a parked submitter.
  *
- * <h2>No lost wake-up, no wake-up per task</h2>
+ * <h2>Wake-ups: none per task, none lost for long</h2>
  * A waiter increments the waiting number and publishes itself as the head of its queue, then fences, then checks for
- * room; a worker that makes room writes the lane's head (or decrements the count, a locked instruction) behind a
- * full fence, then reads the waiting number and the published heads. Both sides write, then read: either the worker sees
- * the waiter and wakes it, or the waiter sees the room. When nobody waits, making room costs the worker that fence and
- * one read; the worker never takes the admission lock, so it is never parked by it.
+ * room. A worker that starts a task has already counted it on its own line (the started count that frees a place) or
+ * moved the lane's head, and then reads the waiting number: no fence and no shared write per task, so a task costs a
+ * worker one read when nobody waits, and the worker never takes the admission lock (it is never parked by it). Without
+ * a fence on the worker's side, a waiter that registers just as a worker makes room can miss that worker's wake-up;
+ * the checker's tick ({@link #poll}, every few milliseconds while a worker is awake or a submitter waits) wakes the
+ * head of every queue whose limit has room, so such a wait ends within a tick. Executor waiters are woken by workers
+ * only once a few places are free, and the head then admits the waiters behind it while room lasts.
  */
 final class Admission {
     /** Outcomes of one attempt to accept a task. */
@@ -277,8 +280,9 @@ final class Admission {
                     throw engine.rejectShutdown(task);
                 }
                 if (atHead(me)) {
-                    // The published head (and waiting) before the look at the lane's head or the counter: the
-                    // worker's side writes those, fences, then reads ours.
+                    // The published head (and waiting) before the look at the lane's head or the counts: a worker
+                    // that made room before this look is seen by it (see the class comment for one that makes room
+                    // during it).
                     VarHandle.fullFence();
                     if (tryAdmit(me)) {
                         leave(me); // first: the followers' head must not be us
