@@ -88,18 +88,16 @@ class JfrEventsTest {
                     .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(30))
                     .coreBumpThreshold(1).auxiliaryKeepAlive(Duration.ofMillis(50)).build());
             String name = e.name();
-            CountDownLatch firstRunning = new CountDownLatch(1);
-            CountDownLatch firstGo = cleanup.gate();
-            e.sequential("x").execute(() -> {
-                firstRunning.countDown();
-                TestSupport.blockQuietly(firstGo);
-            });
-            await(firstRunning, "the first task of x, on the core worker");
+            // The first task of "x" queues the rest itself, on the core worker, and returns at once: had the test
+            // thread queued them while that task waited, a test thread descheduled for longer than the blocked
+            // threshold would make the checker see the core worker as blocked in x and start the auxiliary
+            // worker early, which would then take the blocking task itself.
             CountDownLatch release = cleanup.gate();
-            e.execute(new BlockingTask(release));           // waits in the ready queue
             CountDownLatch slowDone = new CountDownLatch(1);
-            e.sequential("x").execute(new SlowTask(slowDone)); // waits in lane x, behind the first task
-            firstGo.countDown(); // x rotates behind the blocking task, which then holds the core worker
+            e.sequential("x").execute(() -> {
+                e.execute(new BlockingTask(release));            // waits in the ready queue
+                e.sequential("x").execute(new SlowTask(slowDone)); // waits in lane x, behind this task
+            }); // x then rotates behind the blocking task, which then holds the core worker
             await(slowDone, "the slow task, on an auxiliary worker");
 
             RecordedEvent blocked = awaitEvent(events, "WorkerBlocked", name, x -> isClass(x, BlockingTask.class));
