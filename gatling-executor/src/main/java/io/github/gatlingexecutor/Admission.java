@@ -138,6 +138,11 @@ final class Admission {
         return started;
     }
 
+    /** Places taken and not given back: every task accepted with a reservation (0 without {@link #total}). */
+    long placesTaken() {
+        return counts.get(ACCEPTED);
+    }
+
     /** Tasks accepted and not started, now (with {@link #total} only). */
     private long queuedNow() {
         return counts.get(ACCEPTED) - refreshStarted();

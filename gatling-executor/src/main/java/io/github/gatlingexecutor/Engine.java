@@ -361,7 +361,9 @@ final class Engine {
             }
             throw reject(task);
         }
-        submitted.increment();
+        if (reserved < 0) {
+            submitted.increment(); // else the place it keeps counts it (see submittedCount)
+        }
         if (handle != null) {
             handle.cacheLane(lane);
         }
@@ -397,7 +399,9 @@ final class Engine {
             }
             throw reject(task); // shut down meanwhile and nobody took it: it was never accepted
         }
-        submitted.increment();
+        if (adm == null || adm.total == 0) {
+            submitted.increment(); // else the place it keeps counts it (see submittedCount)
+        }
         return reserved;
     }
 
@@ -636,11 +640,23 @@ final class Engine {
         long now = System.nanoTime();
         long oldest = oldestWaiting(null);
         Admission adm = admission;
-        return new ExecutorStatistics(submitted.sum(), p[0], coalesced.sum(), p[1] + failedFutures.sum(),
+        return new ExecutorStatistics(submittedCount(), p[0], coalesced.sum(), p[1] + failedFutures.sum(),
                 returned.get(), sequentialLanes.mappingCount() + coalescingLanes.mappingCount(), pool.threads(),
                 pool.peakThreads(), pool.coreTarget(), p[3], p[4], p[2], checker.blockedDetections(), p[5], (int) p[6],
                 settings.maxThreads, p[7], adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),
                 adm == null ? 0 : adm.acceptedOverLimit(), oldest == Lane.NO_WAITING ? 0 : age(now, oldest));
+    }
+
+    /**
+     * Tasks accepted. With {@code maxQueued} set, a submit that keeps its place in the executor is counted by that
+     * place (it took one atomic increment there anyway) rather than by a second increment here; the places given back
+     * are the submits that were refused, taken back, or replaced a waiting task (those last count here). A refused
+     * submit holds its place for a moment, so a read racing it may count it; once the submitters are done, the sum is
+     * exact.
+     */
+    private long submittedCount() {
+        Admission adm = admission;
+        return submitted.sum() + (adm == null ? 0 : adm.placesTaken());
     }
 
     private static long age(long now, long stamp) {
