@@ -21,9 +21,24 @@ public final class Probe {
     private final long sleepMillis;
     private final LongAdder handled = new LongAdder();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
-    private final ThreadLocal<Boolean> seen = new ThreadLocal<>();
     private final AtomicLong first = new AtomicLong();
-    private volatile long last;
+    /**
+     * Each handler thread writes the time of its last call to its own object: one shared field written on every call
+     * (and a CAS on {@link #first} every call) would bounce a cache line between the handler threads, a cost the
+     * measurement would add to the peers that run many handler threads and not to the plain loop.
+     */
+    private final Set<Clock> clocks = ConcurrentHashMap.newKeySet();
+    private final ThreadLocal<Clock> mine = ThreadLocal.withInitial(() -> {
+        Clock c = new Clock();
+        clocks.add(c);
+        threads.add(Thread.currentThread());
+        return c;
+    });
+
+    private static final class Clock {
+        volatile long last;
+    }
+
     private final long[] lags;
     private final AtomicInteger lagCount = new AtomicInteger();
 
@@ -37,10 +52,7 @@ public final class Probe {
     }
 
     public void handle(long recordTimestamp) throws InterruptedException {
-        if (seen.get() == null) {
-            seen.set(Boolean.TRUE);
-            threads.add(Thread.currentThread());
-        }
+        Clock clock = mine.get();
         if (sleepMillis > 0) {
             Thread.sleep(sleepMillis);
         }
@@ -51,9 +63,20 @@ public final class Probe {
             }
         }
         long now = System.nanoTime();
-        first.compareAndSet(0, now);
-        last = now;
+        if (first.get() == 0) {
+            first.compareAndSet(0, now);
+        }
+        clock.last = now;
         handled.increment();
+    }
+
+    /** The newest handler call on any thread. */
+    private long last() {
+        long l = 0;
+        for (Clock c : clocks) {
+            l = Math.max(l, c.last);
+        }
+        return l;
     }
 
     public long handled() {
@@ -80,7 +103,7 @@ public final class Probe {
         }
         Map<String, Object> r = new HashMap<>();
         long f = first.get();
-        long elapsed = Math.max(1, last - f);
+        long elapsed = Math.max(1, last() - f);
         long completed = done.getAsLong();
         r.put("completed", completed);
         r.put("calls", handled.sum());
