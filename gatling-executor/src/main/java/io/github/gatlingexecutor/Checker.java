@@ -354,7 +354,15 @@ final class Checker implements Runnable {
             }
             if (lane.isIdle()) {
                 if (now - lane.idleSince >= Worker.IDLE_GRACE_NANOS) {
-                    lane.release();
+                    if (lane.releaseIfIdle()) {
+                        lane.unmap();
+                    } else {
+                        // Activated since isIdle (or closed): it leaves this ring, as in Worker#releaseOldest. Kept
+                        // marked, it could join no other ring when it empties again, and this ring's sweeps may have
+                        // ended (the worker is stuck, and this look found nothing young): it would stay mapped for as
+                        // long as the worker is stuck.
+                        lane.leaveRing();
+                    }
                 } else {
                     young = true;
                 }
