@@ -1,7 +1,5 @@
 package io.github.gatlingexecutor;
 
-import static org.junit.jupiter.api.Assertions.assertThrows;
-
 import io.github.gatlingexecutor.LincheckToyExecutor.Bug;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,7 +7,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.jetbrains.lincheck.Lincheck;
-import org.jetbrains.lincheck.LincheckAssertionError;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -327,6 +324,6 @@ class LincheckExecutorTest {
     }
 
     static void assertFinds(Runnable scenario) {
-        assertThrows(LincheckAssertionError.class, () -> Lincheck.runConcurrentTest(TOY_INVOCATIONS, scenario));
+        LincheckFailures.assertFinds(TOY_INVOCATIONS, scenario);
     }
 }

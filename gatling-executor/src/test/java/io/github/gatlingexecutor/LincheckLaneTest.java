@@ -1,7 +1,5 @@
 package io.github.gatlingexecutor;
 
-import static org.junit.jupiter.api.Assertions.assertThrows;
-
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.reflect.Field;
@@ -12,7 +10,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.jetbrains.lincheck.Lincheck;
-import org.jetbrains.lincheck.LincheckAssertionError;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -486,8 +483,7 @@ class LincheckLaneTest {
     @Test
     @Tag("stress")
     void shutdownNowScenarioFindsLateTakeAnnouncement() {
-        assertThrows(LincheckAssertionError.class, () -> Lincheck.runConcurrentTest(
-                Math.max(BROKEN_INVOCATIONS, 100_000), shutdownNowVersusTake(true)));
+        LincheckFailures.assertFinds(Math.max(BROKEN_INVOCATIONS, 100_000), shutdownNowVersusTake(true));
     }
 
     /** Stress-tagged: every real-engine scenario with a much larger invocation budget. */
@@ -656,6 +652,6 @@ class LincheckLaneTest {
     }
 
     static void assertFinds(Runnable scenario) {
-        assertThrows(LincheckAssertionError.class, () -> Lincheck.runConcurrentTest(BROKEN_INVOCATIONS, scenario));
+        LincheckFailures.assertFinds(BROKEN_INVOCATIONS, scenario);
     }
 }
