@@ -72,10 +72,13 @@ final class Engine {
     private final AtomicLong returned = new AtomicLong();
     /** Null when no capacity limit is set: the submit paths then skip admission entirely. */
     final Admission admission;
+    /** A {@code maxQueuedPerContext} limit is set: sequential lanes keep their head exact per task for it. */
+    final boolean laneHeadPerTask;
 
     Engine(Settings settings) {
         this.settings = settings;
         this.admission = settings.bounded() ? new Admission(this, settings) : null;
+        this.laneHeadPerTask = admission != null && admission.perContext > 0;
         this.timer = new TaskTimer(this);
         this.checker = new Checker(this);
         this.pool = new WorkerPool(this);
@@ -298,7 +301,8 @@ final class Engine {
     private int attemptLane(boolean coalescing, Object context, Runnable task, LaneHandle handle, boolean internal,
                             boolean force) {
         ConcurrentHashMap<Object, Lane> lanes = lanes(coalescing);
-        Lane lane = handle == null ? null : handle.cachedLane();
+        Lane cached = handle == null ? null : handle.cachedLane();
+        Lane lane = cached;
         Admission adm = admission;
         boolean reserve = adm != null && adm.total > 0;
         int reserved = -1; // the reservation's outcome once taken
@@ -364,8 +368,8 @@ final class Engine {
         if (reserved < 0) {
             submitted.increment(); // else the place it keeps counts it (see submittedCount)
         }
-        if (handle != null) {
-            handle.cacheLane(lane);
+        if (handle != null && lane != cached) {
+            handle.cacheLane(lane); // not a store per task: producers on other cores may read the handle too
         }
         if (force && (reserved == Admission.ADMITTED_OVER
                 || (!coalescing && adm.perContext > 0 && lane.queuedCount() > adm.perContext))) {

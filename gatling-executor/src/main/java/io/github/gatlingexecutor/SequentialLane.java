@@ -29,7 +29,8 @@ final class SequentialLane extends Lane {
 
     static final class Node {
         Runnable task;      // written before the CAS that publishes the node; cleared by the taker
-        final long seq;     // 1-based position in the lane: the lane's submitted count when this node is the tail
+        long seq;           // 1-based position in the lane: the lane's submitted count when this node is the tail;
+                            // written before the CAS that publishes the node (retried CASes rewrite it)
         final long stamp;   // Engine#stamp when accepted (0 for dummies): the task's age is read from it
         final boolean idle; // an idle dummy: the tail of a lane nobody owns
         volatile Node next; // set by the producer after its CAS; read with acquire by the consumer
@@ -68,13 +69,23 @@ final class SequentialLane extends Lane {
 
     private volatile Node tail;
     /**
-     * Consumer-owned: the last node taken, a dummy whose task is gone. The lane's owner reads and writes it, always
-     * inside {@link Worker#beginTake}/{@link Worker#endTake}; {@code shutdownNow} reads it only after every worker has
-     * left that section for good, and statistics read it racily. When the owner gives the lane up, it points
-     * {@code head} at the new idle dummy before the CAS that installs that dummy as the tail; the next owner receives
-     * the lane from the activating submitter through the ready queue, so it reads that value. Submitters of a bounded
-     * lane read it with acquire (opaque would do for the count; acquire keeps the node's fields readable for
-     * statistics): a stale value only overstates how many tasks wait, so a limit is never exceeded because of it.
+     * Consumer-owned: the last node taken as of the owner's last batch boundary. Every node taken since has its
+     * {@code task} cleared inside the take hand-shake ({@link Worker#beginTake}/{@link Worker#endTake}), so the first
+     * node still waiting is the first one after {@code head} with a task; {@link #lastTaken} finds the one before it.
+     *
+     * <p>Why not per task: {@code head} shares a cache line with {@code tail}, which every submit CASes, so a store
+     * per task moved that line between the producer's core and the worker's twice per task. Written once per batch
+     * (on MORE, on giving the lane up, and on the way out of a failure), one tail CAS costs a submitter one miss at
+     * most: one hot context's stream ran about 1.3x faster (docs/benchmarks.md). With a {@code maxQueuedPerContext} limit the
+     * owner writes it per task again: submitters count the waiting tasks from it, and a stale head there would
+     * refuse tasks for a lane that has room.
+     *
+     * <p>Who reads it: the next owner, which receives the lane through the ready queue (or the activating submitter),
+     * after the previous owner's last write to it; when the owner gives the lane up it points {@code head} at the new
+     * idle dummy before the CAS that installs that dummy as the tail, inside a take, so a drain never reads the
+     * provisional head of a CAS that is about to fail. {@code shutdownNow} reads it after every worker has left its
+     * take for good and skips the cleared nodes; statistics read it racily and skip them too. Bounded submitters read
+     * it with acquire: a stale value only overstates how many tasks wait, so a limit is never exceeded because of it.
      */
     private Node head;
     /**
@@ -99,7 +110,9 @@ final class SequentialLane extends Lane {
 
     @Override
     int offer(Runnable task, int limit) {
-        long stamp = engine.stamp();
+        // One node per offer, however many CASes it takes: under contention (many producers, one context) a node per
+        // attempt would be garbage made while holding nothing.
+        Node node = new Node(task, 0, engine.stamp(), false);
         for (;;) {
             Node t = tail;
             if (t == DEAD) {
@@ -118,7 +131,7 @@ final class SequentialLane extends Lane {
                     return FULL;
                 }
             }
-            Node node = new Node(task, t.seq + 1, stamp, false);
+            node.seq = t.seq + 1;
             if (TAIL.compareAndSet(this, t, node)) {
                 // Release store: the consumer's acquire read of next sees node.task. Until this store the consumer
                 // may see tail != head with head.next == null and waits briefly (see runBatch).
@@ -131,6 +144,18 @@ final class SequentialLane extends Lane {
     @Override
     int runBatch(Worker worker, int budget) {
         Node h = head;
+        try {
+            return runBatch(worker, budget, h);
+        } catch (Throwable outsideAnyTask) {
+            // Not a task's failure (runTask keeps those); the engine failing around tasks (an OutOfMemoryError, say).
+            // We still own the lane (nothing that can throw follows the CAS that gives it up), and the caller hands
+            // it on: the next owner must start from the nodes taken so far, so walk to the last cleared one.
+            head = lastTaken(h);
+            throw outsideAnyTask;
+        }
+    }
+
+    private int runBatch(Worker worker, int budget, Node h) {
         int ran = 0;
         int waits = 0;
         for (;;) {
@@ -141,7 +166,7 @@ final class SequentialLane extends Lane {
                     // Empty, and nothing else waits: a worker with nothing to do would spin anyway, so spin here, on
                     // the lane. A hot context's next task then just appends to an active lane, with no activation,
                     // no trip through the ready queue and no wake-up.
-                    waits = Backoff.pause(waits);
+                    waits = Waiting.pause(waits);
                     continue;
                 }
                 if (t == h) {
@@ -153,6 +178,7 @@ final class SequentialLane extends Lane {
                     // would leave shutdownNow waiting for a take that never ends).
                     Node idle = new Node(null, h.seq, 0, true);
                     if (!worker.beginTake()) {
+                        head = h;
                         return DONE;
                     }
                     head = idle;
@@ -168,27 +194,43 @@ final class SequentialLane extends Lane {
                     continue;
                 }
                 if (t == CLOSED || worker.stopping()) {
+                    head = h;
                     return DONE; // shutdownNow owns what is left
                 }
                 // A submitter has swung tail but not yet linked its node: it is between two instructions.
-                waits = Backoff.pause(waits);
+                waits = Waiting.pause(waits);
                 continue;
             }
             if (ran == budget) {
+                head = h; // the batch boundary: the next owner starts here (see head)
                 return MORE;
             }
             if (!worker.beginTake()) {
+                head = h;
                 return DONE; // shutdownNow: the rest of the lane is returned, not run
             }
             Runnable task = n.task;
-            n.task = null;
-            HEAD.setRelease(this, n); // a bounded lane's submitters count from it (a plain store on x86)
+            n.task = null; // taken: a drain or a statistics walk from a stale head skips it
+            if (worker.headPerTask) { // read from the worker: a read of this lane's line would cost the miss saved
+                HEAD.setRelease(this, n); // bounded submitters count from it (a plain store on x86)
+            }
             worker.endTake();
             worker.runTask(task);
             h = n;
             ran++;
             waits = 0;
         }
+    }
+
+    /**
+     * The last node taken, walking from {@code h} (the head, or a node at or before the last one taken) over the nodes
+     * whose task has been cleared. A task is never null, so a node with none has been taken (or drained).
+     */
+    private static Node lastTaken(Node h) {
+        for (Node n; (n = (Node) NEXT.getAcquire(h)) != null && n.task == null; ) {
+            h = n;
+        }
+        return h;
     }
 
     @Override
@@ -236,20 +278,25 @@ final class SequentialLane extends Lane {
         if (t.idle) {
             return 0;
         }
-        // Every node up to t was accepted; a link may still be in flight from its submitter, so wait for it.
+        // Every node up to t was accepted; a link may still be in flight from its submitter, so wait for it. The
+        // head may be a batch behind: the nodes taken since have no task, and are skipped (no take is in progress,
+        // see Worker#awaitNotTaking, so what is cleared is taken and what is not is ours).
         int moved = 0;
         Node h = head;
         int waits = 0;
         while (h != t) {
             Node n = (Node) NEXT.getAcquire(h);
             if (n == null) {
-                waits = Backoff.pause(waits);
+                waits = Waiting.pause(waits);
                 continue;
             }
-            out.add(n.task);
-            n.task = null;
+            Runnable task = n.task;
+            if (task != null) {
+                out.add(task);
+                n.task = null;
+                moved++;
+            }
             h = n;
-            moved++;
         }
         head = h;
         return moved;
@@ -261,9 +308,17 @@ final class SequentialLane extends Lane {
         return t == DEAD || t == CLOSED ? executedCount() : t.seq;
     }
 
+    /**
+     * Statistics: the last node taken, from a racy read of {@code head} (at most a batch behind, so a walk of at most
+     * {@code batchSize} nodes). A take racing the walk is seen or not: the count is a moment old either way.
+     */
+    private Node lastTakenNow() {
+        return lastTaken((Node) HEAD.getAcquire(this));
+    }
+
     @Override
     long executedCount() {
-        return head.seq;
+        return lastTakenNow().seq;
     }
 
     @Override
@@ -272,7 +327,7 @@ final class SequentialLane extends Lane {
         if (t == DEAD || t == CLOSED || t.idle) {
             return 0;
         }
-        return Math.max(0, t.seq - ((Node) HEAD.getAcquire(this)).seq);
+        return Math.max(0, t.seq - (engine.laneHeadPerTask ? ((Node) HEAD.getAcquire(this)).seq : lastTakenNow().seq));
     }
 
     @Override
@@ -281,7 +336,7 @@ final class SequentialLane extends Lane {
         if (t == DEAD || t == CLOSED || t.idle) {
             return NO_WAITING;
         }
-        Node n = (Node) NEXT.getAcquire((Node) HEAD.getAcquire(this));
+        Node n = (Node) NEXT.getAcquire(lastTakenNow());
         return n == null ? NO_WAITING : n.stamp;
     }
 }

@@ -1,21 +1,40 @@
 package io.github.gatlingexecutor;
 
 /**
- * Waiting for another thread that is between two instructions of a lock-free protocol (a submitter that has swung a
- * tail but not yet linked it). Spins first, then yields, so a descheduled submitter gets the core back.
+ * The one waiting strategy of this executor, for a thread that expects another thread to act within microseconds:
+ * spin, yield, then park (the phases of Agrona's {@code BackoffIdleStrategy}). This class is the first two phases;
+ * the third belongs to the caller, because only the caller knows who will unpark it:
+ * <ul>
+ *   <li>a worker's search for work parks in {@link WorkerPool#awaitWork} once its budget of waits is spent;</li>
+ *   <li>a worker lingering on an emptied lane ({@link SequentialLane#runBatch}) gives the lane up instead of parking,
+ *       and goes on to search;</li>
+ *   <li>waits for a thread that is between two instructions of a lock-free step (a submitter that has swung a lane's
+ *       tail but not yet linked its node, a worker inside its take hand-shake) never park: that thread holds no lock
+ *       and needs nothing from us, so it finishes as soon as it runs.</li>
+ * </ul>
+ *
+ * <h2>Why a yield in the spin</h2>
+ * The threads a waiter waits for are often runnable but not running: on a machine with as many cores as workers, a
+ * producer thread is one more runnable thread than there are CPUs. A waiter that only spins then holds a CPU that the
+ * thread it waits for needs, for a whole scheduler slice. With one wait in {@link #YIELD_EVERY} a yield, a runnable
+ * thread gets the CPU within a few microseconds; with none runnable the yield is a system call that returns at once,
+ * so the spin barely slows down. Measured on 2 cores with one producer and two workers (tiny tasks over 1,024
+ * contexts, docs/benchmarks.md): without yields, over half of the workers' CPU samples were in the spins while the
+ * producer, which bounds the run, waited for a CPU; with them the run was 1.2 to 1.5 times faster.
  */
-final class Backoff {
-    private static final int SPINS = 64;
+final class Waiting {
+    /** One wait in this many is a yield (a power of two); the first {@code YIELD_EVERY - 1} waits are pure spins. */
+    static final int YIELD_EVERY = 16;
 
-    private Backoff() {
+    private Waiting() {
     }
 
-    /** Waits once; returns the updated wait count to pass to the next call. */
+    /** Waits once; {@code waits} counts the calls of this wait so far. Returns it plus one, for the next call. */
     static int pause(int waits) {
-        if (waits < SPINS) {
-            Thread.onSpinWait();
-        } else {
+        if ((waits & (YIELD_EVERY - 1)) == YIELD_EVERY - 1) {
             Thread.yield();
+        } else {
+            Thread.onSpinWait();
         }
         return waits + 1;
     }

@@ -43,11 +43,11 @@ final class WorkerPool {
     }
 
     /**
-     * Bounds of a worker's search: how many polls of the ready queue it makes before it parks. Each worker adapts its
-     * own budget between these, as adaptive spinning does for locks: a search that finds work doubles it (work is
-     * flowing, and a park/unpark pair would cost the submitter a system call), a search that ends in a park halves it
-     * (work is sparse, and spinning would only burn a CPU). An idle executor therefore spins at most once, briefly,
-     * after its last task.
+     * Bounds of a worker's search: how many polls of the ready queue it makes, one {@link Waiting#pause} apart, before
+     * it parks (the park phase of the {@link Waiting} strategy). Each worker adapts its own budget between these, as
+     * adaptive spinning does for locks: a search that finds work doubles it (work is flowing, and a park/unpark pair
+     * would cost the submitter a system call), a search that ends in a park halves it (work is sparse, and spinning
+     * would only burn a CPU). An idle executor therefore spins at most once, briefly, after its last task.
      */
     private static final int MIN_SEARCH_POLLS = 64;
     private static final int MAX_SEARCH_POLLS = 4096;
@@ -218,10 +218,10 @@ final class WorkerPool {
         Object item = null;
         int budget = w.searchBudget;
         try {
-            for (int i = 0; i < budget && item == null; i++) {
+            for (int i = 0; i < budget && item == null; ) {
                 item = engine.readyQueue.poll();
                 if (item == null) {
-                    Thread.onSpinWait();
+                    i = Waiting.pause(i); // yields now and then: the thread about to submit may need this CPU
                 }
             }
         } finally {
