@@ -92,7 +92,7 @@ final class Engine {
     // ---- the coarse clock ---------------------------------------------------------------------------------------
 
     /** The coarse clock's value when nobody keeps it fresh (the workers that did are parked). */
-    private static final long STALE = Long.MIN_VALUE;
+    static final long STALE = Long.MIN_VALUE;
     /** The clock is written at most this often: its readers need milliseconds, and each write costs them a miss. */
     private static final long TICK_NANOS = 1_000_000L;
     private static final VarHandle CLOCK = MethodHandles.arrayElementVarHandle(long[].class);
@@ -123,6 +123,15 @@ final class Engine {
             CLOCK.compareAndSet(clockCell, CLOCK_SLOT, STALE, t);
         }
         return t;
+    }
+
+    /**
+     * The coarse clock as it is, for rough durations: at most a few milliseconds behind while any worker is awake,
+     * and {@link #STALE} (unknown) once the last awake worker parked. One opaque load of a line written at most once
+     * a millisecond.
+     */
+    long coarseNow() {
+        return (long) CLOCK.getOpaque(clockCell, CLOCK_SLOT);
     }
 
     void tick(long now) {

@@ -169,8 +169,18 @@ final class SequentialLane extends Lane {
                     // no trip through the ready queue and no wake-up. The ready queue is looked at once per yield, not
                     // per spin: its head is a line every worker and submitter writes (with 8 producers on 8 contexts,
                     // half the workers' samples were in that look).
-                    waits = Waiting.pause(waits);
-                    continue;
+                    if (waits == 0) {
+                        if (!worker.pool.spinningPays(worker, 0)) {
+                            waits = LINGER; // parked workers serve better now: give the lane up at once
+                            continue;
+                        }
+                        worker.spinMark = System.nanoTime();
+                    }
+                    waits = Waiting.pauseUnlessPreempted(waits, worker);
+                    if (waits != Waiting.PREEMPTED) {
+                        continue;
+                    }
+                    waits = LINGER; // the CPU is wanted elsewhere: give the lane up now
                 }
                 if (t == h) {
                     // Empty. Give up ownership: a submitter racing with us either wins its CAS first (then ours fails

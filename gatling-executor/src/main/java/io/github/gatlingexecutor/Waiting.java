@@ -29,6 +29,15 @@ final class Waiting {
     private Waiting() {
     }
 
+    /**
+     * A round of {@link #YIELD_EVERY} waits (a yield included) that took longer than this was not on a CPU all along:
+     * the scheduler gave the CPU to another thread for a slice. An undisturbed round takes a few microseconds.
+     */
+    static final long PREEMPTED_NANOS = 50_000;
+
+    /** Returned by {@link #pauseUnlessPreempted} when the waiter should stop spinning. */
+    static final int PREEMPTED = -1;
+
     /** Waits once; {@code waits} counts the calls of this wait so far. Returns it plus one, for the next call. */
     static int pause(int waits) {
         if ((waits & (YIELD_EVERY - 1)) == YIELD_EVERY - 1) {
@@ -37,5 +46,26 @@ final class Waiting {
             Thread.onSpinWait();
         }
         return waits + 1;
+    }
+
+    /**
+     * {@link #pause}, for a waiter that can stop spinning (a search that can park, a linger that can give its lane
+     * up): after each round of {@link #YIELD_EVERY} waits it reads the clock, and returns {@link #PREEMPTED} instead
+     * when the round took longer than {@link #PREEMPTED_NANOS}. {@link Worker#spinMark} holds the clock at the start
+     * of the round (the caller sets it when it starts waiting). A waiter that was preempted shares its CPU with a thread that
+     * has work (a worker in a long task, a producer): spinning on would take that CPU from it in turns of a scheduler
+     * slice, and what this waiter waits for would wait those milliseconds too. Parked instead, it is woken onto a
+     * free CPU.
+     */
+    static int pauseUnlessPreempted(int waits, Worker worker) {
+        waits = pause(waits);
+        if ((waits & (YIELD_EVERY - 1)) == 0) {
+            long now = System.nanoTime();
+            if (now - worker.spinMark > PREEMPTED_NANOS) {
+                return PREEMPTED;
+            }
+            worker.spinMark = now;
+        }
+        return waits;
     }
 }

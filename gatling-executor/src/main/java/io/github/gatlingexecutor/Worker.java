@@ -31,6 +31,7 @@ final class Worker implements Runnable {
     private static final VarHandle FAILED;
     private static final VarHandle TRANSFERS;
     private static final VarHandle BUSY;
+    private static final VarHandle ITEM_STAMP;
     private static final VarHandle RING = MethodHandles.arrayElementVarHandle(Lane[].class);
 
     static {
@@ -43,6 +44,7 @@ final class Worker implements Runnable {
             FAILED = l.findVarHandle(Worker.class, "failed", long.class);
             TRANSFERS = l.findVarHandle(Worker.class, "transfers", long.class);
             BUSY = l.findVarHandle(Worker.class, "busy", boolean.class);
+            ITEM_STAMP = l.findVarHandle(Worker.class, "itemStamp", long.class);
             IDLE_COUNT = l.findVarHandle(Worker.class, "idleCount", int.class);
             IDLE_START = l.findVarHandle(Worker.class, "idleStart", int.class);
         } catch (ReflectiveOperationException e) {
@@ -72,6 +74,8 @@ final class Worker implements Runnable {
     private long failed;
     private long transfers;
     private boolean busy;
+    /** The coarse clock ({@link Engine#coarseNow}) when the item running now was taken; see {@link #inLongItem}. */
+    private long itemStamp;
 
     /**
      * The lane this worker is running a batch of, or null. Owner-written; the checker reads it racily (plain reads of
@@ -106,6 +110,9 @@ final class Worker implements Runnable {
      * little early: the safe direction. Owner-only.
      */
     long clock = System.nanoTime();
+
+    /** The clock at the start of the current round of spins (see Waiting#pauseUnlessPreempted); owner-only. */
+    long spinMark;
 
     /** Polls this worker's next search may make before it parks; adapted by WorkerPool#search (owner-only). */
     int searchBudget = 64;
@@ -154,6 +161,7 @@ final class Worker implements Runnable {
                     engine.tick(clock = System.nanoTime()); // it may have parked for a long time
                     engine.checker.workerResumed();
                 }
+                ITEM_STAMP.setOpaque(this, engine.coarseNow()); // a load of a line written once a millisecond
                 BUSY.setOpaque(this, true);
                 if (item instanceof Lane) {
                     Lane lane = (Lane) item;
@@ -373,5 +381,16 @@ final class Worker implements Runnable {
 
     boolean isBusy() {
         return (boolean) BUSY.getOpaque(this);
+    }
+
+    /**
+     * Whether this worker has been in one item (a lane's batch, or an unordered task) for longer than
+     * {@code nanos} by the coarse clock {@code now}: it occupies a CPU for long stretches (or is blocked), which
+     * {@link WorkerPool#spinningPays} weighs. Racy; a clock that lags only makes the item look younger, and when
+     * either reading is {@link Engine#STALE} the answer is no (a difference with it would be meaningless).
+     */
+    boolean inLongItem(long now, long nanos) {
+        long start = (long) ITEM_STAMP.getOpaque(this);
+        return isBusy() && now != Engine.STALE && start != Engine.STALE && now - start > nanos;
     }
 }

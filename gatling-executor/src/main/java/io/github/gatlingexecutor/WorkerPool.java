@@ -52,8 +52,12 @@ final class WorkerPool {
     private static final int MIN_SEARCH_POLLS = 64;
     private static final int MAX_SEARCH_POLLS = 4096;
 
+    /** An item (a lane's batch, an unordered task) running longer than this keeps its CPU busy for long stretches. */
+    private static final long LONG_ITEM_NANOS = 1_000_000L;
+
     private final Engine engine;
     private final Settings settings;
+    private final int cores;
     private final int maxSearchers;
     private final ConcurrentLinkedDeque<Worker> idle = new ConcurrentLinkedDeque<>();
 
@@ -86,7 +90,8 @@ final class WorkerPool {
         this.engine = engine;
         this.settings = engine.settings;
         this.coreTarget = settings.coreThreads;
-        this.maxSearchers = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+        this.cores = Runtime.getRuntime().availableProcessors();
+        this.maxSearchers = Math.max(1, cores / 2);
     }
 
     // ---- submit side --------------------------------------------------------------------------------------
@@ -209,19 +214,44 @@ final class WorkerPool {
         }
     }
 
+    /**
+     * Whether a worker with nothing to do should spin (search, or linger on its emptied lane) rather than park: only
+     * while the workers in long items (see {@link Worker#inLongItem}) and the searchers already spinning leave a core
+     * to spare for the threads outside the pool, the producers above all. Measured on 2 cores (one context with a
+     * backlog of 200 us tasks, tiny tasks for 255 others; docs/benchmarks.md): a second worker that spun between the
+     * tiny tasks shared a CPU with the producer, the scheduler moved it next to the worker in the long tasks, and the
+     * tiny tasks waited milliseconds at p99; parked between them, it is woken onto the free CPU, and they waited
+     * tens of microseconds. Tiny tasks alone never run a long item, so spinning stays where it pays: a stream of
+     * activations costs no wake-up.
+     */
+    boolean spinningPays(Worker self, int spinners) {
+        int spare = cores - 1 - spinners;
+        if (spare <= 0) {
+            return false;
+        }
+        long now = engine.coarseNow();
+        for (Worker w : workers) {
+            if (w != self && w.inLongItem(now, LONG_ITEM_NANOS) && --spare == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Spins on the ready queue for a while (see MAX_SEARCH_POLLS), if not too many workers already do. */
     private Object search(Worker w) {
         int s = searching;
-        if (s >= maxSearchers || !SEARCHING.compareAndSet(this, s, s + 1)) {
+        if (s >= maxSearchers || !spinningPays(w, s) || !SEARCHING.compareAndSet(this, s, s + 1)) {
             return null;
         }
         Object item = null;
         int budget = w.searchBudget;
         try {
+            w.spinMark = System.nanoTime();
             for (int i = 0; i < budget && item == null; ) {
                 item = engine.readyQueue.poll();
-                if (item == null) {
-                    i = Waiting.pause(i); // yields now and then: the thread about to submit may need this CPU
+                if (item == null && (i = Waiting.pauseUnlessPreempted(i, w)) == Waiting.PREEMPTED) {
+                    break; // this CPU is wanted by another thread: park, and be woken onto a free one
                 }
             }
         } finally {
