@@ -74,7 +74,7 @@ final class Worker implements Runnable {
     private long failed;
     private long transfers;
     private boolean busy;
-    /** The coarse clock ({@link Engine#coarseNow}) when the item running now was taken; see {@link #inLongItem}. */
+    /** The coarse clock ({@link Engine#stamp}) when the item running now was taken; see {@link #inLongItem}. */
     private long itemStamp;
 
     /**
@@ -161,7 +161,8 @@ final class Worker implements Runnable {
                     engine.tick(clock = System.nanoTime()); // it may have parked for a long time
                     engine.checker.workerResumed();
                 }
-                ITEM_STAMP.setOpaque(this, engine.coarseNow()); // a load of a line written once a millisecond
+                // The coarse clock: a load of a line written once a millisecond (a clock read only if it is stale).
+                ITEM_STAMP.setOpaque(this, engine.stamp());
                 BUSY.setOpaque(this, true);
                 if (item instanceof Lane) {
                     Lane lane = (Lane) item;
@@ -387,10 +388,9 @@ final class Worker implements Runnable {
      * Whether this worker has been in one item (a lane's batch, or an unordered task) for longer than
      * {@code nanos} by the coarse clock {@code now}: it occupies a CPU for long stretches (or is blocked), which
      * {@link WorkerPool#spinningPays} weighs. Racy; a clock that lags only makes the item look younger, and when
-     * either reading is {@link Engine#STALE} the answer is no (a difference with it would be meaningless).
+     * {@code now} is {@link Engine#STALE} (every other worker parked since the clock was last kept) the answer is no.
      */
     boolean inLongItem(long now, long nanos) {
-        long start = (long) ITEM_STAMP.getOpaque(this);
-        return isBusy() && now != Engine.STALE && start != Engine.STALE && now - start > nanos;
+        return isBusy() && now != Engine.STALE && now - (long) ITEM_STAMP.getOpaque(this) > nanos;
     }
 }

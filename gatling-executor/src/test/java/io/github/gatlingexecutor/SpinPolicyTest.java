@@ -1,0 +1,77 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.LincheckLaneTest.set;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link WorkerPool#spinningPays}, the rule for when an idle worker may spin: only while the workers in long items and
+ * the spinners leave a core for threads outside the pool. Deterministic: no thread runs, two workers are set up as
+ * the rule reads them (busy or not, when their item started by the coarse clock). The expectations depend on the
+ * machine's core count, as the rule does.
+ */
+class SpinPolicyTest {
+    private static final int CORES = Runtime.getRuntime().availableProcessors();
+    private static final long MS = 1_000_000L;
+
+    private final Engine engine = LincheckLaneTest.engine();
+    private final Worker self = LincheckLaneTest.worker(engine, new Thread(() -> { }));
+    private final Worker other = new Worker(engine, engine.pool, true, 2);
+
+    SpinPolicyTest() {
+        set(engine.pool, "workers", new Worker[] {self, other});
+    }
+
+    private void otherRuns(boolean busy, long itemStartedNanosAgo, long now) {
+        set(other, "busy", busy);
+        set(other, "itemStamp", now - itemStartedNanosAgo);
+    }
+
+    @Test
+    void spinsWhileNoWorkerIsInALongItem() {
+        long now = System.nanoTime();
+        engine.tick(now);
+        otherRuns(false, 0, now);
+        assertEquals(CORES > 1, engine.pool.spinningPays(self, 0), "nobody busy");
+        otherRuns(true, 0, now);
+        assertEquals(CORES > 1, engine.pool.spinningPays(self, 0), "the other worker's item just started");
+    }
+
+    @Test
+    void parksNextToAWorkerInALongItemWhenNoCoreIsLeft() {
+        long now = System.nanoTime();
+        engine.tick(now);
+        otherRuns(true, 2 * MS, now);
+        // The long item takes a core, and one is kept for producers: a spinner needs a third.
+        assertEquals(CORES > 2, engine.pool.spinningPays(self, 0));
+        otherRuns(false, 2 * MS, now); // it finished that item: its old stamp no longer counts
+        assertEquals(CORES > 1, engine.pool.spinningPays(self, 0));
+    }
+
+    @Test
+    void countsTheSpinnersAlready() {
+        long now = System.nanoTime();
+        engine.tick(now);
+        otherRuns(false, 0, now);
+        assertEquals(false, engine.pool.spinningPays(self, Math.max(0, CORES - 1)), "every spare core has a spinner");
+    }
+
+    @Test
+    void aStaleClockTellsNothing() {
+        long now = System.nanoTime();
+        otherRuns(true, 2 * MS, now);
+        engine.clockStale(); // every worker parked: how long the item has run is unknown, so it does not count
+        assertEquals(CORES > 1, engine.pool.spinningPays(self, 0));
+    }
+
+    @Test
+    void aWorkerDoesNotCountItself() {
+        long now = System.nanoTime();
+        engine.tick(now);
+        otherRuns(false, 0, now);
+        set(self, "busy", true);
+        set(self, "itemStamp", now - 2 * MS);
+        assertEquals(CORES > 1, engine.pool.spinningPays(self, 0), "its own long item does not count (it lingers at the end of it)");
+    }
+}
