@@ -114,8 +114,8 @@ final class Worker implements Runnable {
     /** The clock at the start of the current round of spins (see Waiting#pauseUnlessPreempted); owner-only. */
     long spinMark;
 
-    /** Polls this worker's next search may make before it parks; adapted by WorkerPool#search (owner-only). */
-    int searchBudget = 64;
+    /** Nanoseconds this worker's next search may spin before it parks; adapted by WorkerPool#search (owner-only). */
+    long searchBudget = 4_000L;
 
     // Checker-only bookkeeping (written and read by the checker thread alone).
     long lastSweptByChecker;
