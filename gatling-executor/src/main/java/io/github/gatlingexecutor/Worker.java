@@ -387,7 +387,9 @@ final class Worker implements Runnable {
     /**
      * Whether this worker has been in one item (a lane's batch, or an unordered task) for longer than
      * {@code nanos} by the coarse clock {@code now}: it occupies a CPU for long stretches (or is blocked), which
-     * {@link WorkerPool#spinningPays} weighs. Racy; a clock that lags only makes the item look younger, and when
+     * {@link WorkerPool#spinningPays} weighs. Racy, and coarse: both readings of the clock may lag by a few
+     * milliseconds, so an item's age can be off by that much either way. A long item is then seen a little late, and
+     * a brief one may be taken for long, which only makes another worker park rather than spin for a while. When
      * {@code now} is {@link Engine#STALE} (every other worker parked since the clock was last kept) the answer is no.
      */
     boolean inLongItem(long now, long nanos) {
