@@ -226,8 +226,10 @@ final class WorkerPool {
      * backlog of 200 us tasks, tiny tasks for 255 others; docs/benchmarks.md): a second worker that spun between the
      * tiny tasks shared a CPU with the producer, the scheduler moved it next to the worker in the long tasks, and the
      * tiny tasks waited milliseconds at p99; parked between them, it is woken onto the free CPU, and they waited
-     * tens of microseconds. Tiny tasks alone never run a long item, so spinning stays where it pays: a stream of
-     * activations costs no wake-up.
+     * tens of microseconds. Tiny tasks over many contexts make no long item (a lane visit ends when the lane
+     * empties), so there spinning stays where it pays: a stream of activations costs no wake-up. One hot context
+     * does make one (its worker keeps the lane batch after batch), and the other workers then park, which leaves the
+     * producer its core.
      */
     boolean spinningPays(Worker self, int spinners) {
         int spare = cores - 1 - spinners;
