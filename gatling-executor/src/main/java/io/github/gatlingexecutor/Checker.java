@@ -299,7 +299,7 @@ final class Checker implements Runnable {
             return false;
         }
         // With no worker running at all, even a machine whose cores are taken by stuck tasks needs one more thread.
-        int toStart = Math.max(CORES - running, stuckWorkers > 0 && running == 0 ? 1 : 0);
+        int toStart = Math.max(WorkerPool.CORES - running, stuckWorkers > 0 && running == 0 ? 1 : 0);
         int started = 0;
         while (started < toStart && pool.tryStart(true)) {
             started++;
@@ -372,8 +372,6 @@ final class Checker implements Runnable {
         }
         return young;
     }
-
-    private static final int CORES = Runtime.getRuntime().availableProcessors();
 
     /**
      * Whether a worker stuck in one task is only descheduled: its thread runs Java code (not native code, where a

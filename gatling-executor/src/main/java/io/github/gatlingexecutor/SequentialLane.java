@@ -224,7 +224,7 @@ final class SequentialLane extends Lane {
             }
             Runnable task = n.task;
             n.task = null; // taken: a drain or a statistics walk from a stale head skips it
-            if (worker.headPerTask) { // read from the worker: a read of this lane's line would cost the miss saved
+            if (worker.engine.laneHeadPerTask) { // not a field of the lane: a read of its line costs the miss saved
                 HEAD.setRelease(this, n); // bounded submitters count from it (a plain store on x86)
             }
             worker.endTake();

@@ -59,8 +59,6 @@ final class Worker implements Runnable {
     final boolean core;
     /** Unique within the executor, never 0 (see {@link Lane#lastWorkerId}). */
     final int id;
-    /** {@link Engine#laneHeadPerTask}, copied here: the worker's own line is in its cache already. */
-    final boolean headPerTask;
     Thread thread;
     /** Set by the pool when this idle auxiliary worker is allowed to end (see WorkerPool#tryRetire). */
     boolean retired;
@@ -132,7 +130,6 @@ final class Worker implements Runnable {
         this.pool = pool;
         this.core = core;
         this.id = id;
-        this.headPerTask = engine.laneHeadPerTask;
     }
 
     /** The worker running on the calling thread, or null if it is not a worker of any executor. */

@@ -62,7 +62,8 @@ final class WorkerPool {
 
     private final Engine engine;
     private final Settings settings;
-    private final int cores;
+    /** Available processors, read once: the pool's policy (spinning here, auxiliary starts in the checker). */
+    static final int CORES = Runtime.getRuntime().availableProcessors();
     private final int maxSearchers;
     private final ConcurrentLinkedDeque<Worker> idle = new ConcurrentLinkedDeque<>();
 
@@ -95,8 +96,7 @@ final class WorkerPool {
         this.engine = engine;
         this.settings = engine.settings;
         this.coreTarget = settings.coreThreads;
-        this.cores = Runtime.getRuntime().availableProcessors();
-        this.maxSearchers = Math.max(1, cores / 2);
+        this.maxSearchers = Math.max(1, CORES / 2);
     }
 
     // ---- submit side --------------------------------------------------------------------------------------
@@ -232,7 +232,7 @@ final class WorkerPool {
      * producer its core.
      */
     boolean spinningPays(Worker self, int spinners) {
-        int spare = cores - 1 - spinners;
+        int spare = CORES - 1 - spinners;
         if (spare <= 0) {
             return false;
         }
