@@ -233,7 +233,8 @@ final class Checker implements Runnable {
      * using the machine for it. Returns whether it started any (work is backing up behind such workers).
      *
      * <p>A busy worker counts as <em>running</em> unless one of these holds: its thread is blocked, waiting or
-     * sleeping (it leaves its CPU idle); or it is <em>stuck</em>, having run one task for {@code blockedThreshold}
+     * sleeping in its task, and still is a moment later (it leaves its CPU idle; see {@link #offCpuThatDidNotLast});
+     * or it is <em>stuck</em>, having run one task for {@code blockedThreshold}
      * (SPEC point 7), whether blocked in I/O or computing. A stuck worker that is merely descheduled (it runs Java code
      * and got almost no CPU since the last look: a saturated machine, not a slow task) still counts as running, so an
      * overloaded machine does not grow the pool. The checker starts {@code cores - running} threads, at least one when
@@ -250,7 +251,9 @@ final class Checker implements Runnable {
         int running = 0;
         int stuckWorkers = 0;
         int notBusy = 0;
+        int offCpu = 0;
         for (Worker w : pool.workers()) {
+            w.checkOffCpu = false;
             if (!w.isBusy()) {
                 w.checkSeen = -1;
                 if (w.parkState() != Worker.RETIRED) {
@@ -281,6 +284,9 @@ final class Checker implements Runnable {
             if (isOffCpu(w.thread) && stillInTask(w, seen)) {
                 if (stuck) {
                     stuckWorkers++;
+                } else {
+                    w.checkOffCpu = true;
+                    offCpu++;
                 }
             } else if (stuck && !merelyDescheduled(w, now)) {
                 stuckWorkers++;
@@ -297,6 +303,9 @@ final class Checker implements Runnable {
         if (notBusy > 0) {
             pool.signalWork();
             return false;
+        }
+        if (offCpu > 0 && WorkerPool.CORES - running > 0) {
+            running += offCpuThatDidNotLast(pool);
         }
         // With no worker running at all, even a machine whose cores are taken by stuck tasks needs one more thread.
         int toStart = Math.max(WorkerPool.CORES - running, stuckWorkers > 0 && running == 0 ? 1 : 0);
@@ -328,6 +337,61 @@ final class Checker implements Runnable {
         }
         return any;
     }
+
+    /**
+     * A thread state is one instant. A task that takes a lock for a moment (a histogram resizing under its reader
+     * lock, a class initialised by another thread) shows WAITING or BLOCKED for microseconds, and an inspection that
+     * met one such instant started a third worker on two cores under a CPU-bound load. So a worker seen off the CPU
+     * in its task, and not yet stuck, makes a reason to start only if it is still off the CPU in the same task at
+     * {@link #OFF_CPU_LOOKS} more looks {@link #OFF_CPU_LOOK_NANOS} apart. Paid only when the count says start, so at
+     * most once per inspection; a task blocked in earnest (a millisecond of I/O) is nearly always still blocked.
+     * Returns how many of the workers seen off the CPU were not, and count as running.
+     */
+    private int offCpuThatDidNotLast(WorkerPool pool) {
+        int back = 0;
+        for (int look = 0; look < OFF_CPU_LOOKS; look++) {
+            // A nudge's unpark may end a park early; the look still waits its time (nudges are flags, re-read later).
+            long until = System.nanoTime() + OFF_CPU_LOOK_NANOS;
+            for (long left = OFF_CPU_LOOK_NANOS; left > 0; left = until - System.nanoTime()) {
+                LockSupport.parkNanos(this, left);
+            }
+            for (Worker w : pool.workers()) {
+                if (w.checkOffCpu && !(isOffCpu(w.thread) && stillInTask(w, w.checkSeen) && !waitsForAWorker(pool, w))) {
+                    w.checkOffCpu = false;
+                    back++;
+                }
+            }
+        }
+        return back;
+    }
+
+    /**
+     * Whether the worker waits for a lock that another worker of this pool holds (a monitor, or an ownable
+     * synchronizer such as {@code ReentrantLock}), or to enter a monitor that nobody holds (just released: it waits to
+     * be scheduled). Such a worker counts as running: its tasks are bound by a lock the pool already works under, and a
+     * new thread would only queue on it too. Counted as blocked, two workers meeting on a monitor for microseconds
+     * grew a two-core pool to 16 threads, with a core bump that stayed. A parked wait with no owner stays a block: it
+     * may be a latch, a condition or a future (maybe of a task queued behind it), which only another thread can end.
+     */
+    private static boolean waitsForAWorker(WorkerPool pool, Worker w) {
+        ThreadInfo info = THREADS.getThreadInfo(w.thread.getId());
+        if (info == null) {
+            return false;
+        }
+        long owner = info.getLockOwnerId();
+        if (owner == -1) {
+            return info.getThreadState() == Thread.State.BLOCKED;
+        }
+        for (Worker other : pool.workers()) {
+            if (other != w && other.thread.getId() == owner) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static final int OFF_CPU_LOOKS = 2;
+    private static final long OFF_CPU_LOOK_NANOS = 50_000L;
 
     private static final long SWEEP_TICK_NANOS = 2_000_000L;
     /** The longest the coarse clock goes without a refresh while a worker is awake (see {@link Engine#stamp}). */
