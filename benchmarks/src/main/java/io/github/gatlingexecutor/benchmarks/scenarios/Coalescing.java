@@ -88,7 +88,7 @@ public final class Coalescing extends Scenario {
 
     /** Processing shared by both peers: record the age, check freshness, a little work. */
     private static final class Sink {
-        final Recorder ages = new Recorder(3);
+        final Recorder ages = Histograms.recorder();
         final LongAdder executions = new LongAdder();
         final AtomicLongArray lastProcessed = new AtomicLongArray(KEYS);
         final long[] work = new long[KEYS];
@@ -96,7 +96,7 @@ public final class Coalescing extends Scenario {
 
         void process(int key, long stamp) {
             long now = System.nanoTime();
-            ages.recordValue(Math.max(0, now - stamp));
+            Histograms.record(ages, now - stamp);
             executions.increment();
             if (stamp < lastProcessed.get(key)) {
                 staleOrOverlap++; // an older value after a newer one: order lost

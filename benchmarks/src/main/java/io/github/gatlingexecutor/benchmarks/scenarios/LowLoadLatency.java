@@ -70,7 +70,7 @@ public final class LowLoadLatency extends Scenario {
 
         @Override
         public void run() {
-            recorder.recordValue(Math.max(0, System.nanoTime() - submitted));
+            Histograms.record(recorder, System.nanoTime() - submitted);
             if (next[key] != seq) {
                 violations.incrementAndGet();
             }
@@ -81,7 +81,7 @@ public final class LowLoadLatency extends Scenario {
 
     @Override
     public RunResult runOnce(Peer peer) throws InterruptedException {
-        Recorder recorder = new Recorder(3);
+        Recorder recorder = Histograms.recorder();
         AtomicLong done = new AtomicLong();
         AtomicLong violations = new AtomicLong();
         int[] next = new int[CONTEXTS];

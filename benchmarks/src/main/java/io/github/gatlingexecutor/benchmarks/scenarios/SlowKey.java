@@ -108,14 +108,14 @@ public final class SlowKey extends Scenario {
 
         @Override
         public void run() {
-            waits.recordValue(Math.max(0, System.nanoTime() - submitted));
+            Histograms.record(waits, System.nanoTime() - submitted);
             order.check(key, seq);
         }
     }
 
     @Override
     public RunResult runOnce(Peer peer) throws InterruptedException {
-        Recorder waits = new Recorder(3);
+        Recorder waits = Histograms.recorder();
         Order order = new Order();
         int[] seqs = new int[CONTEXTS];
         long total = slowTasks + keys.length;
