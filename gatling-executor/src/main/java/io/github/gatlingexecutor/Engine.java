@@ -681,8 +681,8 @@ final class Engine {
      * the ready queue (lanes and unordered tasks) and the lanes workers are running (which may have more behind the
      * running task). A lane with waiting work is in exactly one of them, except for the moment between the submit that
      * activates it and its entry into the ready queue. Idle lanes are never looked at, so the cost grows with the
-     * lanes that have work waiting, not with the live ones. With {@code top} non-null, also offers it every lane with
-     * a waiting task.
+     * lanes that have work waiting, not with the live ones, and a queued lane costs one line (its
+     * {@link Lane#queuedStamp}). With {@code top} non-null, also offers it every lane with a waiting task.
      */
     private long oldestWaiting(TopLanes top) {
         long oldest = Lane.NO_WAITING;
@@ -690,7 +690,7 @@ final class Engine {
             long stamp;
             if (item instanceof Lane) {
                 Lane lane = (Lane) item;
-                stamp = lane.oldestStamp();
+                stamp = lane.queuedStamp();
                 if (top != null) {
                     top.offer(lane, stamp);
                 }

@@ -54,6 +54,7 @@ final class SequentialLane extends Lane {
     private static final VarHandle NEXT;
     private static final VarHandle HEAD;
     private static final VarHandle HEAD_SEEN;
+    private static final VarHandle READY_STAMP;
 
     static {
         try {
@@ -61,6 +62,7 @@ final class SequentialLane extends Lane {
             TAIL = l.findVarHandle(SequentialLane.class, "tail", Node.class);
             HEAD = l.findVarHandle(SequentialLane.class, "head", Node.class);
             HEAD_SEEN = l.findVarHandle(SequentialLane.class, "headSeen", long.class);
+            READY_STAMP = l.findVarHandle(SequentialLane.class, "readyStamp", long.class);
             NEXT = l.findVarHandle(Node.class, "next", Node.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -95,6 +97,14 @@ final class SequentialLane extends Lane {
      */
     @SuppressWarnings("unused") // accessed through HEAD_SEEN
     private long headSeen;
+    /**
+     * The stamp of the first waiting task, as of the moment the lane was last handed to the ready queue: written by
+     * the activating submitter (on the tail's line, which its CAS has just taken) or by the owner that requeues it,
+     * before the queue's offer publishes the lane. Exact while the lane is queued (see {@link #queuedStamp});
+     * opaque because statistics read it racily after the lane has left the queue.
+     */
+    @SuppressWarnings("unused") // accessed through READY_STAMP
+    private long readyStamp;
 
     SequentialLane(Engine engine, Object context) {
         super(engine, context);
@@ -136,7 +146,11 @@ final class SequentialLane extends Lane {
                 // Release store: the consumer's acquire read of next sees node.task. Until this store the consumer
                 // may see tail != head with head.next == null and waits briefly (see runBatch).
                 NEXT.setRelease(t, node);
-                return t.idle ? ACTIVATED : ACCEPTED;
+                if (t.idle) {
+                    READY_STAMP.setOpaque(this, node.stamp); // published by the caller's offer to the ready queue
+                    return ACTIVATED;
+                }
+                return ACCEPTED;
             }
         }
     }
@@ -150,7 +164,11 @@ final class SequentialLane extends Lane {
             // Not a task's failure (runTask keeps those); the engine failing around tasks (an OutOfMemoryError, say).
             // We still own the lane (nothing that can throw follows the CAS that gives it up), and the caller hands
             // it on: the next owner must start from the nodes taken so far, so walk to the last cleared one.
-            head = lastTaken(h);
+            Node last = lastTaken(h);
+            head = last;
+            Node n = (Node) NEXT.getAcquire(last);
+            // Requeued by the caller: its ready stamp must be the first waiting task's (or now, if one is in flight).
+            READY_STAMP.setOpaque(this, n != null ? n.stamp : tail == last ? NO_WAITING : engine.stamp());
             throw outsideAnyTask;
         }
     }
@@ -216,6 +234,7 @@ final class SequentialLane extends Lane {
             }
             if (ran == budget) {
                 head = h; // the batch boundary: the next owner starts here (see head)
+                READY_STAMP.setOpaque(this, n.stamp); // the caller requeues it (or runs on, which makes it stale)
                 return MORE;
             }
             if (!worker.beginTake()) {
@@ -341,6 +360,11 @@ final class SequentialLane extends Lane {
             return 0;
         }
         return Math.max(0, t.seq - (engine.laneHeadPerTask ? ((Node) HEAD.getAcquire(this)).seq : lastTakenNow().seq));
+    }
+
+    @Override
+    long queuedStamp() {
+        return (long) READY_STAMP.getOpaque(this);
     }
 
     @Override
