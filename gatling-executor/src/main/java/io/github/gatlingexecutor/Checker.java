@@ -356,7 +356,7 @@ final class Checker implements Runnable {
                 LockSupport.parkNanos(this, left);
             }
             for (Worker w : pool.workers()) {
-                if (w.checkOffCpu && !(isOffCpu(w.thread) && stillInTask(w, w.checkSeen) && !waitsForAWorker(pool, w))) {
+                if (w.checkOffCpu && !(blockedOnItsOwn(pool, w) && stillInTask(w, w.checkSeen))) {
                     w.checkOffCpu = false;
                     back++;
                 }
@@ -366,28 +366,35 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Whether the worker waits for a lock that another worker of this pool holds (a monitor, or an ownable
-     * synchronizer such as {@code ReentrantLock}), or to enter a monitor that nobody holds (just released: it waits to
-     * be scheduled). Such a worker counts as running: its tasks are bound by a lock the pool already works under, and a
-     * new thread would only queue on it too. Counted as blocked, two workers meeting on a monitor for microseconds
-     * grew a two-core pool to 16 threads, with a core bump that stayed. A parked wait with no owner stays a block: it
-     * may be a latch, a condition or a future (maybe of a task queued behind it), which only another thread can end.
+     * Whether the worker is off the CPU for a reason the pool cannot serve itself, judged from one snapshot of its
+     * thread (the state and the lock it waits for must come from the same moment: a state read first and a lock read
+     * after it once met a thread that had just acquired its lock, and counted it blocked). Not blocked: running, or
+     * waiting for a lock that another worker of this pool holds (a monitor, or an ownable synchronizer such as
+     * {@code ReentrantLock}), or waiting to enter a monitor that nobody holds (just released: its turn comes when it
+     * is scheduled). Such a worker's tasks are bound by a lock the pool already works under, and a new thread would
+     * only queue on it too: counted as blocked, two workers meeting on a monitor for microseconds grew a two-core pool
+     * to 16 threads, with a core bump that stayed. A parked wait with no owner is a block: it may be a latch, a
+     * condition or a future (maybe of a task queued behind it), which only another thread can end.
      */
-    private static boolean waitsForAWorker(WorkerPool pool, Worker w) {
+    private static boolean blockedOnItsOwn(WorkerPool pool, Worker w) {
         ThreadInfo info = THREADS.getThreadInfo(w.thread.getId());
         if (info == null) {
+            return false; // the thread has ended
+        }
+        Thread.State state = info.getThreadState();
+        if (state != Thread.State.BLOCKED && state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
             return false;
         }
         long owner = info.getLockOwnerId();
         if (owner == -1) {
-            return info.getThreadState() == Thread.State.BLOCKED;
+            return state != Thread.State.BLOCKED;
         }
         for (Worker other : pool.workers()) {
             if (other != w && other.thread.getId() == owner) {
-                return true;
+                return false;
             }
         }
-        return false;
+        return true;
     }
 
     private static final int OFF_CPU_LOOKS = 2;
