@@ -9,7 +9,6 @@ import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -50,7 +49,7 @@ final class Engine {
 
     final Settings settings;
     /** Lanes with work and unordered tasks, in arrival order. */
-    final ConcurrentLinkedQueue<Object> readyQueue = new ConcurrentLinkedQueue<>();
+    final ReadyQueue readyQueue = new ReadyQueue();
     private final ConcurrentHashMap<Object, Lane> sequentialLanes = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Object, Lane> coalescingLanes = new ConcurrentHashMap<>();
     final WorkerPool pool;
@@ -404,7 +403,7 @@ final class Engine {
             }
         }
         PlainTask item = new PlainTask(task, stamp());
-        readyQueue.offer(item);
+        readyQueue.offerTask(item);
         pool.signalWork();
         if (!internal && state != RUNNING && takeBack(item)) {
             if (adm != null && adm.total > 0) {
@@ -419,20 +418,12 @@ final class Engine {
     }
 
     /**
-     * Removes one occurrence of {@code task} from the ready queue, by identity: {@code remove(Object)} would take the
-     * first <em>equal</em> element, which may be another caller's accepted task. The removal is a CAS on the queue
-     * node, so true means no worker took it. If the same instance is queued more than once, which occurrence goes
-     * does not matter: they are the same task, and exactly one of them is taken back.
+     * Removes one occurrence of {@code task} from the ready queue, by identity: the removal is a CAS on the queue
+     * node's item, so true means no worker took it. If the same instance is queued more than once, which occurrence
+     * goes does not matter: they are the same task, and exactly one of them is taken back.
      */
     private boolean takeBack(PlainTask task) {
-        boolean[] claimed = new boolean[1];
-        return readyQueue.removeIf(item -> {
-            if (item != task || claimed[0]) {
-                return false;
-            }
-            claimed[0] = true; // one attempt only: if a worker wins this node, the task counts as accepted
-            return true;
-        });
+        return readyQueue.takeBack(task);
     }
 
     /**
@@ -447,7 +438,7 @@ final class Engine {
     }
 
     private void makeReady(Lane lane) {
-        readyQueue.offer(lane);
+        readyQueue.offerLane(lane);
         pool.signalWork();
     }
 
@@ -681,24 +672,13 @@ final class Engine {
      * the ready queue (lanes and unordered tasks) and the lanes workers are running (which may have more behind the
      * running task). A lane with waiting work is in exactly one of them, except for the moment between the submit that
      * activates it and its entry into the ready queue. Idle lanes are never looked at, so the cost grows with the
-     * lanes that have work waiting, not with the live ones, and a queued lane costs one line (its
-     * {@link Lane#queuedStamp}). With {@code top} non-null, also offers it every lane with a waiting task.
+     * lanes that have work waiting, not with the live ones, and a queued item costs its queue node only (see
+     * {@link ReadyQueue}). With {@code top} non-null, also offers it every lane with a waiting task.
      */
     private long oldestWaiting(TopLanes top) {
-        long oldest = Lane.NO_WAITING;
-        for (Object item : readyQueue) {
-            long stamp;
-            if (item instanceof Lane) {
-                Lane lane = (Lane) item;
-                stamp = lane.queuedStamp();
-                if (top != null) {
-                    top.offer(lane, stamp);
-                }
-            } else {
-                stamp = ((PlainTask) item).stamp;
-            }
-            oldest = older(oldest, stamp);
-        }
+        OldestInQueue queued = new OldestInQueue(top);
+        readyQueue.walk(queued);
+        long oldest = queued.oldest;
         for (Worker w : pool.workers()) {
             Lane lane = w.currentLane;
             if (lane != null) {
@@ -712,22 +692,45 @@ final class Engine {
         return oldest;
     }
 
+    /** The ready queue's part of {@link #oldestWaiting}: reads the queue's nodes only (see {@link ReadyQueue}). */
+    private static final class OldestInQueue implements ReadyQueue.Visitor {
+        private final TopLanes top;
+        long oldest = Lane.NO_WAITING;
+
+        OldestInQueue(TopLanes top) {
+            this.top = top;
+        }
+
+        @Override
+        public void lane(Object lane, long stamp) {
+            if (top != null) {
+                top.offer(lane, stamp);
+            }
+            oldest = older(oldest, stamp);
+        }
+
+        @Override
+        public void task(long stamp) {
+            oldest = older(oldest, stamp);
+        }
+    }
+
     /**
      * The k lanes with the oldest waiting task seen so far, oldest first: two arrays of k, insertion in place, no
      * allocation per lane offered (a walk may offer a million). A lane offered twice (it moved from the queue to a
      * worker during the walk) is kept once.
      */
     private static final class TopLanes {
-        final Lane[] lanes;
+        final Object[] lanes; // lanes, not cast while offered (see ReadyQueue.Visitor)
         final long[] stamps;
         int size;
 
         TopLanes(int k) {
-            lanes = new Lane[k];
+            lanes = new Object[k];
             stamps = new long[k];
         }
 
-        void offer(Lane lane, long stamp) {
+        void offer(Object lane, long stamp) {
             if (stamp == Lane.NO_WAITING || (size == lanes.length && stamp - stamps[size - 1] >= 0)) {
                 return; // nothing waits, or not older than the youngest kept
             }
@@ -789,7 +792,7 @@ final class Engine {
         oldestWaiting(top);
         long now = System.nanoTime();
         for (int i = 0; i < top.size; i++) {
-            ContextStatistics cs = statisticsOf(top.lanes[i], now);
+            ContextStatistics cs = statisticsOf((Lane) top.lanes[i], now);
             if (cs.queued() > 0) { // else it started its last waiting task since the walk
                 out.add(cs);
             }

@@ -153,9 +153,10 @@ abstract class Lane {
     abstract long oldestStamp();
 
     /**
-     * {@link #oldestStamp} for a lane found in the ready queue, where cheaper is possible: nobody takes from a queued
-     * lane, so its oldest waiting task is the one it had when it was queued (a coalescing replacement keeps the stamp
-     * of the update it replaced). A walk of a million queued lanes then reads one line per lane.
+     * {@link #oldestStamp} as the lane's owner hands it to the ready queue, which keeps it in the lane's node: nobody
+     * takes from a queued lane, so its oldest waiting task stays the one it had when it was queued (a coalescing
+     * replacement keeps the stamp of the update it replaced). Called by the owner only; a sequential lane answers
+     * from a field its owner has just written, instead of following its nodes.
      */
     long queuedStamp() {
         return oldestStamp();

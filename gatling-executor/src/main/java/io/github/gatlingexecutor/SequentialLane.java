@@ -54,7 +54,6 @@ final class SequentialLane extends Lane {
     private static final VarHandle NEXT;
     private static final VarHandle HEAD;
     private static final VarHandle HEAD_SEEN;
-    private static final VarHandle READY_STAMP;
 
     static {
         try {
@@ -62,7 +61,6 @@ final class SequentialLane extends Lane {
             TAIL = l.findVarHandle(SequentialLane.class, "tail", Node.class);
             HEAD = l.findVarHandle(SequentialLane.class, "head", Node.class);
             HEAD_SEEN = l.findVarHandle(SequentialLane.class, "headSeen", long.class);
-            READY_STAMP = l.findVarHandle(SequentialLane.class, "readyStamp", long.class);
             NEXT = l.findVarHandle(Node.class, "next", Node.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -98,12 +96,11 @@ final class SequentialLane extends Lane {
     @SuppressWarnings("unused") // accessed through HEAD_SEEN
     private long headSeen;
     /**
-     * The stamp of the first waiting task, as of the moment the lane was last handed to the ready queue: written by
-     * the activating submitter (on the tail's line, which its CAS has just taken) or by the owner that requeues it,
-     * before the queue's offer publishes the lane. Exact while the lane is queued (see {@link #queuedStamp});
-     * opaque because statistics read it racily after the lane has left the queue.
+     * The stamp of the first waiting task, as of the moment the lane is handed to the ready queue: written by the
+     * owner that queues it (the activating submitter, or the worker requeuing it after a batch) and read by that same
+     * thread as the queue copies it into the lane's node ({@link ReadyQueue#offerLane}). Exact while the lane is
+     * queued: nobody takes from a queued lane.
      */
-    @SuppressWarnings("unused") // accessed through READY_STAMP
     private long readyStamp;
 
     SequentialLane(Engine engine, Object context) {
@@ -147,7 +144,7 @@ final class SequentialLane extends Lane {
                 // may see tail != head with head.next == null and waits briefly (see runBatch).
                 NEXT.setRelease(t, node);
                 if (t.idle) {
-                    READY_STAMP.setOpaque(this, node.stamp); // published by the caller's offer to the ready queue
+                    readyStamp = node.stamp; // the caller, now the owner, queues the lane
                     return ACTIVATED;
                 }
                 return ACCEPTED;
@@ -168,7 +165,7 @@ final class SequentialLane extends Lane {
             head = last;
             Node n = (Node) NEXT.getAcquire(last);
             // Requeued by the caller: its ready stamp must be the first waiting task's (or now, if one is in flight).
-            READY_STAMP.setOpaque(this, n != null ? n.stamp : tail == last ? NO_WAITING : engine.stamp());
+            readyStamp = n != null ? n.stamp : tail == last ? NO_WAITING : engine.stamp();
             throw outsideAnyTask;
         }
     }
@@ -234,7 +231,7 @@ final class SequentialLane extends Lane {
             }
             if (ran == budget) {
                 head = h; // the batch boundary: the next owner starts here (see head)
-                READY_STAMP.setOpaque(this, n.stamp); // the caller requeues it (or runs on, which makes it stale)
+                readyStamp = n.stamp; // the caller requeues it (or runs on, and then nobody reads this)
                 return MORE;
             }
             if (!worker.beginTake()) {
@@ -364,7 +361,7 @@ final class SequentialLane extends Lane {
 
     @Override
     long queuedStamp() {
-        return (long) READY_STAMP.getOpaque(this);
+        return readyStamp;
     }
 
     @Override

@@ -174,7 +174,7 @@ final class Worker implements Runnable {
                         // way keep the worker.
                         endTake();
                         if (currentLane == lane) {
-                            engine.readyQueue.offer(lane);
+                            engine.readyQueue.offerLane(lane);
                             currentLane = null;
                         }
                         engine.reportUncaught(outsideAnyTask);
@@ -270,7 +270,7 @@ final class Worker implements Runnable {
             // The batch budget is spent and the lane has more. Rotate it behind the other queued work, unless
             // there is none: then going round the queue would only cost an enqueue and a dequeue.
             if (!engine.readyQueue.isEmpty()) {
-                engine.readyQueue.offer(lane); // ownership passes to the queue here...
+                engine.readyQueue.offerLane(lane); // ownership passes to the queue here...
                 currentLane = null;            // ...so nothing that can throw comes in between
                 pool.signalWork();
                 return;

@@ -134,7 +134,7 @@ class LincheckLaneTest {
 
     static SeqLaneOps realSequential(int[] unused) {
         Engine e = engine();
-        e.readyQueue.offer(WAITING_PLAIN_TASK);
+        e.readyQueue.offerTask(new PlainTask(WAITING_PLAIN_TASK, 0));
         Worker w = worker(e, null);
         SequentialLane lane = new SequentialLane(e, "ctx");
         return new SeqLaneOps() {
@@ -421,7 +421,7 @@ class LincheckLaneTest {
             SequentialLane lane = new SequentialLane(e, "ctx");
             e.lanes(false).put("ctx", lane);
             Runnable plain = () -> { };          // an unordered task waiting in the ready queue (see WAITING_PLAIN_TASK)
-            e.readyQueue.offer(new PlainTask(plain, 0));
+            e.readyQueue.offerTask(new PlainTask(plain, 0));
             int[] ran = new int[1];
             lane.offer(() -> ran[0]++, 0);
             lane.offer(() -> ran[0]++, 0);
@@ -507,7 +507,7 @@ class LincheckLaneTest {
      */
     static Runnable idleHandshake(boolean real) {
         return () -> {
-            Object item = new Object();
+            PlainTask item = new PlainTask(() -> { }, 0);
             Object[] got = new Object[1];
             if (real) {
                 Engine e = engine();
@@ -515,7 +515,7 @@ class LincheckLaneTest {
                 Thread worker = new Thread(() -> got[0] = e.pool.awaitWork(w[0]));
                 w[0] = worker(e, worker);
                 Thread submitter = new Thread(() -> {
-                    e.readyQueue.offer(item);
+                    e.readyQueue.offerTask(item);
                     e.pool.signalWork();
                 });
                 worker.start();
@@ -627,7 +627,7 @@ class LincheckLaneTest {
             Lane lane = (Lane) item;
             int outcome;
             while ((outcome = lane.runBatch(w, 1)) == Lane.MORE) {
-                e.readyQueue.offer(lane);
+                e.readyQueue.offerLane(lane);
                 if (!keepRunningAfterRequeue) {
                     break;
                 }

@@ -28,7 +28,7 @@ import org.openjdk.jcstress.infra.results.ZZ_Result;
 @State
 public class IdleHandshakeStress {
     final Engine engine = LaneFixtures.engine();
-    final Object item = new Object();
+    final PlainTask item = new PlainTask(() -> { }, 0);
     volatile Worker worker;
 
     public IdleHandshakeStress() {
@@ -43,7 +43,7 @@ public class IdleHandshakeStress {
 
     @Actor
     public void submitter(ZZ_Result r) {
-        engine.readyQueue.offer(item);
+        engine.readyQueue.offerTask(item);
         engine.pool.signalWork();
         r.r2 = true;
     }

@@ -1,0 +1,195 @@
+package io.github.gatlingexecutor;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The engine's ready queue: lanes with work to run and unordered tasks, first in first out; any thread offers, any
+ * worker polls. A Michael-Scott linked queue (a dummy head, a tail that may lag one link behind) whose nodes also carry
+ * what the statistics need: the stamp of the item's oldest waiting task and whether the item is a lane. A walk for
+ * {@code oldestQueuedAge()} or {@code busiestContexts(k)} then reads nodes and nothing else: with a million lanes
+ * queued, following each item to its lane (or even to its class word) was most of the cost.
+ *
+ * <p>Taking an item: a poll swings {@code head} to the first node, which becomes the new dummy, and so owns that
+ * node's item. An unordered task may also be taken back by its submitter (a submit racing shutdown, see
+ * {@code Engine#takeBack}), so for those the item itself is claimed with a CAS, by the poll or by the taker-back,
+ * whichever comes first; a node whose item was taken back stays linked, with no item, and polls skip it. A lane is
+ * never taken back, so a poll takes it with a plain read (the head CAS has made the node its own).
+ *
+ * <p>An old head is linked to itself once it is left behind: a dead node kept alive by a stale reference (or promoted
+ * to the old generation) then holds no chain of younger nodes with it. A walker that meets a self-linked node has
+ * fallen behind the head and starts again from it.
+ */
+final class ReadyQueue {
+    static final class Node {
+        /** The lane or {@link PlainTask}; cleared when taken. Published by the CAS that links the node. */
+        volatile Object item;
+        /** Engine#stamp of the item's oldest waiting task when it was queued (exact while it stays queued). */
+        final long stamp;
+        final boolean lane;
+        volatile Node next;
+
+        Node(Object item, long stamp, boolean lane) {
+            this.item = item;
+            this.stamp = stamp;
+            this.lane = lane;
+        }
+    }
+
+    private static final VarHandle HEAD;
+    private static final VarHandle TAIL;
+    private static final VarHandle NEXT;
+    private static final VarHandle ITEM;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            HEAD = l.findVarHandle(ReadyQueue.class, "head", Node.class);
+            TAIL = l.findVarHandle(ReadyQueue.class, "tail", Node.class);
+            NEXT = l.findVarHandle(Node.class, "next", Node.class);
+            ITEM = l.findVarHandle(Node.class, "item", Object.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private volatile Node head;
+    private volatile Node tail;
+
+    ReadyQueue() {
+        Node dummy = new Node(null, 0, false);
+        head = dummy;
+        tail = dummy;
+    }
+
+    /** Queues a lane the caller owns; {@code stamp} is its oldest waiting task's (see {@link Lane#queuedStamp}). */
+    void offerLane(Lane lane) {
+        offer(new Node(lane, lane.queuedStamp(), true));
+    }
+
+    void offerTask(PlainTask task) {
+        offer(new Node(task, task.stamp, false));
+    }
+
+    private void offer(Node node) {
+        Node t = tail;
+        Node p = t;
+        for (;;) {
+            Node q = (Node) NEXT.getAcquire(p);
+            if (q == null) {
+                // The CAS publishes node (its final fields and its item) to whoever reads this link with acquire.
+                if (NEXT.compareAndSet(p, null, node)) {
+                    // Swing the tail; if another thread already moved it on, it is ahead of us and stays.
+                    TAIL.compareAndSet(this, t, node);
+                    return;
+                }
+            } else if (q == p) {
+                // p is a dead head (polls never touch the tail, so the tail may point at one until its offer swings
+                // it): take the tail again if it moved, else walk from the head, which is always live.
+                Node t2 = tail;
+                p = t2 != t ? (t = t2) : head;
+            } else {
+                p = q;
+            }
+        }
+    }
+
+    /** Takes the first item, or returns null if there is none. */
+    Object poll() {
+        for (;;) {
+            Node h = head;
+            Node first = h.next;
+            if (first == null) {
+                return null;
+            }
+            if (h == first) {
+                continue; // h was left behind (self-linked) after our read of head: read it again
+            }
+            if (!HEAD.compareAndSet(this, h, first)) {
+                continue;
+            }
+            // first is the new dummy and ours: nobody else polls it. The tail is left alone (a read of its line per
+            // poll would cost a miss); an offer that finds it pointing at a dead head recovers from the head.
+            NEXT.setRelease(h, h);
+            Object item;
+            if (first.lane) {
+                item = first.item;
+                ITEM.setOpaque(first, null); // for the collector and for walkers; nobody CASes a lane's item
+            } else {
+                item = ITEM.getAndSet(first, null); // an unordered task may be taken back concurrently
+            }
+            if (item != null) {
+                return item;
+            }
+            // taken back by its submitter: move on
+        }
+    }
+
+    /** Whether no item is queued (racy, like any emptiness check of a concurrent queue). */
+    boolean isEmpty() {
+        for (Node p = head.next; p != null; ) {
+            if (p.item != null) {
+                return false;
+            }
+            Node q = p.next;
+            if (q == p) {
+                p = head.next; // fell behind the head
+            } else {
+                p = q;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Takes {@code task} back if no worker has taken it: a CAS on its node's item, so exactly one of this call and
+     * the poll that reaches it wins. By identity, once (if the same task is queued twice, one of them goes).
+     */
+    boolean takeBack(PlainTask task) {
+        restart:
+        for (;;) {
+            for (Node p = head.next; p != null; ) {
+                if (p.item == task) {
+                    return ITEM.compareAndSet(p, task, null);
+                }
+                Node q = p.next;
+                if (q == p) {
+                    continue restart;
+                }
+                p = q;
+            }
+            return false;
+        }
+    }
+
+    /**
+     * Receives each queued item with its stamp during a {@link #walk}. A lane comes as an {@code Object}: a cast
+     * would load the lane's class word, a cache miss per lane that the walk exists to avoid; the receiver casts the
+     * few it keeps.
+     */
+    interface Visitor {
+        void lane(Object lane, long stamp);
+
+        void task(long stamp);
+    }
+
+    /**
+     * Visits the items queued now (racy: an item taken during the walk may or may not be seen, and one queued during
+     * it may or may not be). Reads the nodes only, never the items' own fields. A walk that falls behind the head
+     * resumes from the head, so an item may be visited twice; visitors must tolerate that.
+     */
+    void walk(Visitor v) {
+        for (Node p = head.next; p != null; ) {
+            Object item = p.item;
+            if (item != null) {
+                if (p.lane) {
+                    v.lane(item, p.stamp);
+                } else {
+                    v.task(p.stamp);
+                }
+            }
+            Node q = p.next;
+            p = q == p ? head.next : q;
+        }
+    }
+}

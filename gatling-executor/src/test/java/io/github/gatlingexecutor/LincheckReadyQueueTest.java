@@ -1,0 +1,234 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.LincheckLaneTest.check;
+import static io.github.gatlingexecutor.LincheckLaneTest.runAll;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.List;
+import org.jetbrains.lincheck.Lincheck;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Model checking of {@link ReadyQueue} with Lincheck: every queued item is taken exactly once (by a poll, or by the
+ * submitter taking its unordered task back), nothing is lost while polls leave the tail behind a dead head, and one
+ * thread's offers come out in its order. The take-back scenario also runs against a copy whose poll reads an
+ * unordered task's item instead of claiming it, and must fail there.
+ */
+class LincheckReadyQueueTest {
+
+    private static final int INVOCATIONS = Integer.getInteger("lincheck.invocations", 300);
+    private static final int BROKEN_INVOCATIONS = Integer.getInteger("lincheck.brokenInvocations", 3_000);
+
+    interface QueueOps {
+        void offer(PlainTask task);
+
+        Object poll();
+
+        boolean takeBack(PlainTask task);
+    }
+
+    static QueueOps real() {
+        ReadyQueue q = new ReadyQueue();
+        return new QueueOps() {
+            @Override
+            public void offer(PlainTask task) {
+                q.offerTask(task);
+            }
+
+            @Override
+            public Object poll() {
+                return q.poll();
+            }
+
+            @Override
+            public boolean takeBack(PlainTask task) {
+                return q.takeBack(task);
+            }
+        };
+    }
+
+    private static PlainTask task(int stamp) {
+        return new PlainTask(() -> { }, stamp);
+    }
+
+    /** How many times {@code item} occurs in {@code items}, by identity. */
+    private static int count(List<Object> items, Object item) {
+        int n = 0;
+        for (Object o : items) {
+            if (o == item) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static void drainInto(QueueOps q, List<Object> out) {
+        for (Object o; (o = q.poll()) != null; ) {
+            out.add(o);
+        }
+    }
+
+    /**
+     * {@code a} waits in the queue; one thread offers {@code b} and polls, another polls twice, a third takes
+     * {@code a} back. Then the rest is drained: {@code a} was polled or taken back, not both and not neither;
+     * {@code b} was polled once; a thread that polled both got {@code a} first.
+     */
+    static Runnable takeBackVersusPoll(java.util.function.Supplier<QueueOps> make) {
+        return () -> {
+            QueueOps q = make.get();
+            PlainTask a = task(1);
+            PlainTask b = task(2);
+            q.offer(a);
+            Object[] got = new Object[3];
+            boolean[] back = new boolean[1];
+            runAll(() -> {
+                q.offer(b);
+                got[0] = q.poll();
+            }, () -> {
+                got[1] = q.poll();
+                got[2] = q.poll();
+            }, () -> back[0] = q.takeBack(a));
+            List<Object> polled = new ArrayList<>();
+            for (Object o : got) {
+                if (o != null) {
+                    polled.add(o);
+                }
+            }
+            drainInto(q, polled);
+            check(count(polled, a) + (back[0] ? 1 : 0) == 1,
+                    "a polled " + count(polled, a) + " times, taken back " + back[0]);
+            check(count(polled, b) == 1, "b polled " + count(polled, b) + " times");
+            check(!(got[1] == b && got[2] == a), "one thread polled b before a");
+        };
+    }
+
+    /**
+     * An empty queue; one thread offers two tasks, another polls twice, a third offers one: polls that empty the
+     * queue leave the tail on a dead head, and the offers after must still link. Each task is polled exactly once,
+     * and the first thread's two come out in its order.
+     */
+    static Runnable offersAndPollsAtTheEmptyEnd() {
+        return () -> {
+            QueueOps q = real();
+            PlainTask x = task(1);
+            PlainTask y = task(2);
+            PlainTask z = task(3);
+            Object[] got = new Object[2];
+            runAll(() -> {
+                q.offer(x);
+                q.offer(y);
+            }, () -> {
+                got[0] = q.poll();
+                got[1] = q.poll();
+            }, () -> q.offer(z));
+            List<Object> polled = new ArrayList<>();
+            for (Object o : got) {
+                if (o != null) {
+                    polled.add(o);
+                }
+            }
+            drainInto(q, polled);
+            for (PlainTask t : new PlainTask[] {x, y, z}) {
+                check(count(polled, t) == 1, "task " + t.stamp + " polled " + count(polled, t) + " times");
+            }
+            check(polled.indexOf(x) < polled.indexOf(y), "y came out before x: " + polled);
+        };
+    }
+
+    @Test
+    @Timeout(120)
+    void takeBackVersusPoll() {
+        Lincheck.runConcurrentTest(INVOCATIONS, takeBackVersusPoll(() -> real()));
+    }
+
+    @Test
+    @Timeout(120)
+    void takeBackScenarioFindsAPollThatDoesNotClaim() {
+        LincheckFailures.assertFinds(BROKEN_INVOCATIONS, takeBackVersusPoll(() -> new PollWithoutClaim()));
+    }
+
+    @Test
+    @Timeout(120)
+    void offersVersusPollsAtTheEmptyEnd() {
+        Lincheck.runConcurrentTest(INVOCATIONS, offersAndPollsAtTheEmptyEnd());
+    }
+
+    /**
+     * The broken variant: a linked queue like the real one in the parts the scenario reaches (link by CAS, head by
+     * CAS, take-back by a CAS on the item), except that a poll reads an unordered task's item and then clears it,
+     * rather than claiming it with one atomic step. A take-back between the read and the clear wins too.
+     */
+    static final class PollWithoutClaim implements QueueOps {
+        static final class Node {
+            volatile Object item;
+            volatile Node next;
+
+            Node(Object item) {
+                this.item = item;
+            }
+        }
+
+        private static final VarHandle HEAD;
+        private static final VarHandle NEXT;
+        private static final VarHandle ITEM;
+
+        static {
+            try {
+                MethodHandles.Lookup l = MethodHandles.lookup();
+                HEAD = l.findVarHandle(PollWithoutClaim.class, "head", Node.class);
+                NEXT = l.findVarHandle(Node.class, "next", Node.class);
+                ITEM = l.findVarHandle(Node.class, "item", Object.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private volatile Node head = new Node(null);
+
+        @Override
+        public void offer(PlainTask task) {
+            Node node = new Node(task);
+            for (Node p = head; ; ) {
+                Node q = p.next;
+                if (q == null) {
+                    if (NEXT.compareAndSet(p, null, node)) {
+                        return;
+                    }
+                } else {
+                    p = q;
+                }
+            }
+        }
+
+        @Override
+        public Object poll() {
+            for (;;) {
+                Node h = head;
+                Node first = h.next;
+                if (first == null) {
+                    return null;
+                }
+                if (HEAD.compareAndSet(this, h, first)) {
+                    Object item = first.item; // the bug: read, then clear, with a take-back free to win between
+                    first.item = null;
+                    if (item != null) {
+                        return item;
+                    }
+                }
+            }
+        }
+
+        @Override
+        public boolean takeBack(PlainTask task) {
+            for (Node p = head.next; p != null; p = p.next) {
+                if (p.item == task) {
+                    return ITEM.compareAndSet(p, task, null);
+                }
+            }
+            return false;
+        }
+    }
+}
