@@ -129,6 +129,7 @@ public final class Compare {
             memoryChurn = show(tables, Memory.churn(sizes, runner));
         }
         Table idleCpu = null;
+        Table observed = null;
         if (idle) {
             System.out.println("== Idle CPU");
             idleCpu = show(tables, IdleCpu.measure(sizes, runner));
@@ -136,7 +137,7 @@ public final class Compare {
 
         if (observability) {
             System.out.println("== Observability cost");
-            show(tables, BusiestContexts.measure(sizes, runner));
+            observed = show(tables, BusiestContexts.measure(sizes, runner));
         }
 
         List<String> kafkaVerdicts = new ArrayList<>();
@@ -149,7 +150,7 @@ public final class Compare {
             }
         }
 
-        List<String> verdicts = Targets.evaluate(byId, idleCpu, memoryChurn, cores);
+        List<String> verdicts = Targets.evaluate(byId, idleCpu, memoryChurn, observed, cores);
         verdicts.addAll(kafkaVerdicts);
         System.out.println("\nTargets" + (quick ? " (quick run: indicative only)" : "") + ":");
         for (String v : verdicts) {

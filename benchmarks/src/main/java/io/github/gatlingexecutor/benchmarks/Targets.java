@@ -16,7 +16,8 @@ final class Targets {
     private Targets() {
     }
 
-    static List<String> evaluate(Map<String, List<Summary>> byId, Table idleCpu, Table churn, int cores) {
+    static List<String> evaluate(Map<String, List<Summary>> byId, Table idleCpu, Table churn, Table observed,
+            int cores) {
         List<String> out = new ArrayList<>();
         List<Summary> seed = byId.get("seed");
         if (seed != null) {
@@ -150,6 +151,16 @@ final class Targets {
                     double ms = Double.parseDouble(row.get(1).replace(",", ""));
                     out.add(verdict(ms <= 5, String.format(Locale.ROOT,
                             "idle CPU ~0 (%.2f ms CPU per idle second above the JVM baseline; threshold 5 ms)", ms)));
+                }
+            }
+        }
+        if (observed != null) {
+            for (List<String> row : observed.rows) {
+                if (row.get(0).equals("1,000,000")) {
+                    double share = Double.parseDouble(row.get(2).replace(",", ""));
+                    out.add(verdict(share < 1, String.format(Locale.ROOT,
+                            "busiestContexts(10) with a million lanes waiting: under 1%% of a core at once a second"
+                                    + " (%.2f%%)", share)));
                 }
             }
         }
