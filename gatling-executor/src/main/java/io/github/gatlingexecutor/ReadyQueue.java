@@ -20,7 +20,7 @@ import java.lang.invoke.VarHandle;
  * to the old generation) then holds no chain of younger nodes with it. A walker that meets a self-linked node has
  * fallen behind the head and starts again from it.
  */
-final class ReadyQueue {
+final class ReadyQueue extends ReadyQueueTail {
     static final class Node {
         /** The lane or {@link PlainTask}; cleared when taken. Published by the CAS that links the node. */
         volatile Object item;
@@ -44,17 +44,14 @@ final class ReadyQueue {
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
-            HEAD = l.findVarHandle(ReadyQueue.class, "head", Node.class);
-            TAIL = l.findVarHandle(ReadyQueue.class, "tail", Node.class);
+            HEAD = l.findVarHandle(ReadyQueueHead.class, "head", Node.class);
+            TAIL = l.findVarHandle(ReadyQueueTail.class, "tail", Node.class);
             NEXT = l.findVarHandle(Node.class, "next", Node.class);
             ITEM = l.findVarHandle(Node.class, "item", Object.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
-
-    private volatile Node head;
-    private volatile Node tail;
 
     ReadyQueue() {
         Node dummy = new Node(null, 0, false);
@@ -79,13 +76,17 @@ final class ReadyQueue {
             if (q == null) {
                 // The CAS publishes node (its final fields and its item) to whoever reads this link with acquire.
                 if (NEXT.compareAndSet(p, null, node)) {
-                    // Swing the tail; if another thread already moved it on, it is ahead of us and stays.
-                    TAIL.compareAndSet(this, t, node);
+                    // Swing the tail only when it has fallen two links behind (we linked past a node another offer
+                    // added after our read of it): every other offer leaves it, and the line holding the tail moves
+                    // between the threads half as often. A lagging tail costs the next offer one more link to follow.
+                    if (p != t) {
+                        TAIL.compareAndSet(this, t, node);
+                    }
                     return;
                 }
             } else if (q == p) {
-                // p is a dead head (polls never touch the tail, so the tail may point at one until its offer swings
-                // it): take the tail again if it moved, else walk from the head, which is always live.
+                // p is a dead head (polls never touch the tail, and offers swing it lazily, so it may point at one):
+                // take the tail again if it moved, else walk from the head, which is always live.
                 Node t2 = tail;
                 p = t2 != t ? (t = t2) : head;
             } else {
@@ -192,4 +193,26 @@ final class ReadyQueue {
             p = q == p ? head.next : q;
         }
     }
+}
+
+/**
+ * The head and the tail on cache lines of their own: pollers CAS the head, offers the tail, and in one object line
+ * each offer took the line from the pollers and each poll took it back. Superclass fields are laid out first, so the
+ * padding classes put 64 bytes or more between the two (and between each and its neighbours in the heap).
+ */
+abstract class ReadyQueuePad0 {
+    long p00, p01, p02, p03, p04, p05, p06, p07;
+}
+
+abstract class ReadyQueueHead extends ReadyQueuePad0 {
+    volatile ReadyQueue.Node head;
+}
+
+abstract class ReadyQueuePad1 extends ReadyQueueHead {
+    long p10, p11, p12, p13, p14, p15, p16, p17;
+}
+
+abstract class ReadyQueueTail extends ReadyQueuePad1 {
+    volatile ReadyQueue.Node tail;
+    long p20, p21, p22, p23, p24, p25, p26, p27;
 }
