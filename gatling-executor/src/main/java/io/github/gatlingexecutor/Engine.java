@@ -405,7 +405,7 @@ final class Engine {
         PlainTask item = new PlainTask(task, stamp());
         readyQueue.offerTask(item);
         pool.signalWork();
-        if (!internal && state != RUNNING && takeBack(item)) {
+        if (!internal && state != RUNNING && readyQueue.takeBack(item)) {
             if (adm != null && adm.total > 0) {
                 adm.release();
             }
@@ -415,15 +415,6 @@ final class Engine {
             submitted.increment(); // else the place it keeps counts it (see submittedCount)
         }
         return reserved;
-    }
-
-    /**
-     * Removes one occurrence of {@code task} from the ready queue, by identity: the removal is a CAS on the queue
-     * node's item, so true means no worker took it. If the same instance is queued more than once, which occurrence
-     * goes does not matter: they are the same task, and exactly one of them is taken back.
-     */
-    private boolean takeBack(PlainTask task) {
-        return readyQueue.takeBack(task);
     }
 
     /**

@@ -152,16 +152,6 @@ abstract class Lane {
     /** The coarse stamp of the oldest task waiting to start, or {@link #NO_WAITING} (racy: for statistics). */
     abstract long oldestStamp();
 
-    /**
-     * {@link #oldestStamp} as the lane's owner hands it to the ready queue, which keeps it in the lane's node: nobody
-     * takes from a queued lane, so its oldest waiting task stays the one it had when it was queued (a coalescing
-     * replacement keeps the stamp of the update it replaced). Called by the owner only; a sequential lane answers
-     * from a field its owner has just written, instead of following its nodes.
-     */
-    long queuedStamp() {
-        return oldestStamp();
-    }
-
     abstract long executedCount();
 
     /** Removes this lane from the engine's map; called once, by whoever made it DEAD. */

@@ -11,8 +11,8 @@ import java.lang.invoke.VarHandle;
  * queued, following each item to its lane (or even to its class word) was most of the cost.
  *
  * <p>Taking an item: a poll swings {@code head} to the first node, which becomes the new dummy, and so owns that
- * node's item. An unordered task may also be taken back by its submitter (a submit racing shutdown, see
- * {@code Engine#takeBack}), so for those the item itself is claimed with a CAS, by the poll or by the taker-back,
+ * node's item. An unordered task may also be taken back by its submitter (a submit that finds the executor shut
+ * down once its task is queued, see {@code Engine#attemptPlain}), so for those the item itself is claimed with a CAS, by the poll or by the taker-back,
  * whichever comes first; a node whose item was taken back stays linked, with no item, and polls skip it. A lane is
  * never taken back, so a poll takes it with a plain read (the head CAS has made the node its own).
  *
@@ -59,9 +59,13 @@ final class ReadyQueue extends ReadyQueueTail {
         tail = dummy;
     }
 
-    /** Queues a lane the caller owns; {@code stamp} is its oldest waiting task's (see {@link Lane#queuedStamp}). */
+    /**
+     * Queues a lane the caller owns, with the stamp of its oldest waiting task. The caller has just written the lines
+     * that stamp is read from (it linked the lane's first task, or ended a batch there), and nobody takes from a
+     * queued lane, so the stamp stays exact while the lane waits here.
+     */
     void offerLane(Lane lane) {
-        offer(new Node(lane, lane.queuedStamp(), true));
+        offer(new Node(lane, lane.oldestStamp(), true));
     }
 
     void offerTask(PlainTask task) {

@@ -95,13 +95,6 @@ final class SequentialLane extends Lane {
      */
     @SuppressWarnings("unused") // accessed through HEAD_SEEN
     private long headSeen;
-    /**
-     * The stamp of the first waiting task, as of the moment the lane is handed to the ready queue: written by the
-     * owner that queues it (the activating submitter, or the worker requeuing it after a batch) and read by that same
-     * thread as the queue copies it into the lane's node ({@link ReadyQueue#offerLane}). Exact while the lane is
-     * queued: nobody takes from a queued lane.
-     */
-    private long readyStamp;
 
     SequentialLane(Engine engine, Object context) {
         super(engine, context);
@@ -143,11 +136,7 @@ final class SequentialLane extends Lane {
                 // Release store: the consumer's acquire read of next sees node.task. Until this store the consumer
                 // may see tail != head with head.next == null and waits briefly (see runBatch).
                 NEXT.setRelease(t, node);
-                if (t.idle) {
-                    readyStamp = node.stamp; // the caller, now the owner, queues the lane
-                    return ACTIVATED;
-                }
-                return ACCEPTED;
+                return t.idle ? ACTIVATED : ACCEPTED;
             }
         }
     }
@@ -161,11 +150,7 @@ final class SequentialLane extends Lane {
             // Not a task's failure (runTask keeps those); the engine failing around tasks (an OutOfMemoryError, say).
             // We still own the lane (nothing that can throw follows the CAS that gives it up), and the caller hands
             // it on: the next owner must start from the nodes taken so far, so walk to the last cleared one.
-            Node last = lastTaken(h);
-            head = last;
-            Node n = (Node) NEXT.getAcquire(last);
-            // Requeued by the caller: its ready stamp must be the first waiting task's (or now, if one is in flight).
-            readyStamp = n != null ? n.stamp : tail == last ? NO_WAITING : engine.stamp();
+            head = lastTaken(h);
             throw outsideAnyTask;
         }
     }
@@ -231,7 +216,6 @@ final class SequentialLane extends Lane {
             }
             if (ran == budget) {
                 head = h; // the batch boundary: the next owner starts here (see head)
-                readyStamp = n.stamp; // the caller requeues it (or runs on, and then nobody reads this)
                 return MORE;
             }
             if (!worker.beginTake()) {
@@ -357,11 +341,6 @@ final class SequentialLane extends Lane {
             return 0;
         }
         return Math.max(0, t.seq - (engine.laneHeadPerTask ? ((Node) HEAD.getAcquire(this)).seq : lastTakenNow().seq));
-    }
-
-    @Override
-    long queuedStamp() {
-        return readyStamp;
     }
 
     @Override
