@@ -290,7 +290,7 @@ class SemanticsElasticPoolTest {
      * pool to run away (SPEC 6). The checker looks every 2 ms. A rule that trusted one look at the thread states, and
      * counted a worker waiting for a lock another worker holds as blocked, started 14 auxiliary threads here on two
      * cores, and the tenth of them raised the core size for good. Now a worker counts as blocked only if it stays off
-     * the CPU in one task across three looks 50 us apart, and not for a lock the pool itself holds; a few starts
+     * the CPU in one task across two looks 30 us apart, and not for a lock the pool itself holds; a few starts
      * remain (a monitor's waiter is sometimes off the CPU for longer than that, between its release and its turn), so
      * the bound is no core bump, not zero starts.
      */
