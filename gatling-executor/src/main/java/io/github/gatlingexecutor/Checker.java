@@ -233,7 +233,8 @@ final class Checker implements Runnable {
      * using the machine for it. Returns whether it started any (work is backing up behind such workers).
      *
      * <p>A busy worker counts as <em>running</em> unless one of these holds: its thread is blocked, waiting or
-     * sleeping in its task, and still is a moment later (it leaves its CPU idle; see {@link #offCpuThatDidNotLast});
+     * sleeping in its task for a reason the pool cannot serve itself (it leaves its CPU idle; see
+     * {@link #blockedOnItsOwn});
      * or it is <em>stuck</em>, having run one task for {@code blockedThreshold}
      * (SPEC point 7), whether blocked in I/O or computing. A stuck worker that is merely descheduled (it runs Java code
      * and got almost no CPU since the last look: a saturated machine, not a slow task) still counts as running, so an
@@ -251,9 +252,7 @@ final class Checker implements Runnable {
         int running = 0;
         int stuckWorkers = 0;
         int notBusy = 0;
-        int offCpu = 0;
         for (Worker w : pool.workers()) {
-            w.checkOffCpu = false;
             if (!w.isBusy()) {
                 w.checkSeen = -1;
                 if (w.parkState() != Worker.RETIRED) {
@@ -284,9 +283,8 @@ final class Checker implements Runnable {
             if (isOffCpu(w.thread) && stillInTask(w, seen)) {
                 if (stuck) {
                     stuckWorkers++;
-                } else {
-                    w.checkOffCpu = true;
-                    offCpu++;
+                } else if (!(blockedOnItsOwn(pool, w) && stillInTask(w, seen))) {
+                    running++; // waits for a lock the pool holds, or is back on the CPU: see blockedOnItsOwn
                 }
             } else if (stuck && !merelyDescheduled(w, now)) {
                 stuckWorkers++;
@@ -303,9 +301,6 @@ final class Checker implements Runnable {
         if (notBusy > 0) {
             pool.signalWork();
             return false;
-        }
-        if (offCpu > 0 && WorkerPool.CORES - running > 0) {
-            running += offCpuThatDidNotLast(pool);
         }
         // With no worker running at all, even a machine whose cores are taken by stuck tasks needs one more thread.
         int toStart = Math.max(WorkerPool.CORES - running, stuckWorkers > 0 && running == 0 ? 1 : 0);
@@ -339,36 +334,6 @@ final class Checker implements Runnable {
     }
 
     /**
-     * A thread state is one instant. A task that takes a lock for a moment (a histogram resizing under its reader
-     * lock, a class initialised by another thread) shows WAITING or BLOCKED for microseconds, and an inspection that
-     * met one such instant started a third worker on two cores under a CPU-bound load. So a worker seen off the CPU
-     * in its task, and not yet stuck, makes a reason to start only if it is still off the CPU in the same task at
-     * {@link #OFF_CPU_LOOKS} more looks {@link #OFF_CPU_LOOK_NANOS} apart. Paid only when the count says start, so at
-     * most once per inspection; a task blocked in earnest (a millisecond of I/O) is nearly always still blocked.
-     * Returns how many of the workers seen off the CPU were not, and count as running.
-     */
-    private int offCpuThatDidNotLast(WorkerPool pool) {
-        int back = 0;
-        for (int look = 0; look < OFF_CPU_LOOKS; look++) {
-            // Spun, not parked: a 50 us park took far longer on a virtualised machine (timer slack), long enough for a
-            // task blocked for a millisecond to have finished by the last look, and a pool of such tasks stopped
-            // growing (5 times the fixed pool's throughput fell to under 2; two looks of 50 us, spun, still cost half
-            // the growth). A few tens of microseconds of the checker's CPU, and only when the count says start.
-            long until = System.nanoTime() + OFF_CPU_LOOK_NANOS;
-            while (System.nanoTime() - until < 0) {
-                Thread.onSpinWait();
-            }
-            for (Worker w : pool.workers()) {
-                if (w.checkOffCpu && !(blockedOnItsOwn(pool, w) && stillInTask(w, w.checkSeen))) {
-                    w.checkOffCpu = false;
-                    back++;
-                }
-            }
-        }
-        return back;
-    }
-
-    /**
      * Whether the worker is off the CPU for a reason the pool cannot serve itself, judged from one snapshot of its
      * thread (the state and the lock it waits for must come from the same moment: a state read first and a lock read
      * after it once met a thread that had just acquired its lock, and counted it blocked). Not blocked: running, or
@@ -399,9 +364,6 @@ final class Checker implements Runnable {
         }
         return true;
     }
-
-    private static final int OFF_CPU_LOOKS = 1;
-    private static final long OFF_CPU_LOOK_NANOS = 30_000L;
 
     private static final long SWEEP_TICK_NANOS = 2_000_000L;
     /** The longest the coarse clock goes without a refresh while a worker is awake (see {@link Engine#stamp}). */

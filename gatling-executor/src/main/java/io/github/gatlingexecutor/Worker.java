@@ -124,8 +124,6 @@ final class Worker implements Runnable {
     long checkSeen = -1;
     long checkSince;
     boolean checkReported;
-    /** Seen off the CPU in its task at this look, not yet stuck: a reason to start a thread only if it lasts. */
-    boolean checkOffCpu;
 
     Worker(Engine engine, WorkerPool pool, boolean core, int id) {
         this.engine = engine;

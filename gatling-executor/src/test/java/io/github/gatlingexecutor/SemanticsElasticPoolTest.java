@@ -287,12 +287,11 @@ class SemanticsElasticPoolTest {
 
     /**
      * Tasks that meet on a lock for microseconds wait on it now and then (BLOCKED for an instant): no reason for the
-     * pool to run away (SPEC 6). The checker looks every 2 ms. A rule that trusted one look at the thread states, and
-     * counted a worker waiting for a lock another worker holds as blocked, started 14 auxiliary threads here on two
-     * cores, and the tenth of them raised the core size for good. Now a worker counts as blocked only if it stays off
-     * the CPU in one task across two looks 30 us apart, and not for a lock the pool itself holds; a few starts
-     * remain (a monitor's waiter is sometimes off the CPU for longer than that, between its release and its turn), so
-     * the bound is no core bump, not zero starts.
+     * pool to run away (SPEC 6). The checker looks every 2 ms. A rule that counted every worker seen waiting as
+     * blocked, even for a lock another worker holds, started 14 auxiliary threads here on two cores, and the tenth of
+     * them raised the core size for good. Now such a worker counts as running (judged from one snapshot of its
+     * thread); a few starts remain (a thread's state and its lock are not always caught together with its owner's),
+     * so the bound is no core bump, not zero starts.
      */
     @Test
     void aCpuBoundBacklogWhoseTasksMeetOnALockDoesNotStartAuxiliaryThreads() {
