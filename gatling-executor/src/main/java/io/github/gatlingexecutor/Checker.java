@@ -312,21 +312,26 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Workers release the lanes they left idle themselves, between items and before parking; a worker busy in one long
-     * task cannot. So while any worker holds idle lanes, the checker looks every {@link #SWEEP_TICK_NANOS} and releases
-     * those past the grace, which bounds how long an emptied lane stays mapped. Returns whether any worker holds some.
+     * Workers release the lanes they left idle themselves once the grace has passed, between items and when a timed
+     * park ends; a worker busy in one long task cannot. So while any worker holds idle lanes, the checker looks every
+     * {@link #SWEEP_TICK_NANOS} and releases those past the grace, which bounds how long an emptied lane stays mapped.
+     * Returns whether any worker holds some.
      */
     private boolean sweepIdleLanes(long now) {
         boolean any = false;
         for (Worker w : engine.pool.workers()) {
-            if (w.idleCount() == 0 || w.sweptCleanAt == w.startedCount()) {
+            // Read before the sweep, with acquire: the sweep then sees every entry appended up to this count, and a
+            // later append changes it. (The started count is no such mark: a task that had started before a sweep
+            // can leave its lane idle in the ring after it, and a parked worker starts nothing more.)
+            long appends = w.ringAppends();
+            if (w.idleCount() == 0 || w.sweptCleanAt == appends) {
                 continue; // nothing held, or nothing new since a sweep that left nothing to wait for
             }
             any = true;
             if (now - w.lastSweptByChecker >= SWEEP_TICK_NANOS) {
                 w.lastSweptByChecker = now;
                 if (!releaseIdleLanesOf(w, now)) {
-                    w.sweptCleanAt = w.startedCount();
+                    w.sweptCleanAt = appends;
                 }
             }
         }

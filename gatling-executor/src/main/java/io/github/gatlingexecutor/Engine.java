@@ -694,6 +694,11 @@ final class Engine {
 
         @Override
         public void lane(Object lane, long stamp) {
+            if (stamp == Lane.NO_WAITING) {
+                // Queued with nothing waiting (sent round once more, see SequentialLane#runBatch): what came since
+                // is only in the lane. Rare, so following these few to their lanes keeps the walk cheap.
+                stamp = ((Lane) lane).oldestStamp();
+            }
             if (top != null) {
                 top.offer(lane, stamp);
             }

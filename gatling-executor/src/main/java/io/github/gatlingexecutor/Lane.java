@@ -37,7 +37,10 @@ abstract class Lane {
 
     /** {@link #runBatch} outcomes. */
     static final int DONE = 0;
-    /** The batch budget ran out with work left: the caller still owns the lane and must requeue it. */
+    /**
+     * The batch budget ran out with work left, or a sequential lane emptied while other work waits and stays active
+     * for one more round (see {@link SequentialLane#runBatch}): the caller still owns the lane and must requeue it.
+     */
     static final int MORE = 1;
     /**
      * The lane is empty and the caller has made it idle: it no longer owns it, and should remember it in its idle

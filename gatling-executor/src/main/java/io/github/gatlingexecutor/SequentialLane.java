@@ -182,6 +182,17 @@ final class SequentialLane extends Lane {
                     }
                     waits = LINGER; // the CPU is wanted elsewhere: give the lane up now
                 }
+                if (t == h && ran > 0 && !worker.stopping() && !engine.readyQueue.isEmpty()) {
+                    // Empty, and other work waits: keep the lane active and send it round the ready queue once
+                    // more, as after a full batch, instead of making it idle. Its next tasks are then plain appends
+                    // for their submitters; made idle here, the next one would pay an activation: the idle dummy's
+                    // lines, which we had just written, a ready-queue offer and a wake-up check. Over many contexts
+                    // at full load the lane has usually been given more by the time it comes round; if not, that
+                    // visit runs nothing (ran == 0), and makes it idle: a lane goes round empty at most once per
+                    // visit that ran something.
+                    head = h;
+                    return MORE;
+                }
                 if (t == h) {
                     // Empty. Give up ownership: a submitter racing with us either wins its CAS first (then ours fails
                     // and we wait for its link) or finds the idle dummy and activates the lane itself, as its owner.

@@ -374,74 +374,39 @@ class DefectRegressionTest {
     /**
      * Item 8: the interrupt status was cleared after each task, not right before the next, so an interrupt sent to a
      * worker between tasks reached the next task (185 of 427k tasks under an interrupter). Deterministic: the worker
-     * is held between tasks inside the context's hashCode, as it releases the lane it emptied before parking, and is
-     * interrupted there; the next task must not start interrupted. (When the checker's sweep wins the release, which a
-     * loaded machine allows, the test tries again with a new lane.)
+     * is held between tasks in the executor's uncaught-exception handler, which it calls after a task has thrown and
+     * before it takes the next one, and is interrupted there; the next task must not start interrupted.
      */
     @Test
     @Timeout(20)
     void anInterruptBetweenTasksDoesNotReachTheNextTask() throws Exception {
-        String name = TestSupport.uniqueName("interrupt-between");
-        AtomicBoolean armed = new AtomicBoolean();
-        AtomicBoolean releasedElsewhere = new AtomicBoolean();
         AtomicBoolean release = new AtomicBoolean();
         CountDownLatch held = new CountDownLatch(1);
         AtomicReference<Thread> heldThread = new AtomicReference<>();
-        Object context = new Object() {
-            @Override
-            public int hashCode() {
-                Thread me = Thread.currentThread();
-                if (me.getName().startsWith(name + "-core-")) {
-                    if (armed.compareAndSet(true, false)) {
-                        heldThread.set(me);
-                        held.countDown();
-                        while (!release.get()) {
-                            Thread.onSpinWait(); // not interruptible: the interrupt stays pending
-                        }
+        GatlingExecutor e = cleanup.track(gatling("interrupt-between").coreThreads(1).maxThreads(1)
+                .uncaughtExceptionHandler((thread, failure) -> {
+                    heldThread.set(thread);
+                    held.countDown();
+                    while (!release.get()) {
+                        Thread.onSpinWait(); // not interruptible: the interrupt stays pending
                     }
-                } else if (armed.compareAndSet(true, false)) {
-                    releasedElsewhere.set(true); // the checker's sweep released the lane first: try again
-                }
-                return 99;
-            }
-
-            @Override
-            public String toString() {
-                return "releasing-context";
-            }
-        };
-        GatlingExecutor e = cleanup.track(GatlingExecutor.builder().name(name).coreThreads(1).maxThreads(1)
-                .checkPeriod(Duration.ofMinutes(1)).build());
+                }).build());
         try {
-            // The worker releases the lane it emptied before it parks, within microseconds; the checker sweeps lanes
-            // left idle past their 1 ms grace. A worker descheduled for longer (a loaded machine) loses that race, and
-            // then the lane is gone without the worker ever calling hashCode: submit again (a new lane) and retry.
-            for (int attempt = 0; ; attempt++) {
-                assertTrue(attempt < 50, "the checker released the lane before the worker in 50 attempts");
-                releasedElsewhere.set(false);
-                CountDownLatch firstRan = new CountDownLatch(1);
-                e.execute(new Seq(context, () -> {
-                    armed.set(true); // from here on, only the executor calls hashCode on this thread
-                    firstRan.countDown();
-                }));
-                await(firstRan, "the first task");
-                waitUntil("the lane's release by the worker or by the checker",
-                        () -> held.getCount() == 0 || releasedElsewhere.get());
-                if (held.getCount() == 0) {
-                    break;
-                }
-            }
+            e.execute(new Seq("ctx", () -> {
+                throw new IllegalStateException("the task ends; the handler holds its worker");
+            }));
+            await(held, "the worker in the uncaught-exception handler");
             Thread worker = heldThread.get();
             worker.interrupt();
             assertTrue(worker.isInterrupted(), "the interrupt is pending while the worker is between tasks");
             AtomicReference<Thread> ranOn = new AtomicReference<>();
             AtomicBoolean startedInterrupted = new AtomicBoolean();
             CountDownLatch secondRan = new CountDownLatch(1);
-            e.execute(() -> {
+            e.execute(new Seq("ctx", () -> {
                 startedInterrupted.set(Thread.currentThread().isInterrupted());
                 ranOn.set(Thread.currentThread());
                 secondRan.countDown();
-            });
+            }));
             release.set(true);
             await(secondRan, "the next task");
             assertSame(worker, ranOn.get(), "the next task ran on the interrupted worker (maxThreads 1)");

@@ -145,7 +145,11 @@ class LincheckLaneTest {
 
             @Override
             public void drain() {
-                lane.runBatch(w, 64);
+                // MORE: emptied while other work waits (the plain task), the lane stays active for one more round
+                // of the ready queue; its next visit runs what came meanwhile, or gives it up if nothing did.
+                while (lane.runBatch(w, 64) == Lane.MORE) {
+                    // the lane's next visit, after its round of the ready queue
+                }
             }
 
             @Override
@@ -619,8 +623,9 @@ class LincheckLaneTest {
 
     /**
      * What a worker does with the ready queue, with batches of one task (see {@code Worker.runLane}), and then what it
-     * does before it parks: release the lanes it left idle (so a submit of the other thread may find its lane DEAD
-     * and create a new one).
+     * does once their grace has passed (between items, or when its timed park ends): release the lanes it left idle
+     * (so a submit of the other thread may find its lane DEAD and create a new one). The model has no clock, so the
+     * grace is taken as over.
      */
     private static void work(Engine e, Worker w, boolean keepRunningAfterRequeue) {
         for (Object item; (item = e.readyQueue.poll()) != null; ) {

@@ -126,6 +126,24 @@ class SemanticsLaneLifecycleTest {
         await(fromOtherThread, "task through a shared handle");
     }
 
+    /**
+     * A worker parks with the lanes it emptied still within their grace (releasing them all there made each catch-up
+     * of a producer a release and re-creation of every lane just emptied); the checker releases them once the grace
+     * has passed, although no worker is awake any more. Tried several times: each round, the checker may be anywhere
+     * in its sleep when the worker parks.
+     */
+    @RepeatedTest(5)
+    void aLaneKeptByAParkedWorkerIsReleasedAfterItsGrace() {
+        GatlingExecutor e = cleanup.track(gatling("parked-ring").coreThreads(1).maxThreads(1).build());
+        for (int round = 0; round < 5; round++) {
+            CountDownLatch ran = new CountDownLatch(1);
+            e.sequential("a" + round).execute(ran::countDown);
+            await(ran, "the task");
+            waitUntil("the lane released while every worker is parked", () -> e.statistics().liveContexts() == 0,
+                    () -> e.contextStatistics().toString(), 1_000);
+        }
+    }
+
     @Test
     void aReleasedContextUsedAgainStartsFromZero() {
         GatlingExecutor e = cleanup.track(gatling("lanes").coreThreads(2).build());
