@@ -53,6 +53,7 @@ final class Router<K, V> implements Runnable {
     /** Records one run routes before it lets other tasks have the worker. */
     static final int MAX_PER_RUN = 1024;
 
+    private static final int MIN_TABLE = 256;
     private static final int IDLE = 0;
     private static final int SCHEDULED = 1;
 
@@ -91,6 +92,8 @@ final class Router<K, V> implements Runnable {
     private int index;
     private Work<K, V> spare;
     private Slot<K, V> nullSlot;
+    private Slot<K, V>[] table = newTable(MIN_TABLE);
+    private int tableCount;
     private long seq;
     private long lastOffset = -1;
     private long publishedSeq;
@@ -240,7 +243,7 @@ final class Router<K, V> implements Runnable {
                     if (claim != Slot.RETIRED) {
                         break;
                     }
-                    keys.remove(keyOf(key), slot); // the sweeper took it out of use; a new slot replaces it
+                    // The sweeper took it out of use between the lookup and the claim: look again, which replaces it.
                 }
             }
             if (claim != 0 || !onTheSpot) {
@@ -418,15 +421,80 @@ final class Router<K, V> implements Runnable {
         return (c != null && index < c.size()) || NEXT_BATCH.getVolatile(headBatch) != null;
     }
 
+    /**
+     * The key's slot: first from this router's own table, then from the topic's shared map. The shared map's lookup
+     * walks a node, the stored key and a separate counter per record, and was most of a router's time with many keys;
+     * the table here is an open-addressing array of the slots themselves, read by this router only, so a hit touches
+     * the slot (whose hash and claim count share a line) and the stored key.
+     */
     private Slot<K, V> slotOf(K key) {
         Object k = keyOf(key);
-        Slot<K, V> s = keys.get(k);
-        if (s == null) {
-            s = keys.computeIfAbsent(k, x -> new Slot<>(runner, executor.coalescing(LaneKey.of(topic, x)),
-                    ordering == Ordering.KEY_LATEST));
+        int h = k.hashCode();
+        Slot<K, V>[] t = table;
+        int mask = t.length - 1;
+        int i = (h ^ (h >>> 16)) & mask;
+        Slot<K, V> s;
+        while ((s = t[i]) != null) {
+            if (s.hash == h && s.key.equals(k)) {
+                if (s.retired()) {
+                    s = shared(k); // same key, same hash: the new slot takes the retired one's place
+                    t[i] = s;
+                }
+                s.used = true;
+                return s;
+            }
+            i = (i + 1) & mask;
+        }
+        s = shared(k);
+        t[i] = s;
+        if (++tableCount * 2 > t.length) {
+            rebuild();
         }
         s.used = true;
         return s;
+    }
+
+    /** The topic's slot of a key, never a retired one. */
+    private Slot<K, V> shared(Object k) {
+        while (true) {
+            Slot<K, V> s = keys.get(k);
+            if (s == null) {
+                s = keys.computeIfAbsent(k, x -> new Slot<>(x, runner, executor.coalescing(LaneKey.of(topic, x)),
+                        ordering == Ordering.KEY_LATEST));
+            }
+            if (!s.retired()) {
+                return s;
+            }
+            keys.remove(k, s); // the sweeper retired it and is about to remove it: either of us may
+        }
+    }
+
+    /** Grows the table, dropping the slots the sweeper retired, so that it follows live keys too. */
+    private void rebuild() {
+        int live = 0;
+        for (Slot<K, V> s : table) {
+            if (s != null && !s.retired()) {
+                live++;
+            }
+        }
+        Slot<K, V>[] t = newTable(Math.max(MIN_TABLE, Integer.highestOneBit(Math.max(1, live)) * 4));
+        int mask = t.length - 1;
+        for (Slot<K, V> s : table) {
+            if (s != null && !s.retired()) {
+                int i = (s.hash ^ (s.hash >>> 16)) & mask;
+                while (t[i] != null) {
+                    i = (i + 1) & mask;
+                }
+                t[i] = s;
+            }
+        }
+        table = t;
+        tableCount = live;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <K, V> Slot<K, V>[] newTable(int size) {
+        return (Slot<K, V>[]) new Slot<?, ?>[size];
     }
 
     private static Object keyOf(Object key) {
@@ -437,7 +505,7 @@ final class Router<K, V> implements Runnable {
         Slot<K, V> s = nullSlot;
         if (s == null) {
             // Null keys are not a key: their records keep partition order, and are never superseded.
-            s = new Slot<>(runner, executor.coalescing(LaneKey.of(ps.tp)), false);
+            s = new Slot<>(null, runner, executor.coalescing(LaneKey.of(ps.tp)), false);
             nullSlot = s;
         }
         return s;

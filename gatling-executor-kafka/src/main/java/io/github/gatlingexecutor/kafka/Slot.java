@@ -4,7 +4,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One key (or the null key of one partition): who may run its records now, the records waiting for their turn, and
@@ -41,12 +40,14 @@ final class Slot<K, V> implements Runnable {
 
     private static final VarHandle TAIL;
     private static final VarHandle LATEST;
+    private static final VarHandle CLAIMS;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             TAIL = l.findVarHandle(Slot.class, "tail", Work.class);
             LATEST = l.findVarHandle(Slot.class, "latest", Work.class);
+            CLAIMS = l.findVarHandle(Slot.class, "claims", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -56,7 +57,12 @@ final class Slot<K, V> implements Runnable {
     private final Executor lane;
     private final boolean latestOnly;
 
-    final AtomicInteger claims = new AtomicInteger();
+    /** The key as the maps hold it ({@code byte[]} wrapped), and its hash: a router's cache compares these. */
+    final Object key;
+    final int hash;
+    /** A field, not an {@code AtomicInteger}: a router reads it on every record, and that saves a cache miss. */
+    @SuppressWarnings("unused")
+    private volatile int claims;
     /**
      * Set by routers on every lookup, cleared by the sweeper: a slot is retired only if no record of its key came
      * between two sweeps, so a key that recurs every few milliseconds keeps its slot. Racy on purpose: a lost write
@@ -78,7 +84,9 @@ final class Slot<K, V> implements Runnable {
     /** Set by the retry timer just before it submits the slot. */
     private volatile boolean retryDue;
 
-    Slot(RecordRunner<K, V> runner, Executor lane, boolean latestOnly) {
+    Slot(Object key, RecordRunner<K, V> runner, Executor lane, boolean latestOnly) {
+        this.key = key;
+        this.hash = key == null ? 0 : key.hashCode();
         this.runner = runner;
         this.lane = lane;
         this.latestOnly = latestOnly;
@@ -90,19 +98,23 @@ final class Slot<K, V> implements Runnable {
     /** A router's claim of one record: the count before it (zero: the caller owns the key now), or {@link #RETIRED}. */
     int claim() {
         while (true) {
-            int c = claims.get();
+            int c = claims;
             if (c < 0) {
                 return RETIRED;
             }
-            if (claims.compareAndSet(c, c + 1)) {
+            if (CLAIMS.compareAndSet(this, c, c + 1)) {
                 return c;
             }
         }
     }
 
+    boolean retired() {
+        return claims < 0;
+    }
+
     /** Polling thread: take an unowned slot out of use; false if the key is owned. */
     boolean retire() {
-        return claims.compareAndSet(0, RETIRED);
+        return CLAIMS.compareAndSet(this, 0, RETIRED);
     }
 
     /**
@@ -117,7 +129,7 @@ final class Slot<K, V> implements Runnable {
                 // Taken before any run could take it: it never runs, and is done now. Its claim and this record's
                 // are both counted, so this decrement cannot end the current ownership.
                 runner.superseded(replaced);
-                claims.decrementAndGet();
+                release();
             }
         } else {
             @SuppressWarnings("unchecked")
@@ -131,7 +143,7 @@ final class Slot<K, V> implements Runnable {
 
     /** The router that owned the key finished its record: records claimed meanwhile go to the lane. */
     void releaseInline() {
-        if (claims.decrementAndGet() > 0) {
+        if (release() > 0) {
             resubmit();
         }
     }
@@ -160,14 +172,14 @@ final class Slot<K, V> implements Runnable {
                 return;
             }
             failing = null;
-            if (claims.decrementAndGet() == 0) {
+            if (release() == 0) {
                 return;
             }
         }
         for (int n = 0; n < BATCH; n++) {
             Work<K, V> w = take();
             if (w == null) {
-                if (claims.get() > 0) {
+                if (claims > 0) {
                     resubmit(); // claimed, not yet linked: see the class comment
                 }
                 return;
@@ -175,7 +187,7 @@ final class Slot<K, V> implements Runnable {
             if (!tryOne(w)) {
                 return;
             }
-            if (claims.decrementAndGet() == 0) {
+            if (release() == 0) {
                 return; // ownership ends here: a record linked but not yet counted belongs to its router's claim
             }
         }
@@ -194,6 +206,11 @@ final class Slot<K, V> implements Runnable {
             return true;
         }
         return false;
+    }
+
+    /** Gives back one claim; the count left. */
+    private int release() {
+        return (int) CLAIMS.getAndAdd(this, -1) - 1;
     }
 
     private void retryNow() {
