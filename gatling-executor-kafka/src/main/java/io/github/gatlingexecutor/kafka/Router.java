@@ -92,7 +92,9 @@ final class Router<K, V> implements Runnable {
     private int index;
     private Work<K, V> spare;
     private Slot<K, V> nullSlot;
-    private Slot<K, V>[] table = newTable(MIN_TABLE);
+    private Slot<K, V>[] table;
+    private int[] hashes;
+    private int shift;
     private int tableCount;
     private long seq;
     private long lastOffset = -1;
@@ -120,6 +122,7 @@ final class Router<K, V> implements Runnable {
         this.tailBatch = stub;
         this.headBatch = stub;
         this.slowUntil = System.nanoTime();
+        allocate(MIN_TABLE);
     }
 
     // ------------------------------------------------------------------------------------------------ polling thread
@@ -424,18 +427,22 @@ final class Router<K, V> implements Runnable {
     /**
      * The key's slot: first from this router's own table, then from the topic's shared map. The shared map's lookup
      * walks a node, the stored key and a separate counter per record, and was most of a router's time with many keys;
-     * the table here is an open-addressing array of the slots themselves, read by this router only, so a hit touches
-     * the slot (whose hash and claim count share a line) and the stored key.
+     * the table here is read by this router only: open addressing over an array of hashes (a probe reads that array
+     * alone) beside an array of the slots themselves, so a hit touches one slot, whose claim count and (for short
+     * String keys) packed key share its line; see {@link Slot#isKey}. Fibonacci hashing spreads the hashes first:
+     * keys such as "key-1230".."key-1239" have consecutive String hashes, which linear probing on the low bits would
+     * pile into long runs.
      */
     private Slot<K, V> slotOf(K key) {
         Object k = keyOf(key);
         int h = k.hashCode();
+        int[] hs = hashes;
         Slot<K, V>[] t = table;
         int mask = t.length - 1;
-        int i = (h ^ (h >>> 16)) & mask;
+        int i = (h * 0x9E3779B9) >>> shift;
         Slot<K, V> s;
         while ((s = t[i]) != null) {
-            if (s.hash == h && s.key.equals(k)) {
+            if (hs[i] == h && s.isKey(k)) {
                 if (s.retired()) {
                     s = shared(k); // same key, same hash: the new slot takes the retired one's place
                     t[i] = s;
@@ -447,6 +454,7 @@ final class Router<K, V> implements Runnable {
         }
         s = shared(k);
         t[i] = s;
+        hs[i] = h;
         if (++tableCount * 2 > t.length) {
             rebuild();
         }
@@ -471,25 +479,33 @@ final class Router<K, V> implements Runnable {
 
     /** Grows the table, dropping the slots the sweeper retired, so that it follows live keys too. */
     private void rebuild() {
+        Slot<K, V>[] old = table;
         int live = 0;
-        for (Slot<K, V> s : table) {
+        for (Slot<K, V> s : old) {
             if (s != null && !s.retired()) {
                 live++;
             }
         }
-        Slot<K, V>[] t = newTable(Math.max(MIN_TABLE, Integer.highestOneBit(Math.max(1, live)) * 4));
+        allocate(Math.max(MIN_TABLE, Integer.highestOneBit(Math.max(1, live)) * 4));
+        Slot<K, V>[] t = table;
         int mask = t.length - 1;
-        for (Slot<K, V> s : table) {
+        for (Slot<K, V> s : old) {
             if (s != null && !s.retired()) {
-                int i = (s.hash ^ (s.hash >>> 16)) & mask;
+                int i = (s.hash * 0x9E3779B9) >>> shift;
                 while (t[i] != null) {
                     i = (i + 1) & mask;
                 }
                 t[i] = s;
+                hashes[i] = s.hash;
             }
         }
-        table = t;
         tableCount = live;
+    }
+
+    private void allocate(int size) {
+        table = newTable(size);
+        hashes = new int[size];
+        shift = 32 - Integer.numberOfTrailingZeros(size);
     }
 
     @SuppressWarnings("unchecked")
