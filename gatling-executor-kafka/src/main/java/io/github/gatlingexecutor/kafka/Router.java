@@ -28,10 +28,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Running a record here is what makes a fast handler cheap, and is wrong for a slow one: the partition's other keys
  * would wait behind it. So the router times its calls, and after {@link #SLOW_STREAK} calls in a row longer than
  * {@link #SLOW_CALL_NANOS} hands every record to the lanes for {@link #SLOW_HOLD_NANOS}, then tries again. One long
- * call alone (a stall, a lock, a retry) is caught by the polling thread instead: it watches the router between polls,
- * and a call still running after {@link #DETACH_NANOS} loses the routing: the polling thread tracks that record as
- * in flight and starts a new run that carries on with the next records, while the call finishes on its own. The key
- * stays claimed until it does, so later records of that key still wait for it.
+ * call alone (a stall, a lock, a failure handler that waits) is caught by the polling thread instead: it watches the
+ * router between polls, and a call still running after {@link #DETACH_NANOS} loses the routing: the polling thread
+ * tracks that record as in flight and starts a new run that carries on with the next records, while the call
+ * finishes on its own. The key stays claimed until it does, so later records of that key still wait for it.
  *
  * <h2>The token</h2>
  * One thread at a time routes (holds the token). {@link #sched} makes runs exclusive and serial (a run starts only by
