@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@link Ordering#KEY}: a record whose key nothing else holds (see {@link Slot}) runs right here, on the spot,
  *       with no executor task and no tracking object; a record whose key is held is queued in the key's slot.</li>
  *   <li>{@link Ordering#KEY_LATEST}: every record goes to its key's slot, where a newer waiting record supersedes an
- *       older one; a key with nothing waiting runs its record at once.</li>
+ *       older one; a key with nothing waiting runs its record at once. This mode's router runs on the polling thread
+ *       (see {@link #onPollingThread}).</li>
  *   <li>{@link Ordering#PARTITION}: every record runs here, in offset order; a failed one holds the router.</li>
  *   <li>{@link Ordering#UNORDERED}: on the spot, or as its own executor task.</li>
  * </ul>
@@ -78,6 +79,12 @@ final class Router<K, V> implements Runnable {
     private final ConcurrentMap<Object, Slot<K, V>> keys;
     private final String topic;
 
+    /**
+     * {@link Ordering#KEY_LATEST}: the polling thread routes, and is the only token holder. Every record of that mode
+     * goes to its key's lane anyway, and a routing task would wait in the executor's queue behind the very lanes it
+     * feeds (busy with slow handlers, which is when superseding matters), and that wait adds to every record's lag.
+     */
+    private final boolean onPollingThread;
     private final AtomicInteger sched = new AtomicInteger(IDLE);
     /** Odd while a record runs on the spot; see the class comment. */
     @SuppressWarnings("unused")
@@ -118,6 +125,7 @@ final class Router<K, V> implements Runnable {
         this.ordering = ordering;
         this.keys = keys;
         this.topic = ps.tp.topic();
+        this.onPollingThread = ordering == Ordering.KEY_LATEST;
         Batch<K, V> stub = new Batch<>(null);
         this.tailBatch = stub;
         this.headBatch = stub;
@@ -138,6 +146,10 @@ final class Router<K, V> implements Runnable {
 
     /** Polling thread: make sure a run will see what was offered. False if the executor refused the run. */
     boolean schedule() {
+        if (onPollingThread) {
+            route(Integer.MAX_VALUE);
+            return true;
+        }
         if (sched.get() != IDLE || !sched.compareAndSet(IDLE, SCHEDULED)) {
             return true;
         }
@@ -192,7 +204,7 @@ final class Router<K, V> implements Runnable {
 
     @Override
     public void run() {
-        while (route()) {
+        while (route(MAX_PER_RUN)) {
             sched.set(IDLE);
             if (!hasMore() || !sched.compareAndSet(IDLE, SCHEDULED)) {
                 return;
@@ -201,7 +213,7 @@ final class Router<K, V> implements Runnable {
     }
 
     /** True when out of records; false when the token left this run (handed on, taken, or held by a failure). */
-    private boolean route() {
+    private boolean route(int budget) {
         if (failing != null) {
             if (!retryDue) {
                 return false;
@@ -219,7 +231,7 @@ final class Router<K, V> implements Runnable {
         boolean onTheSpot = (ordering == Ordering.KEY || ordering == Ordering.UNORDERED)
                 && System.nanoTime() - slowUntil >= 0;
         long mark = 0;
-        for (int n = 0; n < MAX_PER_RUN; n++) {
+        for (int n = 0; n < budget; n++) {
             ConsumerRecord<K, V> r = next();
             if (r == null) {
                 publish();
