@@ -406,7 +406,12 @@ final class Router<K, V> implements Runnable {
             ps.completedMany(doneHere);
             doneHere = 0;
         }
-        if (seq != publishedSeq) {
+        // Not once the partition is revoked: the records dropped since then (skipped above, or DROPPED by the runner
+        // on the spot) are neither run nor tracked, and a progress mark past them would let the commit that follows
+        // the revocation (or the close) skip them, so their next owner would never see them. Revocation is sticky and
+        // read after every drop of this run, so no drop escapes this check; the commit stays at what was routed
+        // before, and the next owner processes the rest again.
+        if (seq != publishedSeq && !ps.revoked) {
             publishedSeq = seq;
             ps.routed(lastOffset + 1, seq);
         }
