@@ -31,7 +31,6 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -60,10 +59,13 @@ import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFail
  *
  * <h2>Threads</h2>
  * {@link #start()} starts one polling thread, named {@code kafka-<group.id>-poll}, which alone uses the
- * {@link KafkaConsumer} (it is not thread-safe): it polls, hands records to executor lanes, pauses and resumes
- * partitions, commits, and runs the rebalance callbacks. Handlers and failure handlers run on the executor's threads,
- * never on the polling thread, so a slow or failing handler never stops polling. Unless an executor is given, the
- * processor makes its own {@link GatlingExecutor} (named {@code kafka-<group.id>}) and closes it in {@link #close()}.
+ * {@link KafkaConsumer} (it is not thread-safe): it polls, hands each partition's records of a poll to that
+ * partition's router as one batch, pauses and resumes partitions, commits, and runs the rebalance callbacks. The
+ * routers run on the executor's threads: a record whose key is free runs right there, a record whose key is busy (or
+ * any record, once the handler proves slow) goes to the key's lane. Handlers and failure handlers run on the
+ * executor's threads, never on the polling thread, so a slow or failing handler never stops polling. Unless an
+ * executor is given, the processor makes its own {@link GatlingExecutor} (named {@code kafka-<group.id>}) and closes
+ * it in {@link #close()}.
  *
  * <h2>Commits</h2>
  * Per partition, the committed offset is the end of the contiguous prefix of completed records: records whose handler
@@ -129,9 +131,9 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
     // Owned by the polling thread.
     private final Map<TopicPartition, PartitionState> partitions = new HashMap<>();
-    private final Map<Object, Slot<K, V>> slots = new HashMap<>();
-    private final List<Runnable> toSubmit = new ArrayList<>();
-    private int sweepAt = SWEEP_MIN;
+    /** Per topic: the slots of its keys, shared by the routers of its partitions (which only read the map here). */
+    private final Map<String, ConcurrentHashMap<Object, Slot<K, V>>> keys = new HashMap<>();
+    private long sweepAt = SWEEP_MIN;
     private long nextCommitNanos;
     private boolean waiting;
     private boolean rejectionLogged;
@@ -329,7 +331,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     private void pollOnce() {
         ConsumerRecords<K, V> records;
         try {
-            records = consumer.poll(Duration.ofNanos(waiting || !toSubmit.isEmpty() ? BUSY_POLL_NANOS
+            records = consumer.poll(Duration.ofNanos(waiting ? BUSY_POLL_NANOS
                     : Math.min(IDLE_POLL_NANOS, commitIntervalNanos)));
         } catch (RecordDeserializationException e) {
             deserializationFailed(e);
@@ -352,6 +354,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         afterPoll();
     }
 
+    /**
+     * Hands each partition's records to its router as the consumer's own list: the polling thread does nothing per
+     * record, so that it keeps up with the consumer's fetching and decoding and the dispatch runs on the workers.
+     */
     private void dispatch(ConsumerRecords<K, V> records) {
         if (records.isEmpty()) {
             return;
@@ -362,86 +368,36 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             if (ps == null) {
                 continue; // not ours (any more): its next owner reads it from the committed offset
             }
-            for (ConsumerRecord<K, V> r : records.records(tp)) {
-                if (ps.deserialization != null && r.offset() >= ps.deserialization.offset) {
-                    ps.deserialization = null; // read again, and this time it could be deserialized
-                }
-                Work<K, V> w = new Work<>(r, ps, runner);
-                ps.inFlight.addLast(w);
-                ps.dispatched++;
-                ps.nextOffset = r.offset() + 1;
-                n++;
-                route(w, ps, r);
+            List<ConsumerRecord<K, V>> list = records.records(tp);
+            int size = list.size();
+            if (size == 0) {
+                continue;
             }
+            long last = list.get(size - 1).offset();
+            if (ps.deserialization != null && last >= ps.deserialization.offset) {
+                ps.deserialization = null; // read again, and this time it could be deserialized
+            }
+            ps.dispatched += size;
+            ps.sentUpTo = last + 1;
+            ps.nextOffset = last + 1;
+            n += size;
+            @SuppressWarnings("unchecked")
+            Router<K, V> router = (Router<K, V>) ps.router;
+            router.offer(list);
+            schedule(router);
         }
         polled += n;
-        submitPending();
     }
 
-    private void route(Work<K, V> w, PartitionState ps, ConsumerRecord<K, V> r) {
-        Slot<K, V> slot;
-        if (ordering == Ordering.UNORDERED) {
-            toSubmit.add(w);
-            return;
-        } else if (ordering == Ordering.PARTITION || r.key() == null) {
-            slot = partitionSlot(ps);
-        } else {
-            Object laneKey = LaneKey.of(r.topic(), r.key());
-            slot = slots.get(laneKey);
-            if (slot == null) {
-                slot = new Slot<>(runner, executor.coalescing(laneKey), ordering == Ordering.KEY_LATEST);
-                slots.put(laneKey, slot);
-            }
-        }
-        slot.offer(w);
-        if (!slot.toSubmit) {
-            slot.toSubmit = true;
-            toSubmit.add(slot);
-        }
-    }
-
-    @SuppressWarnings("unchecked")
-    private Slot<K, V> partitionSlot(PartitionState ps) {
-        if (ps.partitionSlot == null) {
-            // Null keys are not a key: their records keep partition order, and are never superseded.
-            ps.partitionSlot = new Slot<>(runner, executor.coalescing(LaneKey.of(ps.tp)), false);
-        }
-        return (Slot<K, V>) ps.partitionSlot;
-    }
-
-    /** Submits the slots (and unordered records) of this poll; keeps what the executor refused for the next round. */
-    private void submitPending() {
-        int i = 0;
-        int size = toSubmit.size();
-        Executor ex = executor;
-        try {
-            for (; i < size; i++) {
-                Runnable r = toSubmit.get(i);
-                if (r instanceof Slot) {
-                    ((Slot<?, ?>) r).toSubmit = false;
-                    ((Slot<?, ?>) r).submit();
-                } else {
-                    ex.execute(r);
-                }
-            }
-            toSubmit.clear();
-        } catch (RejectedExecutionException e) {
-            if (toSubmit.get(i) instanceof Slot) {
-                ((Slot<?, ?>) toSubmit.get(i)).toSubmit = true;
-            }
-            toSubmit.subList(0, i).clear();
-            if (!rejectionLogged) {
-                rejectionLogged = true;
-                LOG.log(Level.WARNING, "The executor refused records; they are offered again after each poll", e);
-            }
+    private void schedule(Router<?, ?> router) {
+        if (!router.schedule() && !rejectionLogged) {
+            rejectionLogged = true;
+            LOG.log(Level.WARNING, "The executor refused records; they are offered again after each poll");
         }
     }
 
     private void afterPoll() {
         long now = System.nanoTime();
-        if (!toSubmit.isEmpty()) {
-            submitPending();
-        }
         boolean pauseChanged = false;
         boolean anyWaiting = false;
         for (PartitionState ps : partitions.values()) {
@@ -449,9 +405,15 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             if (df != null && !df.repolling) {
                 checkDeserialization(ps, df, now);
             }
+            Router<?, ?> router = ps.router;
+            router.watch(now);
+            if (ps.routedUpTo != ps.sentUpTo) {
+                schedule(router); // only does something after the executor refused a run
+            }
+            anyWaiting |= router.inCall(); // short polls, so that a long call is noticed soon
             ps.advance();
             long pending = ps.pending();
-            int span = ps.inFlight.size();
+            long span = ps.span;
             if (!ps.backPressure) {
                 ps.backPressure = pending >= maxPending || span >= spanLimit;
             } else {
@@ -477,11 +439,35 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             nextCommitNanos = now + commitIntervalNanos;
             commitAsync();
         }
-        if (slots.size() > sweepAt) {
-            // Forget keys with nothing queued or running, so memory follows live keys, not every key ever seen.
-            slots.values().removeIf(s -> !s.toSubmit && s.outstanding.get() == 0);
-            sweepAt = Math.max(SWEEP_MIN, 2 * slots.size());
+        sweepKeys();
+    }
+
+    /**
+     * Forgets keys that nobody holds and that no record named since the previous sweep, so memory follows live keys,
+     * not every key ever seen. A slot is retired (it refuses claims from then on) before it leaves its map, and
+     * removed only as that very slot: a router that meets a retired slot replaces it, and must not lose the new one.
+     */
+    private void sweepKeys() {
+        long size = 0;
+        for (ConcurrentHashMap<Object, Slot<K, V>> m : keys.values()) {
+            size += m.mappingCount();
         }
+        if (size <= sweepAt) {
+            return;
+        }
+        size = 0;
+        for (ConcurrentHashMap<Object, Slot<K, V>> m : keys.values()) {
+            for (Map.Entry<Object, Slot<K, V>> e : m.entrySet()) {
+                Slot<K, V> slot = e.getValue();
+                if (!slot.used && slot.retire()) {
+                    m.remove(e.getKey(), slot);
+                } else {
+                    slot.used = false;
+                }
+            }
+            size += m.mappingCount();
+        }
+        sweepAt = Math.max(SWEEP_MIN, 2 * size);
     }
 
     private void publishPaused() {
@@ -636,16 +622,19 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         try {
             while (true) {
                 boolean complete = true;
+                long now = System.nanoTime();
                 for (PartitionState ps : states) {
+                    ps.router.watch(now); // a long call must not hold up the partition's other records here either
                     ps.advance();
-                    complete &= ps.inFlight.isEmpty();
+                    complete &= ps.quiet();
                 }
                 long left = deadline - System.nanoTime();
                 if (complete || left <= 0) {
                     return;
                 }
-                // A completion of a draining partition unparks this thread; the bound only guards the deadline.
-                LockSupport.parkNanos(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+                // A completion or routing progress of a draining partition unparks this thread; the bound guards the
+                // deadline, and the watch of calls running on the spot.
+                LockSupport.parkNanos(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(5)));
                 interrupted |= Thread.interrupted();
             }
         } finally {
@@ -685,7 +674,12 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
             Thread me = Thread.currentThread();
             for (TopicPartition tp : assigned) {
-                partitions.computeIfAbsent(tp, p -> new PartitionState(p, me));
+                if (!partitions.containsKey(tp)) {
+                    PartitionState ps = new PartitionState(tp, me);
+                    ps.router = new Router<>(ps, runner, executor, ordering,
+                            keys.computeIfAbsent(tp.topic(), t -> new ConcurrentHashMap<>()));
+                    partitions.put(tp, ps);
+                }
             }
         }
 

@@ -4,8 +4,10 @@ package io.github.gatlingexecutor.kafka;
  * Which records of a {@link KafkaProcessor} may run at the same time, and in which order.
  *
  * <p>Keys are compared with {@code equals}/{@code hashCode}; {@code byte[]} keys are compared by content. Two topics
- * never share a key: the same key in two topics is two keys. Across partitions, offsets are not comparable, so for a
- * key that appears in several partitions of one topic "in offset order" means in the order the records were polled.
+ * never share a key: the same key in two topics is two keys. A key that appears in several partitions of one topic
+ * (a custom partitioner, or a partition count that grew) still runs one record at a time, in offset order within each
+ * partition; between its partitions, whose offsets are not comparable, each partition is dispatched on its own and
+ * no order is promised.
  */
 public enum Ordering {
 

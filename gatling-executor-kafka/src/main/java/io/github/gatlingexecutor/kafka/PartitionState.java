@@ -2,7 +2,6 @@ package io.github.gatlingexecutor.kafka;
 
 import org.apache.kafka.common.TopicPartition;
 
-import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -10,13 +9,22 @@ import java.util.concurrent.locks.LockSupport;
  * One assignment of one partition: a partition revoked and assigned again gets a new object, so records polled under
  * the old assignment can never be confused with the new ones.
  *
- * <p>Fields without a modifier are owned by the polling thread. Workers only read {@link #revoked} and
- * {@link #draining} and count completions, so the hot path takes no lock.
+ * <p>Fields without a modifier are owned by the polling thread. Its {@link Router} publishes how far it got
+ * ({@link #routedUpTo}) and appends the records it could not finish on the spot to the in-flight list; workers read
+ * {@link #revoked} and {@link #draining} and count completions. No lock on the hot path.
+ *
+ * <h2>The committed prefix</h2>
+ * A record is complete if the router finished it on the spot, or if it is in the in-flight list and {@code done}.
+ * The router publishes {@link #routedUpTo} only after appending every record below it that it did not finish, and
+ * the polling thread reads {@link #routedUpTo} before it walks the list: so every unfinished record below the value
+ * it read is in the list it walks, and the first not-done entry (or that value) bounds the commit.
  */
 final class PartitionState {
 
     final TopicPartition tp;
     private final Thread pollThread;
+    /** Set once, by the polling thread, before the router can run. */
+    Router<?, ?> router;
 
     /** Set when the partition is no longer ours: records of it not yet started are dropped without running. */
     volatile boolean revoked;
@@ -24,28 +32,40 @@ final class PartitionState {
     volatile boolean draining;
     final AtomicLong completed = new AtomicLong();
 
-    /** Records polled and not yet part of the committed prefix, in offset order. */
-    final ArrayDeque<Work<?, ?>> inFlight = new ArrayDeque<>();
+    /** One past the last offset the router is done with (ran, or appended to the in-flight list); -1 at first. */
+    volatile long routedUpTo = -1;
+    /** Records the router is done with in that sense. */
+    volatile long routedCount;
+
+    /** The router (or whoever holds its token) appends here. */
+    private Work<?, ?> inFlightTail;
+    /** Polling thread: the last entry found done; its successor is the oldest tracked record not known done. */
+    private Work<?, ?> inFlightHead;
+
     long dispatched;
-    /** One past the last offset handed out, or -1 before the first record; the commit when nothing is in flight. */
+    /** One past the last offset handed to the router, or -1 before the first record. */
+    long sentUpTo = -1;
+    /** At least {@link #sentUpTo}; moves past a record that could not be deserialized once it is dealt with. */
     long nextOffset = -1;
     /** The offset last sent in a commit (or -1); a commit is sent only when the prefix moved past it. */
     long commitRequested = -1;
+    /** Records from the oldest incomplete one to the newest polled, as of the last {@link #advance()}. */
+    long span;
     boolean backPressure;
     boolean paused;
 
     /** A record that cannot be deserialized at the consumer's position, while it waits for its failure handler. */
     DeserializationFailure deserialization;
 
-    /** The lane of this partition under {@link Ordering#PARTITION} and of its null-key records otherwise. */
-    Slot<?, ?> partitionSlot;
-
     PartitionState(TopicPartition tp, Thread pollThread) {
         this.tp = tp;
         this.pollThread = pollThread;
+        Work<?, ?> stub = new Work<>(this, null);
+        this.inFlightTail = stub;
+        this.inFlightHead = stub;
     }
 
-    /** Called by whoever finished a record of this partition (any thread). */
+    /** Called by whoever finished a tracked record of this partition (any thread). */
     void completedOne() {
         completed.incrementAndGet();
         if (draining) {
@@ -53,18 +73,47 @@ final class PartitionState {
         }
     }
 
+    /** The router: records it finished itself, counted once per batch. */
+    void completedMany(long n) {
+        completed.addAndGet(n);
+    }
+
+    /** The router's progress: published after the in-flight entries below it. */
+    void routed(long upTo, long count) {
+        routedCount = count;
+        routedUpTo = upTo;
+        if (draining) {
+            LockSupport.unpark(pollThread);
+        }
+    }
+
+    /** The holder of the router's token: track a record that is not finished. */
+    void track(Work<?, ?> w) {
+        inFlightTail.setNextInFlightRelease(w);
+        inFlightTail = w;
+    }
+
     /** Polled and not completed. */
     long pending() {
         return dispatched - completed.get();
     }
 
-    /** Drops the completed head of the in-flight list; returns the offset a commit may name now (or -1). */
+    /** Drops the done head of the in-flight list; returns the offset a commit may name now (or -1). */
     long advance() {
-        Work<?, ?> head;
-        while ((head = inFlight.peekFirst()) != null && head.done) {
-            inFlight.pollFirst();
+        long routed = routedUpTo;
+        long count = routedCount;
+        Work<?, ?> h;
+        while ((h = inFlightHead.nextInFlightAcquire()) != null && h.done) {
+            inFlightHead = h;
         }
-        return head != null ? head.offset : nextOffset;
+        span = dispatched - (h != null ? Math.min(h.seq, count) : count);
+        long bound = routed == sentUpTo ? nextOffset : routed;
+        return h != null ? Math.min(h.offset, bound) : bound;
+    }
+
+    /** Polling thread, after {@link #advance()}: every record handed to the router is complete. */
+    boolean quiet() {
+        return routedUpTo == sentUpTo && inFlightHead.nextInFlightAcquire() == null;
     }
 
     /** A record that could not be deserialized, waiting for the failure handler or for its next try. */

@@ -47,27 +47,46 @@ final class RecordRunner<K, V> {
         return onFailure;
     }
 
+    /** {@link #tryHandle}: the handler (or the failure handler) returned; the caller accounts for the record. */
+    static final int DONE = 0;
+    /** {@link #tryHandle}: it failed and must be tried again after {@link #backoff}. */
+    static final int RETRY = 1;
+    /** {@link #tryHandle}: its partition is no longer ours; it did not run and the next owner processes it. */
+    static final int DROPPED = 2;
+
     /**
-     * One try of {@code w}: true when it is done with (completed, acknowledged by the failure handler, or dropped
-     * because its partition is no longer ours); false when it must be tried again after {@link #backoff}.
+     * One try of {@code w}: true when it is done with (completed and counted, acknowledged by the failure handler,
+     * or dropped because its partition is no longer ours); false when it must be tried again after {@link #backoff}.
      */
     boolean attempt(Work<K, V> w) {
+        int outcome = tryHandle(w);
+        if (outcome == DONE) {
+            finish(w);
+        } else if (outcome == DROPPED) {
+            w.record = null;
+        }
+        return outcome != RETRY;
+    }
+
+    /**
+     * One try of {@code w} that leaves the accounting of a {@link #DONE} record to the caller: the router counts the
+     * records it runs itself once per batch instead of once per record.
+     */
+    int tryHandle(Work<K, V> w) {
         if (w.partition.revoked) {
-            w.record = null; // the partition's next owner processes it
-            return true;
+            return DROPPED;
         }
         ConsumerRecord<K, V> record = w.record;
         Throwable error;
         try {
             handler.handle(record);
-            finish(w);
-            return true;
+            return DONE;
         } catch (Throwable t) {
             error = t;
         }
         w.attempts++;
         if (w.attempts <= retries) {
-            return false;
+            return RETRY;
         }
         if (!w.failedCounted) {
             w.failedCounted = true;
@@ -76,8 +95,7 @@ final class RecordRunner<K, V> {
         if (onFailure != null) {
             try {
                 onFailure.onFailure(record, error);
-                finish(w);
-                return true;
+                return DONE;
             } catch (Throwable t) {
                 t.addSuppressed(error);
                 error = t;
@@ -89,7 +107,7 @@ final class RecordRunner<K, V> {
                     + "; it holds back its key and the partition's commit, and is tried again in "
                     + Duration.ofNanos(backoff(w.attempts)), error);
         }
-        return false;
+        return RETRY;
     }
 
     /** The wait before the next try, after {@code attempts} failed tries: doubling from the base, capped. */
@@ -121,13 +139,14 @@ final class RecordRunner<K, V> {
         scheduleRetry(w, w);
     }
 
-    /** Polling thread: a waiting record replaced by a newer one of its key. */
+    /** A waiting record replaced by a newer one of its key, before anything ran it. */
     void superseded(Work<K, V> w) {
         superseded.increment();
         finish(w);
     }
 
-    private void finish(Work<K, V> w) {
+    /** Marks a tracked record done and counts it. */
+    void finish(Work<K, V> w) {
         w.record = null;
         w.done = true;
         completed.increment();

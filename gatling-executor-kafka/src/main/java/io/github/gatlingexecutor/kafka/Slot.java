@@ -4,21 +4,29 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The records of one key (or one partition) waiting for their turn, and the task that runs them.
+ * One key (or the null key of one partition): who may run its records now, the records waiting for their turn, and
+ * the task that runs them on the key's <em>coalescing</em> lane.
  *
- * <p>The slot itself is the task given to the key's <em>coalescing</em> lane: the polling thread queues records here
- * and then submits the slot. The lane guarantees one run at a time, memory visibility from one run to the next, and
- * that a submission made while a run is going on leads to another run; a submission that replaces one not yet
- * started loses nothing, because every run drains whatever the slot holds. That keeps one executor task per key per
- * poll batch (not per record), and keeps the two things an ordered key needs beyond a lane in one place: holding the
- * key back while a failed record waits for its retry (without sleeping on a worker), and, for
- * {@link Ordering#KEY_LATEST}, replacing a waiting record by a newer one with exact accounting.
+ * <h2>Claims</h2>
+ * {@link #claims} counts the key's records that a router has claimed and that are not finished. A router claims
+ * before it does anything with a record. Whoever moves the count from zero <em>owns</em> the key until it returns to
+ * zero: either the router itself, which then runs the record on the spot ({@link #releaseInline()} afterwards), or
+ * the lane, which the router then submits. Records claimed while the key is owned are published to the queue and
+ * left to the owner: the router hands ownership to the lane when it releases a count above one, and the lane gives it
+ * up exactly when its decrement reaches zero, taking nothing more after that. So there is never more than one owner,
+ * and a record is never run by two threads, even when routers of several partitions feed one key.
  *
- * <p>The queue is a single-producer list (the polling thread appends) whose consumer is whichever worker runs the
- * lane, so neither side takes a lock.
+ * <p>Claim-then-publish (never the reverse) means the lane only ever finds claimed records; what it may meet is a
+ * claim whose record is not linked yet (its router is between the two steps, or, with two routers on one key, the
+ * queue's link from the earlier one is still missing). It then resubmits itself instead of waiting: that is rare (two
+ * instructions wide) and never blocks a worker.
+ *
+ * <p>The queue is a multi-producer linked list (producers swap the tail, then link) with the owning lane as its only
+ * consumer; {@link Ordering#KEY_LATEST} keeps one atomic "newest waiting" reference instead, whose previous value is
+ * superseded on the spot. A slot nobody owns may be retired ({@link #retire()}) so that memory follows live keys; a
+ * retired slot refuses claims and the router looks the key up again.
  */
 final class Slot<K, V> implements Runnable {
 
@@ -27,12 +35,19 @@ final class Slot<K, V> implements Runnable {
      * worker, and keys progress roughly in offset order, which keeps each partition's committed prefix moving.
      */
     static final int BATCH = 16;
+    /** {@link #claims} of a slot taken out of its map. */
+    static final int RETIRED = Integer.MIN_VALUE;
 
+    private static final VarHandle TAIL;
     private static final VarHandle LATEST;
+    private static final VarHandle CLAIMS;
 
     static {
         try {
-            LATEST = MethodHandles.lookup().findVarHandle(Slot.class, "latest", Work.class);
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            TAIL = l.findVarHandle(Slot.class, "tail", Work.class);
+            LATEST = l.findVarHandle(Slot.class, "latest", Work.class);
+            CLAIMS = l.findVarHandle(Slot.class, "claims", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -42,54 +57,167 @@ final class Slot<K, V> implements Runnable {
     private final Executor lane;
     private final boolean latestOnly;
 
-    /** Queued and not finished; the polling thread forgets a slot only when this is zero. */
-    final AtomicInteger outstanding = new AtomicInteger();
+    /** The key as the maps hold it ({@code byte[]} wrapped), and its hash: a router's cache compares these. */
+    final Object key;
+    final int hash;
+    /**
+     * A String key of at most 16 chars, all below 256, packed a byte a char: a router compares a fresh key with these
+     * two longs, on the slot's own line, instead of reading the stored key and its array (two cache misses a record,
+     * with many keys). -1 for any other key, compared with {@code equals}. Same length and same packed chars is the
+     * same string, so this is {@code equals}, only cheaper.
+     */
+    private final int packedLength;
+    private final long packed0;
+    private final long packed1;
+    /** A field, not an {@code AtomicInteger}: a router reads it on every record, and that saves a cache miss. */
+    @SuppressWarnings("unused")
+    private volatile int claims;
+    /**
+     * Set by routers on every lookup, cleared by the sweeper: a slot is retired only if no record of its key came
+     * between two sweeps, so a key that recurs every few milliseconds keeps its slot. Racy on purpose: a lost write
+     * only makes the sweeper retire an unowned slot that is then made again.
+     */
+    boolean used;
 
-    /** Polling thread only: the last record appended. */
-    private Work<K, V> tail;
-    /** Lane only: the last record taken; its {@code next} is the next one to take. */
+    /** Producers: the last record published. */
+    @SuppressWarnings("unused")
+    private volatile Work<K, V> tail;
+    /** Owner only: the last record taken; its {@code next} is the next one to take. */
     private Work<K, V> head;
     /** {@link Ordering#KEY_LATEST}: the one waiting record. */
     @SuppressWarnings("unused")
     private volatile Work<K, V> latest;
 
-    /** Lane only: the record that failed and holds the key back until its retry is due. */
+    /** Owner only: the record that failed and holds the key back until its retry is due. */
     private Work<K, V> failing;
     /** Set by the retry timer just before it submits the slot. */
     private volatile boolean retryDue;
 
-    /** Polling thread only: the slot is in the list of slots to submit after this poll. */
-    boolean toSubmit;
-
-    Slot(RecordRunner<K, V> runner, Executor lane, boolean latestOnly) {
+    Slot(Object key, RecordRunner<K, V> runner, Executor lane, boolean latestOnly) {
+        this.key = key;
+        this.hash = key == null ? 0 : key.hashCode();
+        int length = -1;
+        long p0 = 0;
+        long p1 = 0;
+        if (key instanceof String && ((String) key).length() <= 16) {
+            String k = (String) key;
+            length = k.length();
+            for (int j = 0; j < length; j++) {
+                char c = k.charAt(j);
+                if (c > 0xFF) {
+                    length = -1;
+                    break;
+                }
+                if (j < 8) {
+                    p0 |= (long) c << (8 * j);
+                } else {
+                    p1 |= (long) c << (8 * (j - 8));
+                }
+            }
+        }
+        this.packedLength = length;
+        this.packed0 = length < 0 ? 0 : p0;
+        this.packed1 = length < 0 ? 0 : p1;
         this.runner = runner;
         this.lane = lane;
         this.latestOnly = latestOnly;
-        Work<K, V> stub = new Work<>(null, null, runner);
+        Work<K, V> stub = new Work<>(null, runner);
         this.tail = stub;
         this.head = stub;
     }
 
-    /** Polling thread: queue a record (the caller submits the slot afterwards). */
-    void offer(Work<K, V> w) {
-        outstanding.incrementAndGet();
+    /** A router's claim of one record: the count before it (zero: the caller owns the key now), or {@link #RETIRED}. */
+    int claim() {
+        while (true) {
+            int c = claims;
+            if (c < 0) {
+                return RETIRED;
+            }
+            if (CLAIMS.compareAndSet(this, c, c + 1)) {
+                return c;
+            }
+        }
+    }
+
+    /** Whether {@code k} (as the maps hold keys) is this slot's key; see {@link #packedLength}. */
+    boolean isKey(Object k) {
+        if (packedLength < 0) {
+            return key.equals(k);
+        }
+        if (!(k instanceof String)) {
+            return false;
+        }
+        String s = (String) k;
+        int n = s.length();
+        if (n != packedLength) {
+            return false;
+        }
+        long p0 = 0;
+        long p1 = 0;
+        for (int j = 0; j < n; j++) {
+            char c = s.charAt(j);
+            if (c > 0xFF) {
+                return false; // every char of this slot's key is below 256
+            }
+            if (j < 8) {
+                p0 |= (long) c << (8 * j);
+            } else {
+                p1 |= (long) c << (8 * (j - 8));
+            }
+        }
+        return p0 == packed0 && p1 == packed1;
+    }
+
+    boolean retired() {
+        return claims < 0;
+    }
+
+    /** Polling thread: take an unowned slot out of use; false if the key is owned. */
+    boolean retire() {
+        return CLAIMS.compareAndSet(this, 0, RETIRED);
+    }
+
+    /**
+     * A router: queue a claimed record for the owner. {@code owner}: the claim made the caller the owner, and it
+     * hands the key to the lane.
+     */
+    void publish(Work<K, V> w, boolean owner) {
         if (latestOnly) {
             @SuppressWarnings("unchecked")
             Work<K, V> replaced = (Work<K, V>) LATEST.getAndSet(this, w);
             if (replaced != null) {
-                // Taken from the slot before any worker could take it: it never runs, and is done now.
+                // Taken before any run could take it: it never runs, and is done now. Its claim and this record's
+                // are both counted, so this decrement cannot end the current ownership.
                 runner.superseded(replaced);
-                outstanding.decrementAndGet();
+                release();
             }
         } else {
-            tail.setNextRelease(w);
-            tail = w;
+            @SuppressWarnings("unchecked")
+            Work<K, V> previous = (Work<K, V>) TAIL.getAndSet(this, w);
+            previous.setNextRelease(w);
+        }
+        if (owner) {
+            resubmit();
         }
     }
 
-    /** Polling thread, or the retry timer: have the lane run this slot. */
-    void submit() {
-        lane.execute(this);
+    /** The router that owned the key finished its record: records claimed meanwhile go to the lane. */
+    void releaseInline() {
+        if (release() > 0) {
+            resubmit();
+        }
+    }
+
+    /**
+     * The router that owned the key saw its record fail: the lane keeps the key (and the claim) until the record's
+     * retry, which the timer starts by submitting the slot.
+     */
+    void holdFailed(Work<K, V> w) {
+        failing = w; // read by the lane's run that the timer's submission starts: ordered by the executor
+        if (!runner.scheduleRetry(w, this::retryNow)) {
+            failing = null; // the executor no longer takes tasks: the processor is closing, nothing more is committed
+            releaseInline();
+        }
     }
 
     @Override
@@ -97,42 +225,52 @@ final class Slot<K, V> implements Runnable {
         Work<K, V> f = failing;
         if (f != null) {
             if (!retryDue) {
-                return; // a new record arrived while the key is held back: it waits behind the failed one
+                return;
             }
             retryDue = false;
             if (!tryOne(f)) {
                 return;
             }
             failing = null;
+            if (release() == 0) {
+                return;
+            }
         }
-        for (int n = 0; ; n++) {
-            if (n == BATCH) {
-                if (hasNext()) {
-                    resubmit();
+        for (int n = 0; n < BATCH; n++) {
+            Work<K, V> w = take();
+            if (w == null) {
+                if (claims > 0) {
+                    resubmit(); // claimed, not yet linked: see the class comment
                 }
                 return;
             }
-            Work<K, V> w = take();
-            if (w == null || !tryOne(w)) {
+            if (!tryOne(w)) {
                 return;
             }
+            if (release() == 0) {
+                return; // ownership ends here: a record linked but not yet counted belongs to its router's claim
+            }
         }
+        resubmit();
     }
 
     /** Runs one record; false when it failed and now holds the key back until its retry. */
     private boolean tryOne(Work<K, V> w) {
         if (runner.attempt(w)) {
-            outstanding.decrementAndGet();
             return true;
         }
         failing = w;
         if (!runner.scheduleRetry(w, this::retryNow)) {
             // The executor no longer takes tasks: the processor is closing and nothing more will be committed.
             failing = null;
-            outstanding.decrementAndGet();
             return true;
         }
         return false;
+    }
+
+    /** Gives back one claim; the count left. */
+    private int release() {
+        return (int) CLAIMS.getAndAdd(this, -1) - 1;
     }
 
     private void retryNow() {
@@ -159,9 +297,5 @@ final class Slot<K, V> implements Runnable {
             head = n;
         }
         return n;
-    }
-
-    private boolean hasNext() {
-        return latestOnly ? latest != null : head.nextAcquire() != null;
     }
 }

@@ -6,18 +6,24 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * One polled record on its way through the processor. The polling thread creates it, keeps it in its partition's
- * in-flight list (for the commit) and hands it to a lane; a worker runs it and sets {@link #done}.
+ * One polled record on its way through the processor, once it needs tracking: when its partition's {@link Router}
+ * hands it to a key's lane, or when a run on the router itself fails or outlives the router's patience. A record the
+ * router runs to completion on the spot never needs one of its own (the router reuses a spare).
  *
- * <p>As a {@link Runnable} it is the task of {@link Ordering#UNORDERED}; ordered modes queue it in a {@link Slot}.
+ * <p>A tracked record sits in its partition's in-flight list (for the commit) and, when handed off, in its
+ * {@link Slot}'s queue; whoever finishes it sets {@link #done}. As a {@link Runnable} it is the task of
+ * {@link Ordering#UNORDERED}.
  */
 final class Work<K, V> implements Runnable {
 
     private static final VarHandle NEXT;
+    private static final VarHandle NEXT_IN_FLIGHT;
 
     static {
         try {
-            NEXT = MethodHandles.lookup().findVarHandle(Work.class, "next", Work.class);
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            NEXT = l.findVarHandle(Work.class, "next", Work.class);
+            NEXT_IN_FLIGHT = l.findVarHandle(Work.class, "nextInFlight", Work.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -26,25 +32,38 @@ final class Work<K, V> implements Runnable {
     /** Cleared once done: the in-flight list may keep this object for a while, it must not keep the payload. */
     ConsumerRecord<K, V> record;
     final PartitionState partition;
-    final long offset;
     final RecordRunner<K, V> runner;
+    /** Set with {@link #record} before the object is shared (published through the lane or the in-flight list). */
+    long offset = -1;
+    /** How many records of the partition the router took before this one: the back-pressure span starts here. */
+    long seq;
 
     /** Written once by whoever finishes the record; the polling thread reads it to advance the commit. */
     volatile boolean done;
 
-    /** Confined to the lane (or the single task) running this record. */
+    /** Confined to whoever holds the record's key (or the single task running it). */
     int attempts;
     boolean failedCounted;
 
-    /** The link of a {@link Slot}'s queue; written by the polling thread, read by the lane. */
+    /** The link of a {@link Slot}'s queue. */
     @SuppressWarnings("unused")
     private Work<K, V> next;
+    /** The link of the partition's in-flight list: appended by the router, read by the polling thread. */
+    @SuppressWarnings("unused")
+    private Work<?, ?> nextInFlight;
 
-    Work(ConsumerRecord<K, V> record, PartitionState partition, RecordRunner<K, V> runner) {
-        this.record = record;
+    Work(PartitionState partition, RecordRunner<K, V> runner) {
         this.partition = partition;
-        this.offset = record == null ? -1 : record.offset();
         this.runner = runner;
+    }
+
+    /** Only for a record no other thread can see yet: a fresh object, or the router's unshared spare. */
+    void reset(ConsumerRecord<K, V> r, long seq) {
+        this.record = r;
+        this.offset = r.offset();
+        this.seq = seq;
+        this.attempts = 0;
+        this.failedCounted = false;
     }
 
     void setNextRelease(Work<K, V> n) {
@@ -54,6 +73,14 @@ final class Work<K, V> implements Runnable {
     @SuppressWarnings("unchecked")
     Work<K, V> nextAcquire() {
         return (Work<K, V>) NEXT.getAcquire(this);
+    }
+
+    void setNextInFlightRelease(Work<?, ?> n) {
+        NEXT_IN_FLIGHT.setRelease(this, n);
+    }
+
+    Work<?, ?> nextInFlightAcquire() {
+        return (Work<?, ?>) NEXT_IN_FLIGHT.getAcquire(this);
     }
 
     /** The {@link Ordering#UNORDERED} task: try, and on failure try again later on its own. */

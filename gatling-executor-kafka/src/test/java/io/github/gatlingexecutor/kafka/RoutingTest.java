@@ -1,0 +1,328 @@
+package io.github.gatlingexecutor.kafka;
+
+import io.github.gatlingexecutor.GatlingExecutor;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+import static io.github.gatlingexecutor.kafka.EmbeddedKafka.await;
+import static io.github.gatlingexecutor.kafka.OrderingTest.awaitCommitted;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The per-partition routers: records run on the router when their key is free and in the key's lane otherwise, a
+ * slow handler moves everything to the lanes, and a call that runs long loses the routing. Each test would fail if
+ * one of those paths let two records of a key overlap, reordered them, or let the commit pass an unfinished record.
+ */
+class RoutingTest {
+
+    @RegisterExtension
+    static final EmbeddedKafka KAFKA = new EmbeddedKafka();
+
+    /** Records every violation instead of throwing inside a handler (which would only cause a retry). */
+    private final Queue<String> violations = new ConcurrentLinkedQueue<>();
+
+    /**
+     * Checks, per key across everything that runs it, that no two records overlap, and per key and partition that
+     * the sequence numbers in the values come in order without gaps or repeats.
+     */
+    private final class Checker {
+        final Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
+        final Map<String, AtomicLong> lastSeq = new ConcurrentHashMap<>();
+        final LongAdder calls = new LongAdder();
+
+        void enter(ConsumerRecord<String, String> r) {
+            calls.increment();
+            if (running.computeIfAbsent(r.key(), k -> new AtomicInteger()).incrementAndGet() != 1) {
+                violations.add("two records of " + r.key() + " at once, at " + r.partition() + "@" + r.offset());
+            }
+            long seq = Long.parseLong(r.value());
+            long previous = lastSeq.computeIfAbsent(r.key() + "/" + r.partition(), k -> new AtomicLong(-1))
+                    .getAndSet(seq);
+            if (previous != seq - 1) {
+                violations.add(r.key() + " in " + r.partition() + ": " + seq + " ran after " + previous);
+            }
+        }
+
+        void exit(ConsumerRecord<String, String> r) {
+            running.get(r.key()).decrementAndGet();
+        }
+    }
+
+    /**
+     * Every key is in every partition, so the routers of all partitions claim the same keys at once; the handler is
+     * fast (run on the router) except every 97th record, which outlasts the watch and loses its router the routing.
+     */
+    @Test
+    void keyInSeveralPartitionsNeverOverlapsAndKeepsOffsetOrderInEach() throws Exception {
+        String topic = EmbeddedKafka.name("shared-keys");
+        int partitions = 4;
+        int keys = 50;
+        int perKeyAndPartition = 200;
+        KAFKA.createTopic(topic, partitions);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int seq = 0; seq < perKeyAndPartition; seq++) {
+            for (int k = 0; k < keys; k++) {
+                for (int p = 0; p < partitions; p++) {
+                    records.add(new ProducerRecord<>(topic, p, "k" + k, Integer.toString(seq)));
+                }
+            }
+        }
+        KAFKA.produce(records);
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, partitions);
+        long total = (long) partitions * keys * perKeyAndPartition;
+        Checker checker = new Checker();
+        AtomicLong count = new AtomicLong();
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("shared-keys").coreThreads(8).build();
+             KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                             KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                     .topics(topic)
+                     .executor(executor)
+                     .commitInterval(Duration.ofMillis(50))
+                     .handler(r -> {
+                         checker.enter(r);
+                         if (count.incrementAndGet() % 97 == 0) {
+                             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(12));
+                         } else {
+                             for (int i = 0; i < 20; i++) {
+                                 Thread.onSpinWait(); // long enough for the routers of other partitions to meet it
+                             }
+                         }
+                         checker.exit(r);
+                     })
+                     .build()) {
+            processor.start();
+            awaitCommitted(processor, end);
+            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            assertEquals(total, checker.calls.sum(), "each record ran once");
+            assertEquals(total, processor.statistics().completed());
+            checker.lastSeq.forEach((k, v) -> assertEquals(perKeyAndPartition - 1, v.get(), "last record of " + k));
+        }
+    }
+
+    /**
+     * The first record of a partition runs on its router and then blocks: the other keys of that partition must
+     * keep going (the polling thread takes the routing away from the blocked call), the blocked key's later records
+     * must wait for it, and the commit must stop at it: the close, which commits what completed, commits its offset.
+     * A second processor then reads from there and runs the blocked key's records in order.
+     */
+    @Test
+    void aCallThatBlocksHoldsBackOnlyItsKeyAndTheCommitStopsAtIt() throws Exception {
+        String topic = EmbeddedKafka.name("stuck");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        records.add(new ProducerRecord<>(topic, 0, "stuck", "0"));
+        for (int i = 0; i < 2_000; i++) {
+            records.add(new ProducerRecord<>(topic, 0, "k" + (i % 100), Integer.toString(i / 100)));
+            if (i % 400 == 399) {
+                records.add(new ProducerRecord<>(topic, 0, "stuck", Integer.toString(1 + i / 400)));
+            }
+        }
+        KAFKA.produce(records);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, 1);
+        String group = EmbeddedKafka.name("g");
+        Checker checker = new Checker();
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch blocked = new CountDownLatch(1);
+        LongAdder others = new LongAdder();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic)
+                .commitInterval(Duration.ofMillis(20))
+                .closeTimeout(Duration.ofMillis(300))
+                .handler(r -> {
+                    checker.enter(r);
+                    try {
+                        if (r.key().equals("stuck") && r.value().equals("0")) {
+                            blocked.countDown();
+                            release.await(); // until the close interrupts it
+                        } else if (!r.key().equals("stuck")) {
+                            others.increment();
+                        }
+                    } finally {
+                        checker.exit(r);
+                    }
+                })
+                .build()) {
+            processor.start();
+            assertTrue(blocked.await(30, TimeUnit.SECONDS));
+            await(Duration.ofSeconds(30), "the other keys of the partition done", () -> others.sum() == 2_000);
+            assertEquals(2_001, checker.calls.sum(), "the blocked key's later records wait for it");
+        }
+        release.countDown();
+        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        Long committed = KAFKA.committed(group).get(tp);
+        assertTrue(committed == null || committed == 0, "the commit stops at the blocked record: " + committed);
+
+        Checker again = new Checker();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic)
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> {
+                    again.enter(r);
+                    again.exit(r);
+                })
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, end);
+            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            assertEquals(records.size(), again.calls.sum(), "everything from the blocked record on ran again");
+            assertEquals(5, again.lastSeq.get("stuck/0").get(), "every record of the blocked key ran, in order");
+        }
+    }
+
+    /**
+     * A handler slower than the router's limit (but not slow enough for the polling thread to take a call's routing
+     * away) runs in parallel across the keys of one partition, not one call at a time on the router.
+     */
+    @Test
+    void slowHandlerRunsInParallelAcrossTheKeysOfOnePartition() throws Exception {
+        String topic = EmbeddedKafka.name("slow-handler");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int seq = 0; seq < 10; seq++) {
+            for (int k = 0; k < 100; k++) {
+                records.add(new ProducerRecord<>(topic, 0, "k" + k, Integer.toString(seq)));
+            }
+        }
+        KAFKA.produce(records);
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, 1);
+        Checker checker = new Checker();
+        AtomicInteger inHandler = new AtomicInteger();
+        LongAdder overlapping = new LongAdder();
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("slow-handler").maxThreads(16).build();
+             KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                             KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                     .topics(topic)
+                     .executor(executor)
+                     .commitInterval(Duration.ofMillis(20))
+                     .handler(r -> {
+                         checker.enter(r);
+                         if (inHandler.incrementAndGet() > 1) {
+                             overlapping.increment();
+                         }
+                         Thread.sleep(2); // slow, but shorter than what makes the polling thread take over
+                         inHandler.decrementAndGet();
+                         checker.exit(r);
+                     })
+                     .build()) {
+            processor.start();
+            awaitCommitted(processor, end);
+            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            assertEquals(records.size(), checker.calls.sum());
+            // Run on the router, one at a time, nearly every call would start alone (the partition has one router).
+            assertTrue(overlapping.sum() >= records.size() * 8L / 10,
+                    "most calls overlapped another one of the same partition: " + overlapping.sum());
+        }
+    }
+
+    /**
+     * Records produced while a second member joins and leaves: both processors run most records on their routers,
+     * some calls lose the routing, and partitions move twice. No key may overlap across the two processors, and each
+     * key's records run once each, in order (clean hand-overs commit exactly what completed).
+     */
+    @Test
+    void keysStayOrderedAndExclusiveAcrossRevocationsWhileRoutersRunRecords() throws Exception {
+        String topic = EmbeddedKafka.name("routing-rebalance");
+        int partitions = 6;
+        int keys = 300;
+        KAFKA.createTopic(topic, partitions);
+        String group = EmbeddedKafka.name("g");
+        Checker checker = new Checker();
+        LongAdder doneA = new LongAdder();
+        LongAdder doneB = new LongAdder();
+        AtomicLong count = new AtomicLong();
+        class Handler implements RecordHandler<String, String> {
+            private final LongAdder done;
+
+            Handler(LongAdder done) {
+                this.done = done;
+            }
+
+            @Override
+            public void handle(ConsumerRecord<String, String> r) {
+                checker.enter(r);
+                if (count.incrementAndGet() % 211 == 0) {
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(12));
+                }
+                checker.exit(r);
+                done.increment();
+            }
+        }
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong sent = new AtomicLong();
+        AtomicReference<Exception> produceFailed = new AtomicReference<>();
+        Thread producer = new Thread(() -> {
+            long[] seq = new long[keys];
+            try (KafkaProducer<String, String> p = KAFKA.producer()) {
+                for (int i = 0; !stop.get(); i++) {
+                    int k = i % keys;
+                    p.send(new ProducerRecord<>(topic, "k" + k, Long.toString(seq[k]++)), (m, e) -> {
+                        if (e != null) {
+                            produceFailed.compareAndSet(null, e);
+                        }
+                    });
+                    sent.incrementAndGet();
+                    if (i % 100 == 99) {
+                        p.flush();
+                        Thread.sleep(2); // a live stream, so that partitions move while records are in the routers
+                    }
+                }
+                p.flush();
+            } catch (Exception e) {
+                produceFailed.compareAndSet(null, e);
+            }
+        }, "live-producer");
+        try (GatlingExecutor executorA = GatlingExecutor.builder().name("a").coreThreads(4).maxThreads(8).build();
+             GatlingExecutor executorB = GatlingExecutor.builder().name("b").coreThreads(4).maxThreads(8).build();
+             KafkaProcessor<String, String> a = KafkaProcessor.<String, String>builder(KAFKA.consumerProperties(group))
+                     .topics(topic).executor(executorA).commitInterval(Duration.ofMillis(50))
+                     .handler(new Handler(doneA)).build()) {
+            a.start();
+            producer.start();
+            await(Duration.ofSeconds(30), "a under way", () -> doneA.sum() >= 5_000);
+            KafkaProcessor<String, String> b = KafkaProcessor.<String, String>builder(KAFKA.consumerProperties(group))
+                    .topics(topic).executor(executorB).commitInterval(Duration.ofMillis(50))
+                    .handler(new Handler(doneB)).build();
+            b.start();
+            await(Duration.ofSeconds(30), "b took over some partitions", () -> doneB.sum() >= 5_000);
+            long aBefore = doneA.sum();
+            await(Duration.ofSeconds(30), "a still running its share", () -> doneA.sum() >= aBefore + 2_000);
+            b.close();
+            long bDone = doneB.sum();
+            long aAfter = doneA.sum();
+            await(Duration.ofSeconds(30), "a took the partitions back", () -> doneA.sum() >= aAfter + 5_000);
+            stop.set(true);
+            producer.join();
+            assertNull(produceFailed.get());
+            Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, partitions);
+            awaitCommitted(a, end);
+            assertEquals(bDone, doneB.sum(), "nothing ran in b after it closed");
+        }
+        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        assertEquals(sent.get(), checker.calls.sum(), "every record ran once");
+    }
+}
