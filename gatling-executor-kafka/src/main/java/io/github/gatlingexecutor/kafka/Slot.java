@@ -186,8 +186,11 @@ final class Slot<K, V> implements Runnable {
             @SuppressWarnings("unchecked")
             Work<K, V> replaced = (Work<K, V>) LATEST.getAndSet(this, w);
             if (replaced != null) {
-                // Taken before any run could take it: it never runs, and is done now. Its claim and this record's
-                // are both counted, so this decrement cannot end the current ownership.
+                // Taken before any run could take it: it never runs, and is done now; its claim goes back here. This
+                // decrement can end the ownership: the lane may have taken and run this record, and given back its
+                // claim, in between, leaving a run of the lane queued with no claim. Harmless in this mode: every owner
+                // only submits the lane, which runs one slot run at a time, so that run finds nothing, or takes the
+                // next owner's record in its turn and gives back that claim.
                 runner.superseded(replaced);
                 release();
             }
