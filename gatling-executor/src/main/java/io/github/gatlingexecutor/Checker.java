@@ -320,18 +320,17 @@ final class Checker implements Runnable {
     private boolean sweepIdleLanes(long now) {
         boolean any = false;
         for (Worker w : engine.pool.workers()) {
-            // Read before the sweep, with acquire: the sweep then sees every entry appended up to this count, and a
-            // later append changes it. (The started count is no such mark: a task that had started before a sweep
-            // can leave its lane idle in the ring after it, and a parked worker starts nothing more.)
-            long appends = w.ringAppends();
-            if (w.idleCount() == 0 || w.sweptCleanAt == appends) {
+            // The started count as a "nothing new" mark: a task running during a clean sweep can still leave its
+            // lane in the ring after it, but then its worker either starts another item (the mark moves) or parks,
+            // and a parked worker releases what it kept when the grace ends (WorkerPool#awaitWork).
+            if (w.idleCount() == 0 || w.sweptCleanAt == w.startedCount()) {
                 continue; // nothing held, or nothing new since a sweep that left nothing to wait for
             }
             any = true;
             if (now - w.lastSweptByChecker >= SWEEP_TICK_NANOS) {
                 w.lastSweptByChecker = now;
                 if (!releaseIdleLanesOf(w, now)) {
-                    w.sweptCleanAt = appends;
+                    w.sweptCleanAt = w.startedCount();
                 }
             }
         }

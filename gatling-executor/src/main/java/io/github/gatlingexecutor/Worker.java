@@ -47,7 +47,6 @@ final class Worker implements Runnable {
             ITEM_STAMP = l.findVarHandle(Worker.class, "itemStamp", long.class);
             IDLE_COUNT = l.findVarHandle(Worker.class, "idleCount", int.class);
             IDLE_START = l.findVarHandle(Worker.class, "idleStart", int.class);
-            RING_APPENDS = l.findVarHandle(Worker.class, "ringAppends", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -102,8 +101,6 @@ final class Worker implements Runnable {
     private static final VarHandle IDLE_COUNT;
     private static final VarHandle IDLE_START;
     private int itemsSinceSweep;
-    private long ringAppends; // owner-written (release, through RING_APPENDS), read by the checker
-    private static final VarHandle RING_APPENDS;
 
     /**
      * A coarse clock (System.nanoTime), refreshed every few items and batches and after parking; stamps lanes as they
@@ -120,7 +117,7 @@ final class Worker implements Runnable {
 
     // Checker-only bookkeeping (written and read by the checker thread alone).
     long lastSweptByChecker;
-    /** ringAppends when the checker last swept this worker's ring and found nothing left to wait for, else -1. */
+    /** startedCount when the checker last swept this worker's ring and found nothing left to wait for, else -1. */
     long sweptCleanAt = -1;
     long cpuSeen = -1;
     long cpuSeenAt;
@@ -210,16 +207,6 @@ final class Worker implements Runnable {
         // Release store: the checker reads entries with acquire, so it sees the lane fully constructed.
         RING.setRelease(idleRing, (idleStart + idleCount) % IDLE_RING, lane);
         IDLE_COUNT.setOpaque(this, idleCount + 1);
-        RING_APPENDS.setRelease(this, ringAppends + 1); // after the entry: see ringAppends()
-    }
-
-    /**
-     * How many lanes this worker has appended to its idle ring, ever. The checker reads it with acquire before it
-     * sweeps the ring, so it sees every entry counted here; a count unchanged since a sweep that found nothing left
-     * to wait for means nothing to sweep.
-     */
-    long ringAppends() {
-        return (long) RING_APPENDS.getAcquire(this);
     }
 
 

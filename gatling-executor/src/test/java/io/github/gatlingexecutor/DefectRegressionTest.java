@@ -298,11 +298,13 @@ class DefectRegressionTest {
         GatlingExecutor e = cleanup.track(gatling("periodic-coalescing").coreThreads(2).build());
         CountDownLatch gate = occupy(r -> e.execute(new Coal("c", r)), "the task holding coalescing lane c");
         AtomicInteger runs = new AtomicInteger();
-        ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Coal("c", runs::incrementAndGet), 0, 5,
+        // A period far longer than the steps below take: with 5 ms, a next run that came due between the wait and
+        // the count below made a second replacement, and the count read 2 (seen under load).
+        ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Coal("c", runs::incrementAndGet), 0, 100,
                 TimeUnit.MILLISECONDS);
         waitUntil("the periodic run pending in lane c", () -> e.statistics().submitted() >= 2);
-        // Replaces the pending periodic run (counted at this call). The periodic task's next run, due 5 ms later,
-        // may in turn replace this one before the lane is free: it is the newer task then, and that is coalescing.
+        // Replaces the pending periodic run (counted at this call). The periodic task's next run, due later, replaces
+        // this one in turn if the lane is still held then: it is the newer task, and that is coalescing.
         e.execute(new Coal("c", NOOP));
         assertEquals(1, e.statistics().coalesced(), e.statistics().toString());
         gate.countDown();

@@ -293,12 +293,7 @@ final class Router<K, V> implements Runnable {
 
     /** Runs {@code r} here; false if the polling thread took the routing meanwhile. */
     private boolean onTheSpot(ConsumerRecord<K, V> r, long s, Slot<K, V> slot) {
-        Work<K, V> w = spare;
-        if (w == null) {
-            w = new Work<>(ps, runner);
-            spare = w;
-        }
-        w.reset(r, s);
+        Work<K, V> w = spareWork(r, s);
         long c = call + 1;
         CALL.setRelease(this, c);
         int outcome = runner.tryHandle(w);
@@ -306,13 +301,10 @@ final class Router<K, V> implements Runnable {
             finishDetached(w, slot, outcome);
             return false;
         }
-        if (outcome == RecordRunner.DONE) {
-            doneHere++;
-            w.record = null;
-            if (slot != null) {
-                slot.releaseInline();
+        if (outcome != RecordRunner.RETRY) {
+            if (outcome == RecordRunner.DONE) {
+                doneHere++;
             }
-        } else if (outcome == RecordRunner.DROPPED) {
             w.record = null;
             if (slot != null) {
                 slot.releaseInline();
@@ -320,23 +312,35 @@ final class Router<K, V> implements Runnable {
         } else {
             spare = null;
             ps.track(w);
-            if (slot != null) {
-                slot.holdFailed(w);
-            } else {
-                runner.retryLater(w);
-            }
+            awaitRetry(w, slot);
         }
         return true;
+    }
+
+    /** The record object reused for calls on the spot (a new one only after the last was kept for a retry). */
+    private Work<K, V> spareWork(ConsumerRecord<K, V> r, long s) {
+        Work<K, V> w = spare;
+        if (w == null) {
+            w = new Work<>(ps, runner);
+            spare = w;
+        }
+        w.reset(r, s);
+        return w;
+    }
+
+    /** A failed record waits for its retry: holding its key's slot, or (no key order) on its own. */
+    private void awaitRetry(Work<K, V> w, Slot<K, V> slot) {
+        if (slot != null) {
+            slot.holdFailed(w);
+        } else {
+            runner.retryLater(w);
+        }
     }
 
     /** The record's call lost the routing while it ran: it is tracked now, and finishes like a handed-off one. */
     private void finishDetached(Work<K, V> w, Slot<K, V> slot, int outcome) {
         if (outcome == RecordRunner.RETRY) {
-            if (slot != null) {
-                slot.holdFailed(w);
-            } else {
-                runner.retryLater(w);
-            }
+            awaitRetry(w, slot);
             return;
         }
         if (outcome == RecordRunner.DONE) {
@@ -366,12 +370,7 @@ final class Router<K, V> implements Runnable {
 
     /** {@link Ordering#PARTITION}: false when the record failed and now holds the partition until its retry. */
     private boolean inPartitionOrder(ConsumerRecord<K, V> r, long s) {
-        Work<K, V> w = spare;
-        if (w == null) {
-            w = new Work<>(ps, runner);
-            spare = w;
-        }
-        w.reset(r, s);
+        Work<K, V> w = spareWork(r, s);
         int outcome = runner.tryHandle(w);
         if (outcome != RecordRunner.RETRY) {
             if (outcome == RecordRunner.DONE) {
