@@ -439,34 +439,40 @@ class LincheckLaneTest {
 
     /**
      * The broken owner: walks the real lane the way {@link SequentialLane#runBatch} does (through its private
-     * {@code head} and the worker's private {@code phase}, by VarHandles), but reads the executor state before it
-     * announces the take. The real {@code closeAndDrain} is what races with it.
+     * {@code chunk} and {@code taken} and the worker's private {@code phase}, by VarHandles), but reads the executor
+     * state before it announces the take. The real {@code closeAndDrain} is what races with it.
      */
     private static void lateAnnouncingOwner(Engine e, Worker w, SequentialLane lane) {
         for (;;) {
-            SequentialLane.Node h = (SequentialLane.Node) LANE_HEAD.getVolatile(lane);
-            SequentialLane.Node n = h.next;
-            if (n == null || e.stopping()) {          // the state is read first ...
+            SequentialLane.Chunk c = (SequentialLane.Chunk) LANE_CHUNK.getVolatile(lane);
+            long i = (long) LANE_TAKEN.getVolatile(lane) + 1;
+            if (i >= c.end()) {
+                c = c.next;
+            }
+            Object slot = c == null ? null : c.tasks[(int) (i - c.base)];
+            if (slot == null || e.stopping()) {      // the state is read first ...
                 return;
             }
             WORKER_PHASE.setVolatile(w, 1);          // ... and the take announced after: the bug
-            Runnable task = n.task;
-            n.task = null;
-            LANE_HEAD.setVolatile(lane, n);
+            c.tasks[(int) (i - c.base)] = SequentialLane.TAKEN;
+            LANE_CHUNK.setVolatile(lane, c);
+            LANE_TAKEN.setVolatile(lane, i);
             WORKER_PHASE.setRelease(w, 0);
-            if (task != null) {
-                task.run();
+            if (slot != SequentialLane.TAKEN) {
+                ((Runnable) slot).run();
             }
         }
     }
 
-    private static final VarHandle LANE_HEAD;
+    private static final VarHandle LANE_CHUNK;
+    private static final VarHandle LANE_TAKEN;
     private static final VarHandle WORKER_PHASE;
 
     static {
         try {
-            LANE_HEAD = MethodHandles.privateLookupIn(SequentialLane.class, MethodHandles.lookup())
-                    .findVarHandle(SequentialLane.class, "head", SequentialLane.Node.class);
+            MethodHandles.Lookup lane = MethodHandles.privateLookupIn(SequentialLane.class, MethodHandles.lookup());
+            LANE_CHUNK = lane.findVarHandle(SequentialLane.class, "chunk", SequentialLane.Chunk.class);
+            LANE_TAKEN = lane.findVarHandle(SequentialLane.class, "taken", long.class);
             WORKER_PHASE = MethodHandles.privateLookupIn(Worker.class, MethodHandles.lookup())
                     .findVarHandle(Worker.class, "phase", int.class);
         } catch (ReflectiveOperationException e) {
