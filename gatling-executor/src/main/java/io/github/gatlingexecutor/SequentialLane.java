@@ -210,7 +210,11 @@ final class SequentialLane extends Lane {
     @Override
     int runBatch(Worker worker, int budget) {
         Chunk c = chunk;
-        long h = taken;
+        // Exact, as the last owner left it (the ready queue hands the lane over), except after shutdownNow: its drain
+        // writes the head while the owner of a batch that ran out of budget may be writing it too, so a worker that
+        // finds the lane requeued can read the drain's chunk with the owner's older count. Both are sound starts
+        // (see closeAndDrain): start at the later one.
+        long h = Math.max(taken, c.base - 1);
         try {
             return runBatch(worker, budget, c, h);
         } catch (Throwable outsideAnyTask) {
@@ -411,11 +415,15 @@ final class SequentialLane extends Lane {
         }
         // Every slot up to seq(s) was claimed; a submitter may still be about to write its own, so wait for it. The
         // head may be a batch behind: the slots taken since hold TAKEN, and are skipped (no take is in progress, see
-        // Worker#awaitNotTaking, so what is TAKEN is taken and what is a task is ours).
+        // Worker#awaitNotTaking, so what is TAKEN is taken and what is a task is ours). The owner may be writing its
+        // head right now, outside any take (a batch that ran out of budget, or one that saw the stop), and the two
+        // writers' stores of chunk and taken can interleave: the fields may come from two different batch ends. Each
+        // is a sound start (every slot before a chunk's base is taken, and so is every slot up to taken), so walk
+        // from the later one, as runBatch and scan do.
         long last = seq(s);
         int moved = 0;
         Chunk c = chunk;
-        long h = taken;
+        long h = Math.max(taken, c.base - 1);
         waits = 0;
         while (h < last) {
             long i = h + 1;
