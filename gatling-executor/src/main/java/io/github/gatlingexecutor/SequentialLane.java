@@ -196,7 +196,9 @@ final class SequentialLane extends Lane {
                 grown = new Chunk(next, Math.max(FIRST_CHUNK, Math.min(MAX_CHUNK, c.tasks.length * 2)));
             }
             grown.stamps[0] = stamp;
-            grown.tasks[0] = task; // published by the release store of c.next below
+            // Published by the volatile store of c.next below; a release store all the same, as for any slot: a
+            // statistics reader that reaches this chunk through the owner's plain head reads the stamp after it.
+            SLOT.setRelease(grown.tasks, 0, task);
             if (STATE.compareAndSet(this, s, state(next, GROWING))) {
                 producerChunk = grown;
                 c.next = grown;                       // volatile: the consumer may be waiting for it
@@ -272,8 +274,7 @@ final class SequentialLane extends Lane {
                     // offer and a wake-up check). Over many contexts at full load the lane has usually been given
                     // more by the time it comes round; if not, that visit runs nothing (ran == 0), and makes it
                     // idle: a lane goes round empty at most once per visit that ran something.
-                    chunk = c;
-                    taken = h;
+                    head(c, h);
                     return MORE;
                 }
                 if (empty) {
@@ -282,12 +283,10 @@ final class SequentialLane extends Lane {
                     // written for the next owner before the CAS that publishes it, inside a take, so shutdownNow
                     // never reads it half-written.
                     if (!worker.beginTake()) {
-                        chunk = c;
-                        taken = h;
+                        head(c, h);
                         return DONE;
                     }
-                    chunk = c;
-                    taken = h;
+                    head(c, h);
                     idleSince = worker.clock;
                     boolean idled = STATE.compareAndSet(this, s, state(h, IDLE));
                     worker.endTake();
@@ -297,8 +296,7 @@ final class SequentialLane extends Lane {
                     continue;
                 }
                 if (mode == CLOSED || worker.stopping()) {
-                    chunk = c;
-                    taken = h;
+                    head(c, h);
                     return DONE; // shutdownNow owns what is left
                 }
                 // A submitter has claimed the slot but not yet written it (or is linking the next chunk): it is
@@ -307,13 +305,11 @@ final class SequentialLane extends Lane {
                 continue;
             }
             if (ran == budget) {
-                chunk = c; // the batch boundary: the next owner starts here (see taken)
-                taken = h;
+                head(c, h); // the batch boundary: the next owner starts here (see taken)
                 return MORE;
             }
             if (!worker.beginTake()) {
-                chunk = c;
-                taken = h;
+                head(c, h);
                 return DONE; // shutdownNow: the rest of the lane is returned, not run
             }
             int k = (int) (i - c.base);
@@ -327,6 +323,15 @@ final class SequentialLane extends Lane {
             ran++;
             waits = 0;
         }
+    }
+
+    /**
+     * Writes the head. {@code taken} is opaque, not plain: the drain and statistics may read it while it is written
+     * (see closeAndDrain), and a plain {@code long} store may tear on a 32-bit JVM.
+     */
+    private void head(Chunk c, long h) {
+        chunk = c;
+        TAKEN_SEQ.setOpaque(this, h);
     }
 
     /** The owner's way out of a failure: the head moved to the last TAKEN slot from (c, h). */
@@ -346,8 +351,7 @@ final class SequentialLane extends Lane {
             }
             h = i;
         }
-        chunk = c;
-        taken = h;
+        head(c, h);
     }
 
     @Override
@@ -445,16 +449,13 @@ final class SequentialLane extends Lane {
             h = i;
             waits = 0;
         }
-        chunk = c;
-        taken = h;
+        head(c, h);
         return moved;
     }
 
     @Override
     long submittedCount() {
-        long s = state;
-        int mode = mode(s);
-        return mode == DEAD || mode == CLOSED ? executedCount() : seq(s);
+        return seq(state); // exact in every mode: DEAD and CLOSED keep the count
     }
 
     /**
