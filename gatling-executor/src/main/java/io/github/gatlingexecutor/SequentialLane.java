@@ -5,102 +5,146 @@ import java.lang.invoke.VarHandle;
 import java.util.List;
 
 /**
- * The sequential lane of one context: a multi-producer, single-consumer linked queue whose {@code tail} reference is
- * also the lane's state.
+ * The sequential lane of one context: a multi-producer, single-consumer queue of array chunks whose producer index
+ * is also the lane's state.
  *
  * <pre>
- *   tail is an idle dummy   nothing queued or running (new, or emptied within the grace); the next submit activates it
- *   tail is a task node     active: owned by exactly one thread (activating submitter, ready queue, or a worker)
- *   tail == DEAD            released (terminal); the lane is no longer in the map
- *   tail == CLOSED          closed by shutdown (terminal); submits are rejected
+ *   state = seq &lt;&lt; 3 | mode       seq: tasks accepted so far (the last claimed slot, 1-based)
+ *   IDLE      nothing queued or running (new, or emptied within the grace); the next submit activates it
+ *   ACTIVE    owned by exactly one thread (activating submitter, ready queue, or a worker)
+ *   GROWING   ACTIVE, and the submitter that claimed the first slot of a new chunk is linking it
+ *   DEAD      released (terminal); the lane is no longer in the map
+ *   CLOSED    closed by shutdown (terminal); submits are rejected
  * </pre>
  *
- * A submit is one CAS on {@code tail}: it both appends the task and learns whether it activated the lane, so the
- * "enqueue, then decide whether to schedule" race of a separate flag cannot happen. The consumer side keeps
- * {@code head}, a dummy node (the last task taken), and needs no atomic instruction per task, except the hand-shake
- * with {@code shutdownNow} (see {@link Worker#beginTake}).
+ * A submit is one CAS on {@code state}: it claims slot {@code seq + 1} and learns whether it activated the lane, so
+ * the "enqueue, then decide whether to schedule" race of a separate flag cannot happen. It then writes its task into
+ * the slot. The consumer reads slots in order and needs no atomic instruction per task, except the hand-shake with
+ * {@code shutdownNow} (see {@link Worker#beginTake}). A slot is {@code null} (claimed or not, not written yet), a
+ * task, or {@link #TAKEN}; the consumer marks what it takes, so a drain from a head a batch old can tell a task taken
+ * (skip it) from one whose submitter is between its CAS and its store (wait for it).
  *
- * <p>Each idle episode has its own idle dummy node, made by the owner as it gives the lane up. A shared IDLE sentinel
- * would allow an ABA: a submitter that read "idle" could still win its CAS after the lane had been activated, run and
- * idled again, and link its task behind a dummy nobody will read. With a fresh dummy per episode, a CAS from an idle
- * dummy succeeds only in the episode it was read in, and the submitter links behind that very dummy.
+ * <p>Why chunks: a linked node per task cost the producer a 40-byte allocation and the consumer a cache miss per
+ * task (the first touch of a node the producer wrote). Slots are read in order, 16 references to a cache line, and a
+ * chunk is made once per {@code MAX_CHUNK} tasks. The first chunk of a lane is small, since most lanes of a
+ * many-context load live for a few tasks; later ones double up to {@code MAX_CHUNK}.
+ *
+ * <p>No ABA: {@code seq} only grows, every activation increments it, and the owner goes idle with a CAS from
+ * (seq, ACTIVE) to (seq, IDLE): a submitter that read IDLE in an earlier idle episode cannot win its CAS in a later
+ * one, and an owner cannot go idle over a slot claimed after it looked.
  */
 final class SequentialLane extends Lane {
 
-    static final class Node {
-        Runnable task;      // written before the CAS that publishes the node; cleared by the taker
-        long seq;           // 1-based position in the lane: the lane's submitted count when this node is the tail;
-                            // written before the CAS that publishes the node (retried CASes rewrite it)
-        final long stamp;   // Engine#stamp when accepted (0 for dummies): the task's age is read from it
-        final boolean idle; // an idle dummy: the tail of a lane nobody owns
-        volatile Node next; // set by the producer after its CAS; read with acquire by the consumer
+    /** A run of slots: seq {@code base} is {@code tasks[0]}. */
+    static final class Chunk {
+        final long base;
+        final Object[] tasks;       // null, a task (released by its submitter), or TAKEN (by the consumer)
+        final long[] stamps;        // Engine#stamp of each task, written before the task's release store
+        volatile Chunk next;        // linked by the submitter that claimed slot base + tasks.length, while GROWING
 
-        Node(Runnable task, long seq, long stamp, boolean idle) {
-            this.task = task;
-            this.seq = seq;
-            this.stamp = stamp;
-            this.idle = idle;
+        Chunk(long base, int size) {
+            this.base = base;
+            this.tasks = new Object[size];
+            this.stamps = new long[size];
+        }
+
+        long end() {
+            return base + tasks.length;
         }
     }
+
+    /**
+     * Stands for the chunks of a released lane: a handle keeps its last lane (DEAD) for as long as it lives, and the
+     * chunks that lane held would be dead weight there. Empty, so every walk ends at once.
+     */
+    private static final Chunk NONE = new Chunk(1, 0);
+
+    /** A slot whose task the consumer took (or a drain returned). */
+    static final Object TAKEN = new Object();
+
+    static final int ACTIVE = 0;
+    static final int IDLE = 1;
+    static final int GROWING = 2;
+    static final int DEAD = 3;
+    static final int CLOSED = 4;
+    private static final int MODE_BITS = 3;
+    private static final long MODE_MASK = (1 << MODE_BITS) - 1;
+
+    static final int FIRST_CHUNK = 4;
+    static final int MAX_CHUNK = 64;
 
     /** Spins a worker may wait on an emptied lane for its next task while nothing else is queued (a few µs). */
     private static final int LINGER = 48;
 
-    // Terminal sentinels: never linked, never carry a task.
-    static final Node DEAD = new Node(null, 0, 0, false);
-    static final Node CLOSED = new Node(null, 0, 0, false);
-
-    private static final VarHandle TAIL;
-    private static final VarHandle NEXT;
-    private static final VarHandle HEAD;
+    private static final VarHandle STATE;
+    private static final VarHandle TAKEN_SEQ;
+    private static final VarHandle CHUNK;
     private static final VarHandle HEAD_SEEN;
+    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Object[].class);
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
-            TAIL = l.findVarHandle(SequentialLane.class, "tail", Node.class);
-            HEAD = l.findVarHandle(SequentialLane.class, "head", Node.class);
+            STATE = l.findVarHandle(SequentialLane.class, "state", long.class);
+            TAKEN_SEQ = l.findVarHandle(SequentialLane.class, "taken", long.class);
+            CHUNK = l.findVarHandle(SequentialLane.class, "chunk", Chunk.class);
             HEAD_SEEN = l.findVarHandle(SequentialLane.class, "headSeen", long.class);
-            NEXT = l.findVarHandle(Node.class, "next", Node.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    private volatile Node tail;
+    static long seq(long state) {
+        return state >>> MODE_BITS;
+    }
+
+    static int mode(long state) {
+        return (int) (state & MODE_MASK);
+    }
+
+    private static long state(long seq, int mode) {
+        return seq << MODE_BITS | mode;
+    }
+
+    private volatile long state;
     /**
-     * Consumer-owned: the last node taken as of the owner's last batch boundary. Every node taken since has its
-     * {@code task} cleared inside the take hand-shake ({@link Worker#beginTake}/{@link Worker#endTake}), so the first
-     * node still waiting is the first one after {@code head} with a task; {@link #lastTaken} finds the one before it.
-     *
-     * <p>Why not per task: {@code head} shares a cache line with {@code tail}, which every submit CASes, so a store
-     * per task moved that line between the producer's core and the worker's twice per task. Written once per batch
-     * (on MORE, on giving the lane up, and on the way out of a failure), one tail CAS costs a submitter one miss at
-     * most: one hot context's stream ran about 1.3x faster (docs/benchmarks.md). With a {@code maxQueuedPerContext} limit the
-     * owner writes it per task again: submitters count the waiting tasks from it, and a stale head there would
-     * refuse tasks for a lane that has room.
-     *
-     * <p>Who reads it: the next owner, which receives the lane through the ready queue (or the activating submitter),
-     * after the previous owner's last write to it; when the owner gives the lane up it points {@code head} at the new
-     * idle dummy before the CAS that installs that dummy as the tail, inside a take, so a drain never reads the
-     * provisional head of a CAS that is about to fail. {@code shutdownNow} reads it after every worker has left its
-     * take for good and skips the cleared nodes; statistics read it racily and skip them too. Bounded submitters read
-     * it with acquire: a stale value only overstates how many tasks wait, so a limit is never exceeded because of it.
+     * The chunk the next claim goes into (or, when the next claim is its end, the last one). Written only by a
+     * submitter in GROWING, before the release store that ends it; read by submitters after their volatile read of
+     * {@code state}. A submitter whose CAS from that state succeeds therefore used the chunk that state belongs to:
+     * the chunk changes only with the state.
      */
-    private Node head;
+    private Chunk producerChunk;
     /**
-     * Submitters' copy of {@code head.seq}, as last read: a bounded lane's submit counts from it and reads the
-     * worker's {@code head} (a line the worker writes per task) only when that count says the lane is full. Never
-     * ahead of the real head, so it can only overstate the count. Opaque: a hint shared by submitters.
+     * Consumer-owned: the last seq taken and the chunk holding slot {@code taken + 1} (or ending at it), as of the
+     * owner's last batch boundary. Every slot taken since holds {@link #TAKEN}, so the first task still waiting is
+     * the first slot after {@code taken} that is not TAKEN.
+     *
+     * <p>Why not per task: the fields share a cache line with {@code state}, which every submit CASes; a store per
+     * task moved that line between the producer's core and the worker's twice per task. Written once per batch (on
+     * MORE, on giving the lane up, and on the way out of a failure). With a {@code maxQueuedPerContext} limit the
+     * owner writes {@code taken} per task again: submitters count the waiting tasks from it.
+     *
+     * <p>Who reads them: the next owner, which receives the lane through the ready queue (or the activating
+     * submitter's CAS) after the previous owner's last write; {@code shutdownNow} after every worker has left its
+     * take for good (the idle transition writes them inside a take); statistics racily, in either order, which a
+     * chunk's base makes safe: the consumer moves {@code chunk} on only after taking every slot before its base.
+     */
+    private long taken;
+    private Chunk chunk;
+    /**
+     * Submitters' copy of {@code taken}, as last read: a bounded lane's submit counts from it and reads the worker's
+     * {@code taken} only when that count says the lane is full. Never ahead of the real one, so it can only
+     * overstate the count. Opaque: a hint shared by submitters.
      */
     @SuppressWarnings("unused") // accessed through HEAD_SEEN
     private long headSeen;
 
     SequentialLane(Engine engine, Object context) {
         super(engine, context);
-        Node idle = new Node(null, 0, 0, true);
-        head = idle;
-        tail = idle;
+        Chunk first = new Chunk(1, FIRST_CHUNK);
+        chunk = first;
+        producerChunk = first;
+        state = state(0, IDLE);
     }
 
     @Override
@@ -110,59 +154,100 @@ final class SequentialLane extends Lane {
 
     @Override
     int offer(Runnable task, int limit) {
-        // One node per offer, however many CASes it takes: under contention (many producers, one context) a node per
-        // attempt would be garbage made while holding nothing.
-        Node node = new Node(task, 0, engine.stamp(), false);
+        long stamp = engine.stamp();
+        Chunk grown = null; // made before the CAS that claims a chunk's first slot: nothing may fail in GROWING
+        int waits = 0;
         for (;;) {
-            Node t = tail;
-            if (t == DEAD) {
+            long s = state;
+            int mode = mode(s);
+            if (mode == DEAD) {
                 return RELEASED;
             }
-            if (t == CLOSED) {
+            if (mode == CLOSED) {
                 return CLOSED_TO_SUBMITS;
             }
-            // t.seq was written before t was published by its own CAS, which our volatile read of tail follows. The
-            // count is exact against t: the CAS below succeeds only if t is still the tail, and head only moves on.
-            if (limit > 0 && !t.idle && t.seq - (long) HEAD_SEEN.getOpaque(this) >= limit) {
-                // Maybe full: the head seen last may be stale (it only moves on). Read the worker's, remember it.
-                long headSeq = ((Node) HEAD.getAcquire(this)).seq;
+            if (mode == GROWING) {
+                // Another submitter claimed the first slot past the chunk and is linking the next one: two stores.
+                waits = Waiting.pause(waits);
+                continue;
+            }
+            long seq = seq(s);
+            // Exact against s: the CAS below succeeds only if s is still the state, and taken only moves on.
+            if (limit > 0 && mode == ACTIVE && seq - (long) HEAD_SEEN.getOpaque(this) >= limit) {
+                // Maybe full: the copy may be stale (it only moves on). Read the worker's, remember it.
+                long headSeq = (long) TAKEN_SEQ.getAcquire(this);
                 HEAD_SEEN.setOpaque(this, headSeq);
-                if (t.seq - headSeq >= limit) {
+                if (seq - headSeq >= limit) {
                     return FULL;
                 }
             }
-            node.seq = t.seq + 1;
-            if (TAIL.compareAndSet(this, t, node)) {
-                // Release store: the consumer's acquire read of next sees node.task. Until this store the consumer
-                // may see tail != head with head.next == null and waits briefly (see runBatch).
-                NEXT.setRelease(t, node);
-                return t.idle ? ACTIVATED : ACCEPTED;
+            Chunk c = producerChunk; // after the volatile read of s: the chunk of s, if the CAS succeeds
+            long next = seq + 1;
+            if (next < c.end()) {
+                if (STATE.compareAndSet(this, s, state(next, ACTIVE))) {
+                    int i = (int) (next - c.base);
+                    c.stamps[i] = stamp;
+                    SLOT.setRelease(c.tasks, i, task); // the consumer's acquire read sees the stamp and the task
+                    return mode == IDLE ? ACTIVATED : ACCEPTED;
+                }
+                continue;
             }
+            if (grown == null || grown.base != next) {
+                grown = new Chunk(next, Math.max(FIRST_CHUNK, Math.min(MAX_CHUNK, c.tasks.length * 2)));
+            }
+            grown.stamps[0] = stamp;
+            // Published by the volatile store of c.next below; a release store all the same, as for any slot: a
+            // statistics reader that reaches this chunk through the owner's plain head reads the stamp after it.
+            SLOT.setRelease(grown.tasks, 0, task);
+            if (STATE.compareAndSet(this, s, state(next, GROWING))) {
+                producerChunk = grown;
+                c.next = grown;                       // volatile: the consumer may be waiting for it
+                STATE.setRelease(this, state(next, ACTIVE)); // only GROWING's claimer changes it: a store will do
+                return mode == IDLE ? ACTIVATED : ACCEPTED;
+            }
+            grown.tasks[0] = null;
         }
     }
 
     @Override
     int runBatch(Worker worker, int budget) {
-        Node h = head;
+        Chunk c = chunk;
+        // Exact, as the last owner left it (the ready queue hands the lane over), except after shutdownNow: its drain
+        // writes the head while the owner of a batch that ran out of budget may be writing it too, so a worker that
+        // finds the lane requeued can read the drain's chunk with the owner's older count. Both are sound starts
+        // (see closeAndDrain): start at the later one.
+        long h = Math.max(taken, c.base - 1);
         try {
-            return runBatch(worker, budget, h);
+            return runBatch(worker, budget, c, h);
         } catch (Throwable outsideAnyTask) {
             // Not a task's failure (runTask keeps those); the engine failing around tasks (an OutOfMemoryError, say).
             // We still own the lane (nothing that can throw follows the CAS that gives it up), and the caller hands
-            // it on: the next owner must start from the nodes taken so far, so walk to the last cleared one.
-            head = lastTaken(h);
+            // it on: the next owner must start from the slots taken so far, so walk to the last TAKEN one.
+            moveHead(c, h);
             throw outsideAnyTask;
         }
     }
 
-    private int runBatch(Worker worker, int budget, Node h) {
+    private int runBatch(Worker worker, int budget, Chunk c, long h) {
         int ran = 0;
         int waits = 0;
         for (;;) {
-            Node n = (Node) NEXT.getAcquire(h);
-            if (n == null) {
-                Node t = tail;
-                if (t == h && waits < LINGER && !worker.stopping()
+            long i = h + 1;
+            Object slot = null;
+            if (i < c.end()) {
+                slot = SLOT.getAcquire(c.tasks, (int) (i - c.base));
+            } else {
+                Chunk n = c.next;
+                if (n != null) {
+                    c = n; // everything before n.base is taken: the old chunk is garbage once chunk moves on
+                    continue;
+                }
+            }
+            if (slot == null) {
+                long s = state;
+                int mode = mode(s);
+                boolean empty = mode == ACTIVE && seq(s) == h;
+                if (empty && waits < LINGER && !worker.stopping()
                         && ((waits & (Waiting.YIELD_EVERY - 1)) != 0 || engine.readyQueue.isEmpty())) {
                     // Empty, and nothing else waits: a worker with nothing to do would spin anyway, so spin here, on
                     // the lane. A hot context's next task then just appends to an active lane, with no activation,
@@ -182,92 +267,105 @@ final class SequentialLane extends Lane {
                     }
                     waits = LINGER; // the CPU is wanted elsewhere: give the lane up now
                 }
-                if (t == h && ran > 0 && !worker.stopping() && !engine.readyQueue.isEmpty()) {
+                if (empty && ran > 0 && !worker.stopping() && !engine.readyQueue.isEmpty()) {
                     // Empty, and other work waits: keep the lane active and send it round the ready queue once
                     // more, as after a full batch, instead of making it idle. Its next tasks are then plain appends
-                    // for their submitters; made idle here, the next one would pay an activation: the idle dummy's
-                    // lines, which we had just written, a ready-queue offer and a wake-up check. Over many contexts
-                    // at full load the lane has usually been given more by the time it comes round; if not, that
-                    // visit runs nothing (ran == 0), and makes it idle: a lane goes round empty at most once per
-                    // visit that ran something.
-                    head = h;
+                    // for their submitters; made idle here, the next one would pay an activation (a ready-queue
+                    // offer and a wake-up check). Over many contexts at full load the lane has usually been given
+                    // more by the time it comes round; if not, that visit runs nothing (ran == 0), and makes it
+                    // idle: a lane goes round empty at most once per visit that ran something.
+                    head(c, h);
                     return MORE;
                 }
-                if (t == h) {
-                    // Empty. Give up ownership: a submitter racing with us either wins its CAS first (then ours fails
-                    // and we wait for its link) or finds the idle dummy and activates the lane itself, as its owner.
-                    // head changes here, so this is a take like any other for shutdownNow's hand-shake: a drain must
-                    // never read the provisional head of a CAS that is about to fail. The dummy is allocated before
-                    // the take begins, so nothing between beginTake and endTake can throw (an OutOfMemoryError there
-                    // would leave shutdownNow waiting for a take that never ends).
-                    Node idle = new Node(null, h.seq, 0, true);
+                if (empty) {
+                    // Give up ownership: a submitter racing with us either wins its CAS first (then ours fails and
+                    // we wait for its slot) or finds IDLE and activates the lane itself, as its owner. The head is
+                    // written for the next owner before the CAS that publishes it, inside a take, so shutdownNow
+                    // never reads it half-written.
                     if (!worker.beginTake()) {
-                        head = h;
+                        head(c, h);
                         return DONE;
                     }
-                    head = idle;
+                    head(c, h);
                     idleSince = worker.clock;
-                    boolean released = TAIL.compareAndSet(this, h, idle);
-                    if (!released) {
-                        head = h;
-                    }
+                    boolean idled = STATE.compareAndSet(this, s, state(h, IDLE));
                     worker.endTake();
-                    if (released) {
+                    if (idled) {
                         return IDLED;
                     }
                     continue;
                 }
-                if (t == CLOSED || worker.stopping()) {
-                    head = h;
+                if (mode == CLOSED || worker.stopping()) {
+                    head(c, h);
                     return DONE; // shutdownNow owns what is left
                 }
-                // A submitter has swung tail but not yet linked its node: it is between two instructions.
+                // A submitter has claimed the slot but not yet written it (or is linking the next chunk): it is
+                // between two instructions.
                 waits = Waiting.pause(waits);
                 continue;
             }
             if (ran == budget) {
-                head = h; // the batch boundary: the next owner starts here (see head)
+                head(c, h); // the batch boundary: the next owner starts here (see taken)
                 return MORE;
             }
             if (!worker.beginTake()) {
-                head = h;
+                head(c, h);
                 return DONE; // shutdownNow: the rest of the lane is returned, not run
             }
-            Runnable task = n.task;
-            n.task = null; // taken: a drain or a statistics walk from a stale head skips it
+            int k = (int) (i - c.base);
+            c.tasks[k] = TAKEN; // a drain or a statistics walk from a stale head skips it
             if (worker.engine.laneHeadPerTask) { // not a field of the lane: a read of its line costs the miss saved
-                HEAD.setRelease(this, n); // bounded submitters count from it (a plain store on x86)
+                TAKEN_SEQ.setRelease(this, i); // bounded submitters count from it (a plain store on x86)
             }
             worker.endTake();
-            worker.runTask(task);
-            h = n;
+            worker.runTask((Runnable) slot);
+            h = i;
             ran++;
             waits = 0;
         }
     }
 
     /**
-     * The last node taken, walking from {@code h} (the head, or a node at or before the last one taken) over the nodes
-     * whose task has been cleared. A task is never null, so a node with none has been taken (or drained).
+     * Writes the head. {@code taken} is opaque, not plain: the drain and statistics may read it while it is written
+     * (see closeAndDrain), and a plain {@code long} store may tear on a 32-bit JVM.
      */
-    private static Node lastTaken(Node h) {
-        for (Node n; (n = (Node) NEXT.getAcquire(h)) != null && n.task == null; ) {
-            h = n;
+    private void head(Chunk c, long h) {
+        chunk = c;
+        TAKEN_SEQ.setOpaque(this, h);
+    }
+
+    /** The owner's way out of a failure: the head moved to the last TAKEN slot from (c, h). */
+    private void moveHead(Chunk c, long h) {
+        for (;;) {
+            long i = h + 1;
+            if (i >= c.end()) {
+                Chunk n = c.next;
+                if (n == null) {
+                    break;
+                }
+                c = n;
+                continue;
+            }
+            if (SLOT.getAcquire(c.tasks, (int) (i - c.base)) != TAKEN) {
+                break;
+            }
+            h = i;
         }
-        return h;
+        head(c, h);
     }
 
     @Override
     boolean closeIfIdle() {
         for (;;) {
-            Node t = tail;
-            if (t == DEAD || t == CLOSED) {
+            long s = state;
+            int mode = mode(s);
+            if (mode == DEAD || mode == CLOSED) {
                 return true;
             }
-            if (!t.idle) {
+            if (mode != IDLE) {
                 return false;
             }
-            if (TAIL.compareAndSet(this, t, CLOSED)) {
+            if (STATE.compareAndSet(this, s, state(seq(s), CLOSED))) {
                 return true;
             }
         }
@@ -275,92 +373,144 @@ final class SequentialLane extends Lane {
 
     @Override
     boolean releaseIfIdle() {
-        Node t = tail;
-        return t.idle && TAIL.compareAndSet(this, t, DEAD);
+        long s = state;
+        if (mode(s) == IDLE && STATE.compareAndSet(this, s, state(seq(s), DEAD))) {
+            // Nothing reads a DEAD lane's chunks: a submit reads DEAD first, and a walk of NONE ends at taken, which
+            // the owner wrote before the idle CAS. A racing submit that still read the old state may use NONE to
+            // prepare its claim; its CAS then fails on DEAD.
+            producerChunk = NONE;
+            chunk = NONE;
+            return true;
+        }
+        return false;
     }
 
     @Override
     boolean isIdle() {
-        return tail.idle;
+        return mode(state) == IDLE;
     }
 
     @Override
     boolean isActive() {
-        Node t = tail;
-        return !t.idle && t != DEAD && t != CLOSED;
+        int mode = mode(state);
+        return mode == ACTIVE || mode == GROWING;
     }
 
     @Override
     int closeAndDrain(List<Runnable> out) {
-        Node t;
-        do {
-            t = tail;
-            if (t == DEAD || t == CLOSED) {
+        long s;
+        int waits = 0;
+        for (;;) {
+            s = state;
+            int mode = mode(s);
+            if (mode == DEAD || mode == CLOSED) {
                 return 0;
             }
-        } while (!TAIL.compareAndSet(this, t, CLOSED));
-        if (t.idle) {
+            if (mode == GROWING) {
+                waits = Waiting.pause(waits); // its claimer is two stores from ACTIVE; then every chunk is linked
+                continue;
+            }
+            if (STATE.compareAndSet(this, s, state(seq(s), CLOSED))) {
+                break;
+            }
+        }
+        if (mode(s) == IDLE) {
             return 0;
         }
-        // Every node up to t was accepted; a link may still be in flight from its submitter, so wait for it. The
-        // head may be a batch behind: the nodes taken since have no task, and are skipped (no take is in progress,
-        // see Worker#awaitNotTaking, so what is cleared is taken and what is not is ours).
+        // Every slot up to seq(s) was claimed; a submitter may still be about to write its own, so wait for it. The
+        // head may be a batch behind: the slots taken since hold TAKEN, and are skipped (no take is in progress, see
+        // Worker#awaitNotTaking, so what is TAKEN is taken and what is a task is ours). The owner may be writing its
+        // head right now, outside any take (a batch that ran out of budget, or one that saw the stop), and the two
+        // writers' stores of chunk and taken can interleave: the fields may come from two different batch ends. Each
+        // is a sound start (every slot before a chunk's base is taken, and so is every slot up to taken), so walk
+        // from the later one, as runBatch and scan do.
+        long last = seq(s);
         int moved = 0;
-        Node h = head;
-        int waits = 0;
-        while (h != t) {
-            Node n = (Node) NEXT.getAcquire(h);
-            if (n == null) {
+        Chunk c = chunk;
+        long h = Math.max(taken, c.base - 1);
+        waits = 0;
+        while (h < last) {
+            long i = h + 1;
+            if (i >= c.end()) {
+                c = c.next; // linked: no claim is GROWING any more
+                continue;
+            }
+            int k = (int) (i - c.base);
+            Object slot = SLOT.getAcquire(c.tasks, k);
+            if (slot == null) {
                 waits = Waiting.pause(waits);
                 continue;
             }
-            Runnable task = n.task;
-            if (task != null) {
-                out.add(task);
-                n.task = null;
+            if (slot != TAKEN) {
+                out.add((Runnable) slot);
+                c.tasks[k] = TAKEN;
                 moved++;
             }
-            h = n;
+            h = i;
+            waits = 0;
         }
-        head = h;
+        head(c, h);
         return moved;
     }
 
     @Override
     long submittedCount() {
-        Node t = tail;
-        return t == DEAD || t == CLOSED ? executedCount() : t.seq;
+        return seq(state); // exact in every mode: DEAD and CLOSED keep the count
     }
 
     /**
-     * Statistics: the last node taken, from a racy read of {@code head} (at most a batch behind, so a walk of at most
-     * {@code batchSize} nodes). A take racing the walk is seen or not: the count is a moment old either way.
+     * Statistics: from racy reads of {@code taken} and {@code chunk} (at most a batch behind, so a walk of at most
+     * {@code batchSize} slots), the last seq taken or, with {@code stamp}, the stamp of the first task waiting
+     * ({@link #NO_WAITING} if none is). The two fields may be read from different batches: whatever {@code chunk} is,
+     * every slot before its base was taken, so the walk starts at the later of the two. A take racing the walk is
+     * seen or not: the answer is a moment old either way.
      */
-    private Node lastTakenNow() {
-        return lastTaken((Node) HEAD.getAcquire(this));
+    private long scan(boolean stamp) {
+        long h = (long) TAKEN_SEQ.getAcquire(this);
+        Chunk c = (Chunk) CHUNK.getAcquire(this);
+        h = Math.max(h, c.base - 1);
+        for (;;) {
+            long i = h + 1;
+            if (i >= c.end()) {
+                Chunk n = c.next;
+                if (n == null) {
+                    return stamp ? NO_WAITING : h;
+                }
+                c = n;
+                continue;
+            }
+            int k = (int) (i - c.base);
+            Object slot = SLOT.getAcquire(c.tasks, k);
+            if (slot != TAKEN) {
+                return !stamp ? h : slot == null ? NO_WAITING : c.stamps[k];
+            }
+            h = i;
+        }
     }
 
     @Override
     long executedCount() {
-        return lastTakenNow().seq;
+        return scan(false);
     }
 
     @Override
     long queuedCount() {
-        Node t = tail;
-        if (t == DEAD || t == CLOSED || t.idle) {
+        long s = state;
+        int mode = mode(s);
+        if (mode != ACTIVE && mode != GROWING) {
             return 0;
         }
-        return Math.max(0, t.seq - (engine.laneHeadPerTask ? ((Node) HEAD.getAcquire(this)).seq : lastTakenNow().seq));
+        long head = engine.laneHeadPerTask ? (long) TAKEN_SEQ.getAcquire(this) : scan(false);
+        return Math.max(0, seq(s) - head);
     }
 
     @Override
     long oldestStamp() {
-        Node t = tail;
-        if (t == DEAD || t == CLOSED || t.idle) {
+        long s = state;
+        int mode = mode(s);
+        if (mode != ACTIVE && mode != GROWING) {
             return NO_WAITING;
         }
-        Node n = (Node) NEXT.getAcquire(lastTakenNow());
-        return n == null ? NO_WAITING : n.stamp;
+        return scan(true);
     }
 }

@@ -8,9 +8,10 @@ package io.github.gatlingexecutor;
  *   <li>a worker's search for work parks in {@link WorkerPool#awaitWork} once its budget of waits is spent;</li>
  *   <li>a worker lingering on an emptied lane ({@link SequentialLane#runBatch}) gives the lane up instead of parking,
  *       and goes on to search;</li>
- *   <li>waits for a thread that is between two instructions of a lock-free step (a submitter that has swung a lane's
- *       tail but not yet linked its node, a worker inside its take hand-shake) never park: that thread holds no lock
- *       and needs nothing from us, so it finishes as soon as it runs.</li>
+ *   <li>waits for a thread that is between two instructions of a lock-free step (a submitter that has claimed a
+ *       lane's slot but not yet written its task, or is linking the lane's next chunk; a worker inside its take
+ *       hand-shake) never park: that thread holds no lock and needs nothing from us, so it finishes as soon as it
+ *       runs.</li>
  * </ul>
  *
  * <h2>Why a yield in the spin</h2>

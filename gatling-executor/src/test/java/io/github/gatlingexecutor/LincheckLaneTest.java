@@ -64,16 +64,34 @@ class LincheckLaneTest {
         runAll(first, second);
     }
 
-    /** Runs the actors on new threads (all created before any starts) and waits for all. */
+    /**
+     * Runs the actors on new threads (all created before any starts), waits for all, and fails with the first
+     * throwable an actor ended with: an exception in an actor is a failed scenario, not a line on the console (a
+     * count checked afterwards can still add up when an actor dies halfway).
+     */
     static void runAll(Runnable... actors) {
         Thread[] threads = new Thread[actors.length];
+        Throwable[] failures = new Throwable[actors.length];
         for (int i = 0; i < actors.length; i++) {
-            threads[i] = new Thread(actors[i]);
+            int k = i;
+            Runnable actor = actors[i];
+            threads[i] = new Thread(() -> {
+                try {
+                    actor.run();
+                } catch (Throwable t) {
+                    failures[k] = t;
+                }
+            });
         }
         for (Thread t : threads) {
             t.start();
         }
         join(threads);
+        for (Throwable t : failures) {
+            if (t != null) {
+                throw new AssertionError("an actor failed: " + t, t);
+            }
+        }
     }
 
     static void join(Thread... threads) {
@@ -159,79 +177,68 @@ class LincheckLaneTest {
         };
     }
 
-    /** A copy of the lane protocol whose owner goes idle by a check and a plain write instead of one CAS. */
+    /**
+     * A copy of the lane protocol (a producer index whose low bit is the idle mode, slots claimed by a CAS on it,
+     * TAKEN marks) whose owner goes idle by a check and a plain write instead of one CAS. One fixed array: these
+     * scenarios never fill a chunk.
+     */
     static final class BrokenSequentialLane implements SeqLaneOps {
-        static final class Node {
-            final Runnable task;
-            final boolean idle;
-            volatile Node next;
-
-            Node(Runnable task, boolean idle) {
-                this.task = task;
-                this.idle = idle;
-            }
-        }
-
-        static final Node DEAD = new Node(null, false);
-        static final VarHandle TAIL;
+        static final long IDLE = 1;
+        static final long DEAD = -1;
+        static final Object TAKEN = new Object();
+        static final VarHandle STATE;
+        static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Object[].class);
 
         static {
             try {
-                TAIL = MethodHandles.lookup().findVarHandle(BrokenSequentialLane.class, "tail", Node.class);
+                STATE = MethodHandles.lookup().findVarHandle(BrokenSequentialLane.class, "state", long.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
         }
 
-        volatile Node tail;
-        Node head;
-
-        BrokenSequentialLane() {
-            Node idle = new Node(null, true);
-            head = idle;
-            tail = idle;
-        }
+        final Object[] slots = new Object[8];
+        volatile long state = IDLE;   // seq << 1 | idle
+        long taken;
 
         @Override
         public int offer(Runnable task) {
             for (;;) {
-                Node t = tail;
-                if (t == DEAD) {
+                long s = state;
+                if (s == DEAD) {
                     return Lane.RELEASED;
                 }
-                Node n = new Node(task, false);
-                if (TAIL.compareAndSet(this, t, n)) {
-                    t.next = n;
-                    return t.idle ? Lane.ACTIVATED : Lane.ACCEPTED;
+                long next = (s >>> 1) + 1;
+                if (STATE.compareAndSet(this, s, next << 1)) {
+                    SLOT.setRelease(slots, (int) next, task);
+                    return (s & IDLE) != 0 ? Lane.ACTIVATED : Lane.ACCEPTED;
                 }
             }
         }
 
         @Override
         public void drain() {
-            Node h = head;
             for (;;) {
-                Node n = h.next;
-                if (n == null) {
-                    if (tail == h) {
-                        Node idle = new Node(null, true);
-                        head = idle;
-                        tail = idle;    // the bug: an offer between the check and this write is lost
+                long i = taken + 1;
+                Object slot = SLOT.getAcquire(slots, (int) i);
+                if (slot == null) {
+                    if (state == taken << 1) {
+                        state = taken << 1 | IDLE;   // the bug: an offer between the check and this write is lost
                         return;
                     }
                     Thread.onSpinWait();
                     continue;
                 }
-                n.task.run();
-                head = n;
-                h = n;
+                slots[(int) i] = TAKEN;
+                taken = i;
+                ((Runnable) slot).run();
             }
         }
 
         @Override
         public boolean release() {
-            Node t = tail;
-            return t.idle && TAIL.compareAndSet(this, t, DEAD);
+            long s = state;
+            return s != DEAD && (s & IDLE) != 0 && STATE.compareAndSet(this, s, DEAD);
         }
     }
 
@@ -250,6 +257,135 @@ class LincheckLaneTest {
         Assumptions.assumeTrue(Runtime.version().feature() < 25,
                 "Lincheck 3.7 misses this interleaving on JDK " + Runtime.version().feature());
         assertFinds(sequentialOfferVersusIdleAndRelease(ran -> new BrokenSequentialLane()));
+    }
+
+    /**
+     * A lane's first chunk (four slots) is full; two producers append one task each while the owner drains, so one
+     * claims the first slot of a chunk not made yet and must make it, and the other claims the slot after it, in
+     * either order; either may find the lane idle again by then (it then owns the lane, and the main thread runs that
+     * batch). Checks: all six tasks ran once, the first four first and in order. Catches a grower that claims its
+     * slot as an ordinary append and links its chunk afterwards ({@link BrokenGrowingLane}): the other producer then
+     * prepares its claim from the old chunk and makes a chunk of its own, and one of the two tasks is lost.
+     */
+    static Runnable sequentialOffersAcrossAChunk(java.util.function.Supplier<SeqLaneOps> factory) {
+        return () -> {
+            SeqLaneOps lane = factory.get();
+            List<String> order = new ArrayList<>();
+            java.util.function.Function<String, Runnable> task = name -> () -> order.add(name);
+            check(lane.offer(task.apply("1")) == Lane.ACTIVATED, "first offer must activate");
+            lane.offer(task.apply("2"));
+            lane.offer(task.apply("3"));
+            lane.offer(task.apply("4"));
+            int[] outcome = new int[2];
+            runAll(lane::drain, () -> outcome[0] = lane.offer(task.apply("a")),
+                    () -> outcome[1] = lane.offer(task.apply("b")));
+            if (outcome[0] == Lane.ACTIVATED || outcome[1] == Lane.ACTIVATED) {
+                lane.drain();
+            }
+            check(order.size() == 6 && order.subList(0, 4).equals(List.of("1", "2", "3", "4"))
+                    && order.contains("a") && order.contains("b"), "ran " + order);
+        };
+    }
+
+    /**
+     * A copy of the growth protocol (chunks of four slots, linked by {@code next}) whose grower claims the first slot
+     * past a chunk as an ordinary append and installs the next chunk afterwards, with no GROWING mode to hold the
+     * other producers off.
+     */
+    static final class BrokenGrowingLane implements SeqLaneOps {
+        static final class Chunk {
+            final long base;
+            final Object[] slots = new Object[4];
+            volatile Chunk next;
+
+            Chunk(long base) {
+                this.base = base;
+            }
+        }
+
+        static final long IDLE = 1;
+        static final Object TAKEN = new Object();
+        static final VarHandle STATE;
+        static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Object[].class);
+
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(BrokenGrowingLane.class, "state", long.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        volatile long state = IDLE;   // seq << 1 | idle
+        volatile Chunk producerChunk = new Chunk(1);
+        Chunk chunk = producerChunk;
+        long taken;
+
+        @Override
+        public int offer(Runnable task) {
+            for (;;) {
+                long s = state;
+                Chunk c = producerChunk;
+                long next = (s >>> 1) + 1;
+                if (!STATE.compareAndSet(this, s, next << 1)) {
+                    continue;
+                }
+                if (next < c.base + 4) {
+                    SLOT.setRelease(c.slots, (int) (next - c.base), task);
+                } else {
+                    Chunk grown = new Chunk(next);   // the bug: claimed first, linked after, with nothing in between
+                    grown.slots[0] = task;
+                    producerChunk = grown;
+                    c.next = grown;
+                }
+                return (s & IDLE) != 0 ? Lane.ACTIVATED : Lane.ACCEPTED;
+            }
+        }
+
+        @Override
+        public void drain() {
+            Chunk c = chunk;
+            for (;;) {
+                long i = taken + 1;
+                Object slot = null;
+                if (i < c.base + 4) {
+                    slot = SLOT.getAcquire(c.slots, (int) (i - c.base));
+                } else if (c.next != null) {
+                    c = c.next;
+                    chunk = c;
+                    continue;
+                }
+                if (slot == null) {
+                    long s = state;
+                    if (s == taken << 1 && STATE.compareAndSet(this, s, s | IDLE)) {
+                        return;
+                    }
+                    Thread.onSpinWait();
+                    continue;
+                }
+                c.slots[(int) (i - c.base)] = TAKEN;
+                taken = i;
+                ((Runnable) slot).run();
+            }
+        }
+
+        @Override
+        public boolean release() {
+            return false;
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void sequentialLaneOffersAcrossAChunk() {
+        check(SequentialLane.FIRST_CHUNK == 4, "the scenario is built for a first chunk of four slots");
+        Lincheck.runConcurrentTest(INVOCATIONS, sequentialOffersAcrossAChunk(() -> realSequential(null)));
+    }
+
+    @Test
+    @Timeout(120)
+    void sequentialLaneScenarioFindsGrowthWithoutAGrowingMode() {
+        assertFinds(sequentialOffersAcrossAChunk(() -> new BrokenGrowingLane()));
     }
 
     // ---- 2. coalescing lane: replace racing with take, idle and release ----------------------------------------
@@ -418,6 +554,19 @@ class LincheckLaneTest {
      * copy of the take whose announcement comes after the state check (the bug): seen failing.
      */
     static Runnable shutdownNowVersusTake(boolean announceLate) {
+        return shutdownNowVersusTake(announceLate, 2, 64);
+    }
+
+    /**
+     * The same with {@code tasks} queued and a batch budget, the owner running batch after batch as long as it gets
+     * MORE (as if it found the lane again in the ready queue). With more tasks than the first chunk holds and a budget
+     * that ends a batch in the first chunk, the owner writes its head (chunk, then taken) outside any take while the
+     * drain writes the head it reached in the second chunk: the stores can interleave into the drain's chunk with the
+     * owner's count, and the owner's next batch starts from that pair. Seen failing (an
+     * ArrayIndexOutOfBoundsException in the owner's next batch) before a batch started at the later of the two; the
+     * stress run found it first.
+     */
+    static Runnable shutdownNowVersusTake(boolean announceLate, int tasks, int budget) {
         return () -> {
             Engine e = engine();
             Worker w = worker(e, new Thread(() -> { }));
@@ -427,46 +576,58 @@ class LincheckLaneTest {
             Runnable plain = () -> { };          // an unordered task waiting in the ready queue (see WAITING_PLAIN_TASK)
             e.readyQueue.offerTask(new PlainTask(plain, 0));
             int[] ran = new int[1];
-            lane.offer(() -> ran[0]++, 0);
-            lane.offer(() -> ran[0]++, 0);
+            for (int i = 0; i < tasks; i++) {
+                lane.offer(() -> ran[0]++, 0);
+            }
             List<Runnable> returned = new ArrayList<>();
-            runBoth(announceLate ? () -> lateAnnouncingOwner(e, w, lane) : () -> lane.runBatch(w, 64),
+            Runnable owner = () -> {
+                while (lane.runBatch(w, budget) == Lane.MORE) {
+                    // the owner's next visit of the lane
+                }
+            };
+            runBoth(announceLate ? () -> lateAnnouncingOwner(e, w, lane) : owner,
                     () -> returned.addAll(e.shutdownNow()));
             check(returned.remove(plain), "the waiting unordered task was not returned");
-            check(ran[0] + returned.size() == 2, "ran " + ran[0] + ", returned " + returned.size());
+            check(ran[0] + returned.size() == tasks, "ran " + ran[0] + ", returned " + returned.size());
         };
     }
 
     /**
      * The broken owner: walks the real lane the way {@link SequentialLane#runBatch} does (through its private
-     * {@code head} and the worker's private {@code phase}, by VarHandles), but reads the executor state before it
-     * announces the take. The real {@code closeAndDrain} is what races with it.
+     * {@code chunk} and {@code taken} and the worker's private {@code phase}, by VarHandles), but reads the executor
+     * state before it announces the take. The real {@code closeAndDrain} is what races with it.
      */
     private static void lateAnnouncingOwner(Engine e, Worker w, SequentialLane lane) {
         for (;;) {
-            SequentialLane.Node h = (SequentialLane.Node) LANE_HEAD.getVolatile(lane);
-            SequentialLane.Node n = h.next;
-            if (n == null || e.stopping()) {          // the state is read first ...
+            SequentialLane.Chunk c = (SequentialLane.Chunk) LANE_CHUNK.getVolatile(lane);
+            long i = (long) LANE_TAKEN.getVolatile(lane) + 1;
+            if (i >= c.end()) {
+                c = c.next;
+            }
+            Object slot = c == null ? null : c.tasks[(int) (i - c.base)];
+            if (slot == null || e.stopping()) {      // the state is read first ...
                 return;
             }
             WORKER_PHASE.setVolatile(w, 1);          // ... and the take announced after: the bug
-            Runnable task = n.task;
-            n.task = null;
-            LANE_HEAD.setVolatile(lane, n);
+            c.tasks[(int) (i - c.base)] = SequentialLane.TAKEN;
+            LANE_CHUNK.setVolatile(lane, c);
+            LANE_TAKEN.setVolatile(lane, i);
             WORKER_PHASE.setRelease(w, 0);
-            if (task != null) {
-                task.run();
+            if (slot != SequentialLane.TAKEN) {
+                ((Runnable) slot).run();
             }
         }
     }
 
-    private static final VarHandle LANE_HEAD;
+    private static final VarHandle LANE_CHUNK;
+    private static final VarHandle LANE_TAKEN;
     private static final VarHandle WORKER_PHASE;
 
     static {
         try {
-            LANE_HEAD = MethodHandles.privateLookupIn(SequentialLane.class, MethodHandles.lookup())
-                    .findVarHandle(SequentialLane.class, "head", SequentialLane.Node.class);
+            MethodHandles.Lookup lane = MethodHandles.privateLookupIn(SequentialLane.class, MethodHandles.lookup());
+            LANE_CHUNK = lane.findVarHandle(SequentialLane.class, "chunk", SequentialLane.Chunk.class);
+            LANE_TAKEN = lane.findVarHandle(SequentialLane.class, "taken", long.class);
             WORKER_PHASE = MethodHandles.privateLookupIn(Worker.class, MethodHandles.lookup())
                     .findVarHandle(Worker.class, "phase", int.class);
         } catch (ReflectiveOperationException e) {
@@ -478,6 +639,13 @@ class LincheckLaneTest {
     @Timeout(120)
     void shutdownNowVersusOwnerTake() {
         Lincheck.runConcurrentTest(INVOCATIONS, shutdownNowVersusTake(false));
+    }
+
+    @Test
+    @Timeout(120)
+    void shutdownNowVersusOwnerTakeAcrossAChunk() {
+        check(SequentialLane.FIRST_CHUNK == 4, "the scenario is built for a first chunk of four slots");
+        Lincheck.runConcurrentTest(INVOCATIONS, shutdownNowVersusTake(false, 6, 2));
     }
 
     /**

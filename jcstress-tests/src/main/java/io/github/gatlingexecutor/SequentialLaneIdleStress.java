@@ -12,16 +12,17 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.II_Result;
 
 /**
- * {@link SequentialLane}: a producer appends while the lane's owner drains it and gives it up (the CAS of the tail to
- * a fresh idle dummy).
+ * {@link SequentialLane}: a producer appends while the lane's owner drains it and gives it up (one CAS of the state
+ * from (taken, ACTIVE) to (taken, IDLE), which fails if a submitter claimed a slot since the owner looked).
  *
  * <p>The lane starts active with one task. The owner runs its batch to the end; the producer's offer either lands
  * before the owner gives up (the owner must run it: ACCEPTED) or finds the lane idle and re-activates it (ACTIVATED:
  * the producer is the new owner; the arbiter plays it and runs that batch). Result: (tasks run in the end, the offer's
  * outcome: 0 accepted, 1 activated).
  *
- * <p>Catches an owner that goes idle by checking "tail is my head" and then writing the idle dummy, in two steps: the
- * copy with that bug, {@code broken.BrokenSequentialLaneIdleStress}, was seen failing with the forbidden "1, 0".
+ * <p>Catches an owner that goes idle by checking "seq is the last slot I took" and then storing (taken, IDLE), in two
+ * steps: the copy with that bug, {@code broken.BrokenSequentialLaneIdleStress}, was seen failing with the forbidden
+ * "1, 0".
  */
 @JCStressTest
 @Description("Sequential lane: offer racing with the owner going idle")

@@ -12,10 +12,11 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
 
 /**
- * {@link SequentialLane}: the end of an idle lane's grace (release: idle dummy to DEAD) racing with a submit that
- * would re-activate it. Exactly one wins: either the lane is released and the offer is refused (RELEASED, the engine
- * looks the context up again), or the offer activates the lane and the release fails. Result: (released, offer
- * outcome: 1 activated, 2 released, tasks run in the end).
+ * {@link SequentialLane}: the end of an idle lane's grace (release: a CAS of the state from (seq, IDLE) to
+ * (seq, DEAD)) racing with a submit that would re-activate it (a CAS from (seq, IDLE) to (seq + 1, ACTIVE)). Both
+ * CAS from the same state, so exactly one wins: either the lane is released and the offer is refused (RELEASED, the
+ * engine looks the context up again), or the offer activates the lane and the release fails. Result: (released,
+ * offer outcome: 1 activated, 2 released, tasks run in the end).
  *
  * <p>Catches a release that checks "idle" and then writes DEAD, in two steps: the copy with that bug,
  * {@code broken.BrokenSequentialLaneReleaseStress}, was seen failing with the forbidden "1, 1, 0" (a task accepted

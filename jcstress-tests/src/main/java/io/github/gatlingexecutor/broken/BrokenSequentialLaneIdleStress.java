@@ -11,8 +11,10 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.II_Result;
 
 /**
- * Deliberately broken copy of {@code SequentialLaneIdleStress}: the owner goes idle by a check and a plain write
- * instead of one CAS. Same actors and outcomes; the forbidden "1, 0" shows up. Run with {@code -t broken}.
+ * Deliberately broken copy of {@code SequentialLaneIdleStress}: the owner goes idle by a check ("seq is the last slot
+ * I took") and a plain store of (taken, IDLE) instead of one CAS from (taken, ACTIVE). A submitter that claims the
+ * next slot in between is overwritten: its task is accepted, and nobody owns the lane. Same actors and outcomes; the
+ * forbidden "1, 0" shows up. Run with {@code -t broken}.
  */
 @JCStressTest
 @Outcome(id = "2, 0", expect = ACCEPTABLE, desc = "the offer landed first; the owner ran both tasks")

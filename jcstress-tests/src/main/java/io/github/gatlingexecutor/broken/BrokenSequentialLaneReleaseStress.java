@@ -11,8 +11,9 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
 
 /**
- * Deliberately broken copy of {@code SequentialLaneReleaseStress}: the release checks "idle" and then writes DEAD,
- * in two steps. Same actors and outcomes; the forbidden "1, 1, 0" shows up. Run with {@code -t broken}.
+ * Deliberately broken copy of {@code SequentialLaneReleaseStress}: the release checks "idle" and then stores
+ * (seq, DEAD), in two steps, instead of one CAS from (seq, IDLE). An activating claim in between is overwritten. Same
+ * actors and outcomes; the forbidden "1, 1, 0" shows up. Run with {@code -t broken}.
  */
 @JCStressTest
 @Outcome(id = "1, 2, 0", expect = ACCEPTABLE, desc = "released first; the offer saw DEAD")

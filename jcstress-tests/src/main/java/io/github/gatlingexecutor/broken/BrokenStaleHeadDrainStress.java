@@ -13,11 +13,12 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.II_Result;
 
 /**
- * Deliberately broken: a copy of the per-batch head of a sequential lane (the owner clears each node's task as it
- * takes it and moves the lane's {@code head} only at the end of its batch) with a {@code shutdownNow} drain that
- * returns every node after {@code head} instead of skipping the cleared ones. The take hand-shake is the real one
- * (announce, then read the state). Same outcomes as {@code ShutdownNowDrainStress}, which runs the real lane; here the
- * forbidden "1, 2" (a task run and returned) shows up. Run with {@code -t broken}.
+ * Deliberately broken: a copy of the per-batch head of a sequential lane (the owner marks each slot TAKEN as it takes
+ * its task, inside the take hand-shake, and writes the lane's {@code taken} only at the end of its batch) with a
+ * {@code shutdownNow} drain that returns every non-null slot after {@code taken} instead of skipping the TAKEN ones.
+ * The take hand-shake is the real one (announce, then read the state). Same outcomes as
+ * {@code ShutdownNowDrainStress}, which runs the real lane; here the forbidden "1, 2" and "2, 2" (tasks run and
+ * returned: the marks of the slots taken since the batch began) show up. Run with {@code -t broken}.
  */
 @JCStressTest
 @Outcome(id = "0, 2", expect = ACCEPTABLE, desc = "stopped before the first take; both returned")
@@ -26,47 +27,40 @@ import org.openjdk.jcstress.infra.results.II_Result;
 @Outcome(expect = FORBIDDEN, desc = "a task run and returned, or lost")
 @State
 public class BrokenStaleHeadDrainStress {
-    static final class Node {
-        Runnable task;
-        Node next;
-    }
+    static final Object TAKEN = new Object();
+    static final int LAST = 2; // the last seq claimed: both slots were written before the actors start
 
     volatile boolean stop;
     volatile boolean taking;
-    Node head;   // the last node taken as of the batch boundary: a dummy
+    final Object[] tasks = new Object[4]; // seq i is tasks[i - 1]
+    long taken;   // the last seq taken as of the batch boundary
     int ran;
 
     public BrokenStaleHeadDrainStress() {
-        Node dummy = new Node();
-        Node a = new Node();
-        Node b = new Node();
-        a.task = () -> ran++;
-        b.task = () -> ran++;
-        dummy.next = a;
-        a.next = b;
-        head = dummy;
+        tasks[0] = (Runnable) () -> ran++;
+        tasks[1] = (Runnable) () -> ran++;
     }
 
     @Actor
     public void owner() {
-        Node h = head; // the batch starts here; head is written back only when the batch ends
+        long h = taken; // the batch starts here; taken is written back only when the batch ends
         for (;;) {
             taking = true;
             if (stop) {
                 taking = false;
-                return;
+                return; // taken left a batch old (the real owner writes it here, after its take: maybe too late)
             }
-            Node n = h.next;
-            if (n == null) {
+            long i = h + 1;
+            Object slot = i <= LAST ? tasks[(int) (i - 1)] : null;
+            if (slot == null) {
+                taken = h; // inside the take, as the real owner's idle transition: the drain reads it after
                 taking = false;
-                head = h;
                 return;
             }
-            Runnable task = n.task;
-            n.task = null; // taken
+            tasks[(int) (i - 1)] = TAKEN;
             taking = false;
-            task.run();
-            h = n;
+            ((Runnable) slot).run();
+            h = i;
         }
     }
 
@@ -76,9 +70,12 @@ public class BrokenStaleHeadDrainStress {
         while (taking) {
             Thread.onSpinWait();
         }
-        List<Runnable> out = new ArrayList<>();
-        for (Node n = head.next; n != null; n = n.next) {
-            out.add(n.task); // BUG: a node taken since the batch began has no task any more, and is not skipped
+        List<Object> out = new ArrayList<>();
+        for (long i = taken + 1; i <= LAST; i++) {
+            Object slot = tasks[(int) (i - 1)];
+            if (slot != null) {
+                out.add(slot); // BUG: a slot taken since the batch began holds TAKEN, and is returned as a task
+            }
         }
         r.r2 = out.size();
     }
