@@ -385,6 +385,10 @@ class LincheckLaneTest {
     @Test
     @Timeout(120)
     void sequentialLaneScenarioFindsGrowthWithoutAGrowingMode() {
+        // As with the two-step idle above: found on JDK 17 within seconds, not on JDK 25 in 3,000 invocations (the
+        // CI's second pass of the core tests), so this check of the tool is made where the tool is known to see it.
+        Assumptions.assumeTrue(Runtime.version().feature() < 25,
+                "Lincheck 3.7 misses this interleaving on JDK " + Runtime.version().feature());
         assertFinds(sequentialOffersAcrossAChunk(() -> new BrokenGrowingLane()));
     }
 
