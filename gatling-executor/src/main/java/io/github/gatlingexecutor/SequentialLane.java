@@ -212,11 +212,7 @@ final class SequentialLane extends Lane {
     @Override
     int runBatch(Worker worker, int budget) {
         Chunk c = chunk;
-        // Exact, as the last owner left it (the ready queue hands the lane over), except after shutdownNow: its drain
-        // writes the head while the owner of a batch that ran out of budget may be writing it too, so a worker that
-        // finds the lane requeued can read the drain's chunk with the owner's older count. Both are sound starts
-        // (see closeAndDrain): start at the later one.
-        long h = Math.max(taken, c.base - 1);
+        long h = takenFrom(c); // exact as the last owner left it, except after shutdownNow (see takenFrom)
         try {
             return runBatch(worker, budget, c, h);
         } catch (Throwable outsideAnyTask) {
@@ -334,24 +330,25 @@ final class SequentialLane extends Lane {
         TAKEN_SEQ.setOpaque(this, h);
     }
 
-    /** The owner's way out of a failure: the head moved to the last TAKEN slot from (c, h). */
+    /**
+     * Where a walk of the head starts: {@code taken}, or just before {@code c}'s first slot if that is later. The
+     * two fields can come from two different batch ends: after {@code shutdownNow} its drain writes the head while
+     * the owner of a batch that ran out of budget (or saw the stop) may be writing it too, outside any take, and
+     * their stores can interleave into the drain's chunk with the owner's older count (the stress run found a batch
+     * indexing before its chunk's first slot). Each is a sound start: every slot before a chunk's base is taken, and
+     * so is every slot up to {@code taken}; a {@code taken} past {@code c} is walked to by following the links.
+     */
+    private long takenFrom(Chunk c) {
+        return Math.max((long) TAKEN_SEQ.getOpaque(this), c.base - 1);
+    }
+
+    /**
+     * The owner's way out of a failure: the head moved to the last TAKEN slot from (c, h). The chunk may stay
+     * behind that count: every walk follows the links from it (see takenFrom).
+     */
     private void moveHead(Chunk c, long h) {
-        for (;;) {
-            long i = h + 1;
-            if (i >= c.end()) {
-                Chunk n = c.next;
-                if (n == null) {
-                    break;
-                }
-                c = n;
-                continue;
-            }
-            if (SLOT.getAcquire(c.tasks, (int) (i - c.base)) != TAKEN) {
-                break;
-            }
-            h = i;
-        }
         head(c, h);
+        TAKEN_SEQ.setOpaque(this, scan(false));
     }
 
     @Override
@@ -392,7 +389,10 @@ final class SequentialLane extends Lane {
 
     @Override
     boolean isActive() {
-        int mode = mode(state);
+        return active(mode(state));
+    }
+
+    private static boolean active(int mode) {
         return mode == ACTIVE || mode == GROWING;
     }
 
@@ -420,14 +420,11 @@ final class SequentialLane extends Lane {
         // Every slot up to seq(s) was claimed; a submitter may still be about to write its own, so wait for it. The
         // head may be a batch behind: the slots taken since hold TAKEN, and are skipped (no take is in progress, see
         // Worker#awaitNotTaking, so what is TAKEN is taken and what is a task is ours). The owner may be writing its
-        // head right now, outside any take (a batch that ran out of budget, or one that saw the stop), and the two
-        // writers' stores of chunk and taken can interleave: the fields may come from two different batch ends. Each
-        // is a sound start (every slot before a chunk's base is taken, and so is every slot up to taken), so walk
-        // from the later one, as runBatch and scan do.
+        // head right now, outside any take (see takenFrom).
         long last = seq(s);
         int moved = 0;
         Chunk c = chunk;
-        long h = Math.max(taken, c.base - 1);
+        long h = takenFrom(c);
         waits = 0;
         while (h < last) {
             long i = h + 1;
@@ -461,14 +458,12 @@ final class SequentialLane extends Lane {
     /**
      * Statistics: from racy reads of {@code taken} and {@code chunk} (at most a batch behind, so a walk of at most
      * {@code batchSize} slots), the last seq taken or, with {@code stamp}, the stamp of the first task waiting
-     * ({@link #NO_WAITING} if none is). The two fields may be read from different batches: whatever {@code chunk} is,
-     * every slot before its base was taken, so the walk starts at the later of the two. A take racing the walk is
-     * seen or not: the answer is a moment old either way.
+     * ({@link #NO_WAITING} if none is). The two fields may be read from different batches (see takenFrom). A take
+     * racing the walk is seen or not: the answer is a moment old either way.
      */
     private long scan(boolean stamp) {
-        long h = (long) TAKEN_SEQ.getAcquire(this);
         Chunk c = (Chunk) CHUNK.getAcquire(this);
-        h = Math.max(h, c.base - 1);
+        long h = takenFrom(c);
         for (;;) {
             long i = h + 1;
             if (i >= c.end()) {
@@ -496,8 +491,7 @@ final class SequentialLane extends Lane {
     @Override
     long queuedCount() {
         long s = state;
-        int mode = mode(s);
-        if (mode != ACTIVE && mode != GROWING) {
+        if (!active(mode(s))) {
             return 0;
         }
         long head = engine.laneHeadPerTask ? (long) TAKEN_SEQ.getAcquire(this) : scan(false);
@@ -506,11 +500,6 @@ final class SequentialLane extends Lane {
 
     @Override
     long oldestStamp() {
-        long s = state;
-        int mode = mode(s);
-        if (mode != ACTIVE && mode != GROWING) {
-            return NO_WAITING;
-        }
-        return scan(true);
+        return active(mode(state)) ? scan(true) : NO_WAITING;
     }
 }
