@@ -11,14 +11,14 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The executor's housekeeping thread ({@code <name>-checker}, or made by the configured {@code ThreadFactory}). It
- * never runs a task. It does three jobs:
+ * never runs a task. It does four jobs:
  *
  * <ol>
  *   <li><b>Stuck workers.</b> Every {@code checkPeriod} it looks at each busy worker. One that has run one task for
  *       {@code blockedThreshold} is stuck, whatever it is doing: waiting, in I/O, or computing; one whose thread is
- *       waiting, sleeping or blocked on a monitor is not using a CPU right now. If work waits in the ready queue while
- *       no worker is idle, it starts auxiliary workers for the workers that are stuck or off the CPU, up to
- *       {@code maxThreads} (see {@link #inspect}). Because lanes wait in the shared ready queue and never in a
+ *       waiting, sleeping or blocked on a monitor is not using a CPU right now. It reports what it saw to
+ *       {@link PoolPolicy}, which starts auxiliary workers for the workers that are stuck or off the CPU when work
+ *       waits in the ready queue and no worker is idle, up to {@code maxThreads} (see {@link #inspect}). Because lanes wait in the shared ready queue and never in a
  *       per-worker queue, a stuck worker holds nothing but its own lane: the new worker takes every other queued
  *       context. While work keeps backing up behind such workers, it looks again within a few milliseconds, so a
  *       pool whose tasks block briefly and often grows in a fraction of a second.</li>
@@ -229,23 +229,19 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Looks at every worker; starts auxiliary workers if work waits, no worker is idle and the busy workers are not
-     * using the machine for it. Returns whether it started any (work is backing up behind such workers).
+     * Looks at every worker and hands what it saw to {@link PoolPolicy#inspected}, which decides whether to start
+     * workers (rules 2 and 3 there). Returns whether it started any (work is backing up behind blocked workers).
      *
      * <p>A busy worker counts as <em>running</em> unless one of these holds: its thread is blocked, waiting or
      * sleeping in its task for a reason the pool cannot serve itself (it leaves its CPU idle; see
-     * {@link #blockedOnItsOwn});
-     * or it is <em>stuck</em>, having run one task for {@code blockedThreshold}
-     * (SPEC point 7), whether blocked in I/O or computing. A stuck worker that is merely descheduled (it runs Java code
-     * and got almost no CPU since the last look: a saturated machine, not a slow task) still counts as running, so an
-     * overloaded machine does not grow the pool. The checker starts {@code cores - running} threads, at least one when
-     * some worker is stuck and none runs: enough to fill the cores that blocked workers leave idle, and a thread for the contexts
-     * queued behind a task that holds its worker for good. A CPU-bound backlog of short tasks that already fills the
-     * cores adds none (more threads would only add context switches). Growth is damped to at most one thread per core
-     * per look, and while work keeps backing up it looks again within a few milliseconds (submitters that find every
-     * worker busy nudge it), so a pool whose tasks block briefly and often grows within tens of milliseconds to about
-     * the size its blocking needs, not to one thread per waiting task; once the backlog is gone the extra workers idle
-     * and retire. Every stuck worker is counted once in {@code blockedDetections}.
+     * {@link #blockedOnItsOwn}); or it is <em>stuck</em>, having run one task for {@code blockedThreshold} (SPEC point
+     * 7), whether blocked in I/O or computing. A stuck worker that is merely descheduled (it runs Java code and got
+     * almost no CPU since the last look: a saturated machine, not a slow task) still counts as running, so an
+     * overloaded machine does not grow the pool. While work keeps backing up the checker looks again within a few
+     * milliseconds (submitters that find every worker busy nudge it), so a pool whose tasks block briefly and often
+     * grows within tens of milliseconds to about the size its blocking needs, not to one thread per waiting task;
+     * once the backlog is gone the extra workers idle and retire. Every stuck worker is counted once in
+     * {@code blockedDetections}.
      */
     private boolean inspect(long now) {
         WorkerPool pool = engine.pool;
@@ -253,7 +249,7 @@ final class Checker implements Runnable {
         int stuckWorkers = 0;
         int notBusy = 0;
         for (Worker w : pool.workers()) {
-            if (!w.isBusy()) {
+            if (!w.isBusyOpaque()) {
                 w.checkSeen = -1;
                 if (w.parkState() != Worker.RETIRED) {
                     // Searching, about to park, parked, or woken and about to run: whichever, it takes queued work
@@ -265,7 +261,7 @@ final class Checker implements Runnable {
                 }
                 continue;
             }
-            long seen = w.startedCount();
+            long seen = w.startedCountOpaque();
             boolean stuck = false;
             if (seen != w.checkSeen) {
                 w.checkSeen = seen;
@@ -292,23 +288,7 @@ final class Checker implements Runnable {
                 running++;
             }
         }
-        if (engine.readyQueue.isEmpty() || engine.stopping()) {
-            return false;
-        }
-        if (pool.threads() < pool.coreTarget()) {
-            pool.tryStart(false); // below the core size (e.g. after a thread factory failure): refill
-        }
-        if (notBusy > 0) {
-            pool.signalWork();
-            return false;
-        }
-        // With no worker running at all, even a machine whose cores are taken by stuck tasks needs one more thread.
-        int toStart = Math.max(WorkerPool.CORES - running, stuckWorkers > 0 && running == 0 ? 1 : 0);
-        int started = 0;
-        while (started < toStart && pool.tryStart(true)) {
-            started++;
-        }
-        return started > 0;
+        return pool.policy.inspected(pool, running, stuckWorkers, notBusy);
     }
 
     /**
@@ -323,14 +303,14 @@ final class Checker implements Runnable {
             // The started count as a "nothing new" mark: a task running during a clean sweep can still leave its
             // lane in the ring after it, but then its worker either starts another item (the mark moves) or parks,
             // and a parked worker releases what it kept when the grace ends (WorkerPool#awaitWork).
-            if (w.idleCount() == 0 || w.sweptCleanAt == w.startedCount()) {
+            if (w.idleCountOpaque() == 0 || w.sweptCleanAt == w.startedCountOpaque()) {
                 continue; // nothing held, or nothing new since a sweep that left nothing to wait for
             }
             any = true;
             if (now - w.lastSweptByChecker >= SWEEP_TICK_NANOS) {
                 w.lastSweptByChecker = now;
                 if (!releaseIdleLanesOf(w, now)) {
-                    w.sweptCleanAt = w.startedCount();
+                    w.sweptCleanAt = w.startedCountOpaque();
                 }
             }
         }
@@ -385,10 +365,10 @@ final class Checker implements Runnable {
      */
     private static boolean releaseIdleLanesOf(Worker w, long now) {
         boolean young = false;
-        int start = w.idleStart();
-        int count = Math.min(w.idleCount(), Worker.IDLE_RING);
+        int start = w.idleStartOpaque();
+        int count = Math.min(w.idleCountOpaque(), Worker.IDLE_RING);
         for (int i = 0; i < count; i++) {
-            Lane lane = w.idleLane(start + i);
+            Lane lane = w.idleLaneAcquire(start + i);
             if (lane == null) {
                 continue;
             }
@@ -469,7 +449,7 @@ final class Checker implements Runnable {
      * here only errs towards counting a blocked worker as blocked, as before.
      */
     private static boolean stillInTask(Worker w, long seen) {
-        return w.isBusy() && w.startedCount() == seen;
+        return w.isBusyOpaque() && w.startedCountOpaque() == seen;
     }
 
     private static boolean isOffCpu(Thread t) {

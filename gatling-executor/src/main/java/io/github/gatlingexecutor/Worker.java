@@ -60,7 +60,7 @@ final class Worker implements Runnable {
     /** Unique within the executor, never 0 (see {@link Lane#lastWorkerId}). */
     final int id;
     Thread thread;
-    /** Set by the pool when this idle auxiliary worker is allowed to end (see WorkerPool#tryRetire). */
+    /** Set by the pool when this idle auxiliary worker is allowed to end (see PoolPolicy#mayRetire). */
     boolean retired;
 
     private volatile int parkState = ACTIVE;
@@ -211,16 +211,16 @@ final class Worker implements Runnable {
 
 
     /** Entry {@code i} of the idle ring, for the checker (racy by design; see {@link #idleRing}). */
-    Lane idleLane(int i) {
+    Lane idleLaneAcquire(int i) {
         return (Lane) RING.getAcquire(idleRing, i % IDLE_RING);
     }
 
     /** Where the live part of the idle ring starts (checker's racy view). */
-    int idleStart() {
+    int idleStartOpaque() {
         return (int) IDLE_START.getOpaque(this);
     }
 
-    int idleCount() {
+    int idleCountOpaque() {
         return (int) IDLE_COUNT.getOpaque(this);
     }
 
@@ -361,35 +361,35 @@ final class Worker implements Runnable {
 
     // ---- read by statistics and the checker ---------------------------------------------------------------
 
-    long startedCount() {
+    long startedCountOpaque() {
         return (long) STARTED.getOpaque(this);
     }
 
-    long executedCount() {
+    long executedCountOpaque() {
         return (long) EXECUTED.getOpaque(this);
     }
 
-    long failedCount() {
+    long failedCountOpaque() {
         return (long) FAILED.getOpaque(this);
     }
 
-    long transferCount() {
+    long transferCountOpaque() {
         return (long) TRANSFERS.getOpaque(this);
     }
 
-    boolean isBusy() {
+    boolean isBusyOpaque() {
         return (boolean) BUSY.getOpaque(this);
     }
 
     /**
      * Whether this worker has been in one item (a lane's batch, or an unordered task) for longer than
      * {@code nanos} by the coarse clock {@code now}: it occupies a CPU for long stretches (or is blocked), which
-     * {@link WorkerPool#spinningPays} weighs. Racy, and coarse: both readings of the clock may lag by a few
+     * {@link PoolPolicy#spinningPays} weighs. Racy, and coarse: both readings of the clock may lag by a few
      * milliseconds, so an item's age can be off by that much either way. A long item is then seen a little late, and
      * a brief one may be taken for long, which only makes another worker park rather than spin for a while. When
      * {@code now} is {@link Engine#STALE} (every other worker parked since the clock was last kept) the answer is no.
      */
     boolean inLongItem(long now, long nanos) {
-        return isBusy() && now != Engine.STALE && now - (long) ITEM_STAMP.getOpaque(this) > nanos;
+        return isBusyOpaque() && now != Engine.STALE && now - (long) ITEM_STAMP.getOpaque(this) > nanos;
     }
 }

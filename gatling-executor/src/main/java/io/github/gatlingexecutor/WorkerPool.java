@@ -20,12 +20,10 @@ import java.util.concurrent.locks.LockSupport;
  * only when every worker is parked.
  *
  * <h2>Growing and shrinking</h2>
- * Core workers start on demand, up to the core size, when work arrives and no worker is idle. Auxiliary workers are
- * started only by the {@link Checker}, when work waits and the busy workers are not using a CPU (see
- * {@link Checker#inspect}); they park with a timeout and retire after {@code auxiliaryKeepAlive} idle, unless the
- * core size has grown to cover them. An idle worker holds no work (work lives in the ready queue and in lanes), so
- * retiring can never drop any. {@code maxThreads} is enforced by reserving a slot in {@code threads} with a CAS
- * before a thread is created.
+ * What to start, refill, bump or retire, and when a worker may spin, is decided by {@link PoolPolicy}; this class
+ * carries it out. An idle worker holds no work (work lives in the ready queue and in lanes), so retiring can never
+ * drop any. {@code maxThreads} is enforced by reserving a slot in {@code threads} with a CAS before a thread is
+ * created.
  */
 final class WorkerPool {
 
@@ -42,29 +40,9 @@ final class WorkerPool {
         }
     }
 
-    /**
-     * Bounds of a worker's search: how long it polls the ready queue, one {@link Waiting#pause} apart, before it parks
-     * (the park phase of the {@link Waiting} strategy). Each worker adapts its own budget between these, as adaptive
-     * spinning does for locks: a search that finds work doubles it (work is flowing, and a park/unpark pair would cost
-     * the submitter a system call), a search that ends in a park halves it (work is sparse, and spinning would only
-     * burn a CPU). An idle executor therefore spins at most once, briefly, after its last task. A budget of time, not
-     * of polls: a poll count stretched with the yields in the waits, and at 10,000 tasks a second a budget grown to
-     * 4,096 polls outlasted the 100 us between tasks, so a worker spun for good on a nearly idle executor. Such a
-     * spinner, preempted by the producer it shares a CPU with, holds up the very task it waits for (a submitter that
-     * sees a searcher wakes nobody): p99 at low load went from about 35 us to hundreds in some rounds. Capped at
-     * 50 us, a search outlives only the short gaps of a stream of tasks.
-     */
-    private static final long MIN_SEARCH_NANOS = 4_000L;
-    private static final long MAX_SEARCH_NANOS = 50_000L;
-
-    /** An item (a lane's batch, an unordered task) running longer than this keeps its CPU busy for long stretches. */
-    private static final long LONG_ITEM_NANOS = 1_000_000L;
-
     private final Engine engine;
     private final Settings settings;
-    /** Available processors, read once: the pool's policy (spinning here, auxiliary starts in the checker). */
-    static final int CORES = Runtime.getRuntime().availableProcessors();
-    private final int maxSearchers;
+    final PoolPolicy policy;
     private final ConcurrentLinkedDeque<Worker> idle = new ConcurrentLinkedDeque<>();
 
     private volatile int searching;
@@ -96,7 +74,7 @@ final class WorkerPool {
         this.engine = engine;
         this.settings = engine.settings;
         this.coreTarget = settings.coreThreads;
-        this.maxSearchers = Math.max(1, CORES / 2);
+        this.policy = new PoolPolicy(engine);
     }
 
     // ---- submit side --------------------------------------------------------------------------------------
@@ -113,11 +91,7 @@ final class WorkerPool {
             }
             // a stale entry: that worker found work on its own or retired
         }
-        if (threads < coreTarget) {
-            tryStart(false);
-        } else {
-            engine.checker.nudge(); // every worker is busy: let the checker see whether they are blocked
-        }
+        policy.noWorkerIdle(this);
     }
 
     // ---- worker side --------------------------------------------------------------------------------------
@@ -201,7 +175,7 @@ final class WorkerPool {
                 // Lanes kept at parking: wake when their grace has ended and release them. They are oldest first and
                 // all idled before we parked, so one timed park releases them all unless one was used again meanwhile.
                 // Not left to the checker: a thread factory may have refused to make it.
-                boolean sweepDue = w.idleCount() > 0;
+                boolean sweepDue = w.idleCountOpaque() > 0;
                 if (w.core) {
                     if (sweepDue) {
                         LockSupport.parkNanos(this, Worker.IDLE_GRACE_NANOS);
@@ -235,36 +209,10 @@ final class WorkerPool {
         }
     }
 
-    /**
-     * Whether a worker with nothing to do should spin (search, or linger on its emptied lane) rather than park: only
-     * while the workers in long items (see {@link Worker#inLongItem}) and the searchers already spinning leave a core
-     * to spare for the threads outside the pool, the producers above all. Measured on 2 cores (one context with a
-     * backlog of 200 us tasks, tiny tasks for 255 others; docs/benchmarks.md): a second worker that spun between the
-     * tiny tasks shared a CPU with the producer, the scheduler moved it next to the worker in the long tasks, and the
-     * tiny tasks waited milliseconds at p99; parked between them, it is woken onto the free CPU, and they waited
-     * tens of microseconds. Tiny tasks over many contexts make no long item (a lane visit ends when the lane
-     * empties), so there spinning stays where it pays: a stream of activations costs no wake-up. One hot context
-     * does make one (its worker keeps the lane batch after batch), and the other workers then park, which leaves the
-     * producer its core.
-     */
-    boolean spinningPays(Worker self, int spinners) {
-        int spare = CORES - 1 - spinners;
-        if (spare <= 0) {
-            return false;
-        }
-        long now = engine.coarseNow();
-        for (Worker w : workers) {
-            if (w != self && w.inLongItem(now, LONG_ITEM_NANOS) && --spare == 0) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Spins on the ready queue for a while (see MAX_SEARCH_POLLS), if not too many workers already do. */
+    /** Spins on the ready queue for a while (see {@link PoolPolicy#MAX_SEARCH_NANOS}), if the policy allows. */
     private Object search(Worker w) {
         int s = searching;
-        if (s >= maxSearchers || !spinningPays(w, s) || !SEARCHING.compareAndSet(this, s, s + 1)) {
+        if (!policy.maySearch(w, s) || !SEARCHING.compareAndSet(this, s, s + 1)) {
             return null;
         }
         Object item = null;
@@ -286,11 +234,10 @@ final class WorkerPool {
         } finally {
             SEARCHING.getAndAdd(this, -1);
         }
+        w.searchBudget = PoolPolicy.nextSearchBudget(budget, item != null);
         if (item == null) {
-            w.searchBudget = Math.max(MIN_SEARCH_NANOS, budget >> 1);
             return null;
         }
-        w.searchBudget = Math.min(MAX_SEARCH_NANOS, budget << 1);
         if (!engine.readyQueue.isEmpty()) {
             signalWork(); // submitters skipped the wake-up because we were searching: pass it on
         }
@@ -408,7 +355,7 @@ final class WorkerPool {
             long aux;
             synchronized (this) {
                 aux = ++auxStarted;
-                if (auxStarted % settings.coreBumpThreshold == 0 && coreTarget < settings.maxThreads) {
+                if (policy.bumpsCore(auxStarted, coreTarget)) {
                     coreTarget = coreTarget + 1;
                     coreBumps++;
                     bumped = true;
@@ -440,7 +387,7 @@ final class WorkerPool {
      */
     private boolean tryRetire(Worker w) {
         synchronized (this) {
-            if (threads() - retiring <= coreTarget) {
+            if (!PoolPolicy.mayRetire(threads(), retiring, coreTarget)) {
                 return false;
             }
             retiring++;
@@ -453,10 +400,10 @@ final class WorkerPool {
     void exited(Worker w) {
         synchronized (this) {
             workers = remove(workers, w);
-            foldedExecuted += w.executedCount();
-            foldedStarted += w.startedCount();
-            foldedFailed += w.failedCount();
-            foldedTransfers += w.transferCount();
+            foldedExecuted += w.executedCountOpaque();
+            foldedStarted += w.startedCountOpaque();
+            foldedFailed += w.failedCountOpaque();
+            foldedTransfers += w.transferCountOpaque();
             if (w.retired) {
                 retiring--;
             }
@@ -498,7 +445,7 @@ final class WorkerPool {
     long startedTasks() {
         long sum = foldedStarted;
         for (Worker w : workers) {
-            sum += w.startedCount();
+            sum += w.startedCountOpaque();
         }
         return sum;
     }
@@ -518,11 +465,11 @@ final class WorkerPool {
         long busy = 0;
         long started = foldedStarted;
         for (Worker w : workers) {
-            started += w.startedCount();
-            executed += w.executedCount();
-            failed += w.failedCount();
-            transfers += w.transferCount();
-            busy += w.isBusy() ? 1 : 0;
+            started += w.startedCountOpaque();
+            executed += w.executedCountOpaque();
+            failed += w.failedCountOpaque();
+            transfers += w.transferCountOpaque();
+            busy += w.isBusyOpaque() ? 1 : 0;
         }
         return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures, busy, started};
     }

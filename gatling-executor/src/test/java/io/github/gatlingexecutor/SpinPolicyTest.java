@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link WorkerPool#spinningPays}, the rule for when an idle worker may spin: only while the workers in long items and
+ * {@link PoolPolicy#spinningPays}, the rule for when an idle worker may spin: only while the workers in long items and
  * the spinners leave a core for threads outside the pool. Deterministic: no thread runs, two workers are set up as
  * the rule reads them (busy or not, when their item started by the coarse clock). The expectations depend on the
  * machine's core count, as the rule does.
@@ -33,9 +33,9 @@ class SpinPolicyTest {
         long now = System.nanoTime();
         engine.tick(now);
         otherRuns(false, 0, now);
-        assertEquals(CORES > 1, engine.pool.spinningPays(self, 0), "nobody busy");
+        assertEquals(CORES > 1, engine.pool.policy.spinningPays(self, 0), "nobody busy");
         otherRuns(true, 0, now);
-        assertEquals(CORES > 1, engine.pool.spinningPays(self, 0), "the other worker's item just started");
+        assertEquals(CORES > 1, engine.pool.policy.spinningPays(self, 0), "the other worker's item just started");
     }
 
     @Test
@@ -44,9 +44,9 @@ class SpinPolicyTest {
         engine.tick(now);
         otherRuns(true, 2 * MS, now);
         // The long item takes a core, and one is kept for producers: a spinner needs a third.
-        assertEquals(CORES > 2, engine.pool.spinningPays(self, 0));
+        assertEquals(CORES > 2, engine.pool.policy.spinningPays(self, 0));
         otherRuns(false, 2 * MS, now); // it finished that item: its old stamp no longer counts
-        assertEquals(CORES > 1, engine.pool.spinningPays(self, 0));
+        assertEquals(CORES > 1, engine.pool.policy.spinningPays(self, 0));
     }
 
     @Test
@@ -54,7 +54,7 @@ class SpinPolicyTest {
         long now = System.nanoTime();
         engine.tick(now);
         otherRuns(false, 0, now);
-        assertEquals(false, engine.pool.spinningPays(self, Math.max(0, CORES - 1)), "every spare core has a spinner");
+        assertEquals(false, engine.pool.policy.spinningPays(self, Math.max(0, CORES - 1)), "every spare core has a spinner");
     }
 
     @Test
@@ -62,7 +62,7 @@ class SpinPolicyTest {
         long now = System.nanoTime();
         otherRuns(true, 2 * MS, now);
         engine.clockStale(); // every worker parked: how long the item has run is unknown, so it does not count
-        assertEquals(CORES > 1, engine.pool.spinningPays(self, 0));
+        assertEquals(CORES > 1, engine.pool.policy.spinningPays(self, 0));
     }
 
     @Test
@@ -72,6 +72,6 @@ class SpinPolicyTest {
         otherRuns(false, 0, now);
         set(self, "busy", true);
         set(self, "itemStamp", now - 2 * MS);
-        assertEquals(CORES > 1, engine.pool.spinningPays(self, 0), "its own long item does not count (it lingers at the end of it)");
+        assertEquals(CORES > 1, engine.pool.policy.spinningPays(self, 0), "its own long item does not count (it lingers at the end of it)");
     }
 }

@@ -1,0 +1,152 @@
+package io.github.gatlingexecutor;
+
+/**
+ * Every decision about the pool's size and about spinning, in one place. The other pool classes carry the decisions
+ * out or supply what they rest on, and decide nothing themselves:
+ * <ul>
+ *   <li>{@link WorkerPool} is the mechanism: it reserves slots, starts and parks threads, keeps the idle stack;</li>
+ *   <li>the {@link Checker} observes: per busy worker, whether it is stuck in one task, blocked off its CPU, or merely
+ *       descheduled, and hands the counts to {@link #inspected};</li>
+ *   <li>workers ask before they spin ({@link #maySearch}, {@link #spinningPays}) and before they retire
+ *       ({@link #mayRetire}).</li>
+ * </ul>
+ *
+ * <h2>The rules</h2>
+ * <ol>
+ *   <li><b>Core starts on demand.</b> Work offered while no worker is idle or searching starts a core worker if the
+ *       pool is below its core size; otherwise the checker is nudged to look at the busy workers soon.</li>
+ *   <li><b>Auxiliary starts only for blocking.</b> After each look of the checker, if work waits and no worker is
+ *       idle, start {@code cores - running} workers ({@code running}: busy workers neither stuck nor blocked off
+ *       their CPU), and at least one when some worker is stuck and none runs. A CPU-bound backlog that already fills
+ *       the cores starts none (SPEC point 6: never more workers than cores for CPU-bound work), and growth is damped
+ *       to one thread per core per look.</li>
+ *   <li><b>Refill.</b> A pool below its core size with work waiting (a thread factory failed earlier) starts a core
+ *       worker at the next look.</li>
+ *   <li><b>Core bump.</b> Every {@code coreBumpThreshold}-th auxiliary start raises the core size by one, up to
+ *       {@code maxThreads}: a load that keeps needing auxiliary workers gets them for good.</li>
+ *   <li><b>Retirement.</b> An auxiliary worker idle for {@code auxiliaryKeepAlive} ends, unless that would take the
+ *       pool below the core size.</li>
+ *   <li><b>Spinning.</b> At most half the cores' worth of workers search at once, and a worker spins (searches, or
+ *       lingers on its emptied lane) only while the workers in long items and the searchers leave a core to spare;
+ *       each worker's search budget adapts between {@link #MIN_SEARCH_NANOS} and {@link #MAX_SEARCH_NANOS}.</li>
+ * </ol>
+ */
+final class PoolPolicy {
+    /** Available processors, read once. */
+    static final int CORES = Runtime.getRuntime().availableProcessors();
+
+    /**
+     * Bounds of a worker's search: how long it polls the ready queue, one {@link Waiting#pause} apart, before it parks
+     * (the park phase of the {@link Waiting} strategy). Each worker adapts its own budget between these, as adaptive
+     * spinning does for locks: a search that finds work doubles it (work is flowing, and a park/unpark pair would cost
+     * the submitter a system call), a search that ends in a park halves it (work is sparse, and spinning would only
+     * burn a CPU). An idle executor therefore spins at most once, briefly, after its last task. A budget of time, not
+     * of polls: a poll count stretched with the yields in the waits, and at 10,000 tasks a second a budget grown to
+     * 4,096 polls outlasted the 100 us between tasks, so a worker spun for good on a nearly idle executor. Such a
+     * spinner, preempted by the producer it shares a CPU with, holds up the very task it waits for (a submitter that
+     * sees a searcher wakes nobody): p99 at low load went from about 35 us to hundreds in some rounds. Capped at
+     * 50 us, a search outlives only the short gaps of a stream of tasks.
+     */
+    static final long MIN_SEARCH_NANOS = 4_000L;
+    static final long MAX_SEARCH_NANOS = 50_000L;
+
+    /** An item (a lane's batch, an unordered task) running longer than this keeps its CPU busy for long stretches. */
+    private static final long LONG_ITEM_NANOS = 1_000_000L;
+
+    private final Engine engine;
+    private final Settings settings;
+    private final int maxSearchers = Math.max(1, CORES / 2);
+
+    PoolPolicy(Engine engine) {
+        this.engine = engine;
+        this.settings = engine.settings;
+    }
+
+    // ---- sizing -------------------------------------------------------------------------------------------------
+
+    /** Rule 1: work was offered and no worker is idle or searching. */
+    void noWorkerIdle(WorkerPool pool) {
+        if (pool.threads() < pool.coreTarget()) {
+            pool.tryStart(false);
+        } else {
+            engine.checker.nudge(); // every worker is busy: let the checker see whether they are blocked
+        }
+    }
+
+    /**
+     * Rules 2 and 3, after one look of the checker: {@code running} busy workers neither stuck nor blocked off their
+     * CPU, {@code stuck} workers in one task for {@code blockedThreshold}, {@code notBusy} workers that are not in an
+     * item (searching, parked, or about to run). Returns whether it started an auxiliary worker (work is backing up
+     * behind blocked workers, and the checker looks again within a few milliseconds).
+     */
+    boolean inspected(WorkerPool pool, int running, int stuck, int notBusy) {
+        if (engine.readyQueue.isEmpty() || engine.stopping()) {
+            return false;
+        }
+        if (pool.threads() < pool.coreTarget()) {
+            pool.tryStart(false);
+        }
+        if (notBusy > 0) {
+            pool.signalWork(); // an idle worker takes the work without a new thread
+            return false;
+        }
+        // With no worker running at all, even a machine whose cores are taken by stuck tasks needs one more thread.
+        int toStart = Math.max(CORES - running, stuck > 0 && running == 0 ? 1 : 0);
+        int started = 0;
+        while (started < toStart && pool.tryStart(true)) {
+            started++;
+        }
+        return started > 0;
+    }
+
+    /** Rule 4: whether the {@code auxStarted}-th auxiliary start raises the core size from {@code coreTarget}. */
+    boolean bumpsCore(long auxStarted, int coreTarget) {
+        return auxStarted % settings.coreBumpThreshold == 0 && coreTarget < settings.maxThreads;
+    }
+
+    /**
+     * Rule 5: whether an idle auxiliary worker may end, with {@code threads} slots taken and {@code retiring} workers
+     * already allowed to end (their slots are given back only as their threads end).
+     */
+    static boolean mayRetire(int threads, int retiring, int coreTarget) {
+        return threads - retiring > coreTarget;
+    }
+
+    // ---- spinning -----------------------------------------------------------------------------------------------
+
+    /** Rule 6: whether a worker with nothing to do may search, with {@code searching} workers searching already. */
+    boolean maySearch(Worker self, int searching) {
+        return searching < maxSearchers && spinningPays(self, searching);
+    }
+
+    /**
+     * Whether a worker with nothing to do should spin (search, or linger on its emptied lane) rather than park: only
+     * while the workers in long items (see {@link Worker#inLongItem}) and the searchers already spinning leave a core
+     * to spare for the threads outside the pool, the producers above all. Measured on 2 cores (one context with a
+     * backlog of 200 us tasks, tiny tasks for 255 others; docs/benchmarks.md): a second worker that spun between the
+     * tiny tasks shared a CPU with the producer, the scheduler moved it next to the worker in the long tasks, and the
+     * tiny tasks waited milliseconds at p99; parked between them, it is woken onto the free CPU, and they waited
+     * tens of microseconds. Tiny tasks over many contexts make no long item (a lane visit ends when the lane
+     * empties), so there spinning stays where it pays: a stream of activations costs no wake-up. One hot context
+     * does make one (its worker keeps the lane batch after batch), and the other workers then park, which leaves the
+     * producer its core.
+     */
+    boolean spinningPays(Worker self, int spinners) {
+        int spare = CORES - 1 - spinners;
+        if (spare <= 0) {
+            return false;
+        }
+        long now = engine.coarseNow();
+        for (Worker w : engine.pool.workers()) {
+            if (w != self && w.inLongItem(now, LONG_ITEM_NANOS) && --spare == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Rule 6: the next search budget of a worker whose search with {@code budget} found work, or did not. */
+    static long nextSearchBudget(long budget, boolean found) {
+        return found ? Math.min(MAX_SEARCH_NANOS, budget << 1) : Math.max(MIN_SEARCH_NANOS, budget >> 1);
+    }
+}
