@@ -66,42 +66,6 @@ class FaultInjectionTest {
         }
     }
 
-    /** Per-context order and overlap checker for sequential tasks. */
-    static final class Ordered {
-        final long[] next;
-        final AtomicInteger[] inside;
-        final AtomicLong ran = new AtomicLong();
-        final Queue<String> problems = new ConcurrentLinkedQueue<>();
-
-        Ordered(int contexts) {
-            next = new long[contexts];
-            inside = new AtomicInteger[contexts];
-            for (int i = 0; i < contexts; i++) {
-                inside[i] = new AtomicInteger();
-            }
-        }
-
-        /** Call at the start of task {@code seq} (0-based) of context {@code ctx}. */
-        void enter(int ctx, long seq) {
-            if (inside[ctx].incrementAndGet() != 1) {
-                problems.add("overlap in context " + ctx + " at task " + seq);
-            }
-            if (next[ctx] != seq) {
-                problems.add("context " + ctx + ": task " + seq + " ran when " + next[ctx] + " was expected");
-            }
-            next[ctx] = seq + 1;
-        }
-
-        void exit(int ctx) {
-            inside[ctx].decrementAndGet();
-            ran.incrementAndGet();
-        }
-
-        void assertClean() {
-            assertTrue(problems.isEmpty(), () -> problems.size() + " problem(s): " + problems);
-        }
-    }
-
     private final List<GatlingExecutor> executors = new ArrayList<>();
     private final List<CountDownLatch> releaseAtEnd = new ArrayList<>();
 
@@ -161,7 +125,7 @@ class FaultInjectionTest {
      */
     private static void runOrderedLoad(GatlingExecutor executor, int contexts, int perContext, double pBlock,
                                        long maxBlockNanos) throws InterruptedException {
-        Ordered ordered = new Ordered(contexts);
+        OrderChecker ordered = new OrderChecker(contexts);
         CountDownLatch done = new CountDownLatch(contexts * perContext);
         Thread[] producers = new Thread[2];
         for (int p = 0; p < 2; p++) {
@@ -174,7 +138,7 @@ class FaultInjectionTest {
                         long seq = k;
                         long block = r.nextDouble() < pBlock ? r.nextLong(maxBlockNanos) : 0;
                         executor.sequential("ctx-" + ctx).execute(() -> {
-                            ordered.enter(c, seq);
+                            ordered.enter(c, seq + 1);
                             if (block > 0) {
                                 LockSupport.parkNanos(block);
                             }
@@ -192,7 +156,7 @@ class FaultInjectionTest {
         if (!done.await(20, TimeUnit.SECONDS)) {
             fail(done.getCount() + " tasks never ran: " + executor.statistics());
         }
-        ordered.assertClean();
+        ordered.assertClean("sequential tasks");
     }
 
     // ---- errors -----------------------------------------------------------------------------------------------
@@ -216,7 +180,7 @@ class FaultInjectionTest {
                     }
                 }).build());
         int contexts = 8, perContext = 500;
-        Ordered ordered = new Ordered(contexts);
+        OrderChecker ordered = new OrderChecker(contexts);
         CountDownLatch done = new CountDownLatch(contexts * perContext);
         long thrown = 0;
         for (int k = 0; k < perContext; k++) {
@@ -228,7 +192,7 @@ class FaultInjectionTest {
                     thrown++;
                 }
                 Runnable task = () -> {
-                    ordered.enter(c, seq);
+                    ordered.enter(c, seq + 1);
                     ordered.exit(c);
                     done.countDown();
                     switch (what) {
@@ -251,7 +215,7 @@ class FaultInjectionTest {
             }
         }
         assertTrue(done.await(20, TimeUnit.SECONDS), () -> done.getCount() + " never ran: " + executor.statistics());
-        ordered.assertClean();
+        ordered.assertClean("sequential tasks");
         for (Thread t : factory.made) {
             assertTrue(t.isAlive(), () -> "a worker died from a task's throwable: " + t);
         }
@@ -284,7 +248,7 @@ class FaultInjectionTest {
     void interruptStatusNeverLeaksIntoTheNextTask() throws Exception {
         GatlingExecutor executor = track(GatlingExecutor.builder().name("self-interrupt").coreThreads(2).build());
         int contexts = 4, perContext = 5_000;
-        Ordered ordered = new Ordered(contexts);
+        OrderChecker ordered = new OrderChecker(contexts);
         Queue<String> leaks = new ConcurrentLinkedQueue<>();
         CountDownLatch done = new CountDownLatch(contexts * perContext);
         for (int k = 0; k < perContext; k++) {
@@ -295,7 +259,7 @@ class FaultInjectionTest {
                     if (Thread.currentThread().isInterrupted()) {
                         leaks.add("task " + seq + " of context " + c + " started interrupted");
                     }
-                    ordered.enter(c, seq);
+                    ordered.enter(c, seq + 1);
                     ordered.exit(c);
                     done.countDown();
                     if (seq % 2 == 0) {
@@ -310,7 +274,7 @@ class FaultInjectionTest {
             }
         }
         assertTrue(done.await(20, TimeUnit.SECONDS), () -> done.getCount() + " never ran: " + executor.statistics());
-        ordered.assertClean();
+        ordered.assertClean("sequential tasks");
         assertTrue(leaks.isEmpty(), () -> leaks.size() + " leaks, e.g. " + leaks.peek());
     }
 
@@ -330,7 +294,7 @@ class FaultInjectionTest {
                 .threadFactory(factory).checkPeriod(Duration.ofMillis(5)).blockedThreshold(Duration.ofMillis(10))
                 .build());
         int contexts = 12, perContext = 1_500;
-        Ordered ordered = new Ordered(contexts);
+        OrderChecker ordered = new OrderChecker(contexts);
         CountDownLatch done = new CountDownLatch(contexts * perContext);
         AtomicLong interruptedInside = new AtomicLong();
         volatileStop = false;
@@ -352,7 +316,7 @@ class FaultInjectionTest {
                     int c = ctx;
                     long seq = k;
                     executor.sequential(c).execute(() -> {
-                        ordered.enter(c, seq);
+                        ordered.enter(c, seq + 1);
                         try {
                             if (seq % 50 == 0) {
                                 Thread.sleep(1);   // interruptible blocking inside a task
@@ -372,7 +336,7 @@ class FaultInjectionTest {
             volatileStop = true;
             interrupter.join();
         }
-        ordered.assertClean();
+        ordered.assertClean("sequential tasks");
         // Interrupt the now idle workers once more: they must neither die nor spin, and still take new work.
         for (Thread t : factory.made) {
             t.interrupt();
@@ -435,14 +399,14 @@ class FaultInjectionTest {
         }
         // Everything else keeps moving, including tasks queued on the stuck worker's thread before it got stuck.
         int contexts = 50, perContext = 100;
-        Ordered ordered = new Ordered(contexts);
+        OrderChecker ordered = new OrderChecker(contexts);
         CountDownLatch done = new CountDownLatch(contexts * perContext + 20);
         for (int k = 0; k < perContext; k++) {
             for (int ctx = 0; ctx < contexts; ctx++) {
                 int c = ctx;
                 long seq = k;
                 executor.sequential(c).execute(() -> {
-                    ordered.enter(c, seq);
+                    ordered.enter(c, seq + 1);
                     ordered.exit(c);
                     done.countDown();
                 });
@@ -454,7 +418,7 @@ class FaultInjectionTest {
         }
         assertTrue(done.await(15, TimeUnit.SECONDS), () -> done.getCount() + " tasks stalled behind a stuck task: "
                 + executor.statistics());
-        ordered.assertClean();
+        ordered.assertClean("sequential tasks");
         assertEquals(0, behindStuck.get(), "a task ran while the previous task of its context was still running");
         // The stuck task is still running: the checker must report it once it has run past the blocked threshold
         // (the other work may well have finished sooner, on an auxiliary thread started because the stuck worker

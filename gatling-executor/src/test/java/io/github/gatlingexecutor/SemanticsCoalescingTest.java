@@ -17,10 +17,8 @@ import io.github.gatlingexecutor.TestSupport.Coal;
 import io.github.gatlingexecutor.TestSupport.CoalCallable;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Queue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.Executor;
@@ -28,15 +26,12 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** SPEC semantics 3: coalescing. */
@@ -44,15 +39,6 @@ class SemanticsCoalescingTest {
 
     @RegisterExtension
     final ExecutorValidation cleanup = new ExecutorValidation();
-
-
-    static Stream<Arguments> configurations() {
-        return Stream.of(
-                Arguments.of("core=2", (Supplier<GatlingExecutor.Builder>) () -> gatling("coal").coreThreads(2)),
-                Arguments.of("core=4 batch=1", (Supplier<GatlingExecutor.Builder>) () -> gatling("coal")
-                        .coreThreads(4).batchSize(1)),
-                Arguments.of("core=1", (Supplier<GatlingExecutor.Builder>) () -> gatling("coal").coreThreads(1)));
-    }
 
     private CountDownLatch occupy(Executor lane) {
         CountDownLatch gate = cleanup.gate();
@@ -104,29 +90,28 @@ class SemanticsCoalescingTest {
     void aTaskSubmittedWhileAnotherRunsIsNotDroppedAndRunsAfterIt() {
         GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(4).build());
         Executor lane = e.coalescing("r");
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger overlaps = new AtomicInteger();
+        OrderChecker checker = new OrderChecker(1);
         for (int round = 0; round < 200; round++) {
             CountDownLatch started = new CountDownLatch(1);
             CountDownLatch gate = new CountDownLatch(1);
             CountDownLatch second = new CountDownLatch(1);
+            long first = 2L * round + 1;
             lane.execute(() -> {
-                inside.incrementAndGet();
+                checker.enter(0, first);
                 started.countDown();
                 blockQuietly(gate);
-                inside.decrementAndGet();
+                checker.exit(0);
             });
             await(started, "first task");
             lane.execute(() -> {
-                if (inside.get() != 0) {
-                    overlaps.incrementAndGet();
-                }
+                checker.enter(0, first + 1);
+                checker.exit(0);
                 second.countDown();
             });
             gate.countDown();
             await(second, "the task submitted while the first ran (round " + round + ")");
         }
-        assertEquals(0, overlaps.get(), "a coalescing task started while the previous one still ran");
+        checker.assertClean("a coalescing task and the one submitted while it ran");
     }
 
     /**
@@ -136,16 +121,7 @@ class SemanticsCoalescingTest {
     static void runLastAlwaysRuns(GatlingExecutor e, int producers, int contextsPerProducer, int values,
                                   boolean slowTasks) throws Exception {
         int contexts = producers * contextsPerProducer;
-        AtomicLong[] lastSeen = new AtomicLong[contexts];
-        AtomicInteger[] inside = new AtomicInteger[contexts];
-        for (int c = 0; c < contexts; c++) {
-            lastSeen[c] = new AtomicLong();
-            inside[c] = new AtomicInteger();
-        }
-        AtomicLong runs = new AtomicLong();
-        AtomicInteger overlaps = new AtomicInteger();
-        AtomicInteger outOfOrder = new AtomicInteger();
-        Queue<String> problems = new ConcurrentLinkedQueue<>();
+        OrderChecker checker = new OrderChecker(contexts);
         CountDownLatch lastRan = new CountDownLatch(contexts);
         List<Future<?>> lastFutures = new ArrayList<>();
         CyclicBarrier start = new CyclicBarrier(producers);
@@ -161,21 +137,11 @@ class SemanticsCoalescingTest {
                             int c = producer * contextsPerProducer + k;
                             long value = v;
                             Runnable body = () -> {
-                                if (inside[c].incrementAndGet() != 1) {
-                                    overlaps.incrementAndGet();
-                                }
-                                runs.incrementAndGet();
-                                long previous = lastSeen[c].getAndSet(value);
-                                if (previous >= value) {
-                                    outOfOrder.incrementAndGet();
-                                    if (problems.size() < 5) {
-                                        problems.add("context " + c + ": " + value + " after " + previous);
-                                    }
-                                }
+                                checker.enterIncreasing(c, 0, value); // replaced values leave gaps
                                 if (slowTasks) {
                                     TestSupport.spin(20);
                                 }
-                                inside[c].decrementAndGet();
+                                checker.exit(c);
                                 if (value == values) {
                                     lastRan.countDown();
                                 }
@@ -219,32 +185,32 @@ class SemanticsCoalescingTest {
         assertEquals(0, producerFailures.get());
         await(lastRan, "the last task of every context (" + TestSupport.describe(e) + ")");
         ExecutorStatistics s = awaitQuiescent(e);
-        assertEquals(0, overlaps.get(), "two coalescing tasks of one context ran at once");
-        assertEquals(0, outOfOrder.get(), "coalescing tasks ran out of order: " + problems);
+        checker.assertClean("coalescing tasks");
         for (int c = 0; c < contexts; c++) {
-            assertEquals(values, lastSeen[c].get(), "context " + c + " did not end with its last value");
+            // the last value's task counted lastRan down after its exit
+            assertEquals(values, checker.last(c, 0), "context " + c + " did not end with its last value");
         }
         for (Future<?> f : lastFutures) {
             assertTrue(f.isDone() && !f.isCancelled(), "a last task's future was cancelled");
         }
         long submitted = (long) contexts * values;
         assertEquals(submitted, s.submitted(), s.toString());
-        assertEquals(runs.get(), s.executed(), "executed() differs from the tasks that ran: " + s);
-        assertEquals(submitted - runs.get(), s.coalesced(), "submitted = executed + coalesced broken: " + s);
+        assertEquals(checker.ran(), s.executed(), "executed() differs from the tasks that ran: " + s);
+        assertEquals(submitted - checker.ran(), s.coalesced(), "submitted = executed + coalesced broken: " + s);
         assertEquals(0, s.failed(), s.toString());
         waitUntil("every lane to be released", () -> e.statistics().liveContexts() == 0,
                 () -> e.contextStatistics().toString());
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("configurations")
+    @MethodSource("io.github.gatlingexecutor.Configurations#builders")
     void theLastTaskAlwaysRunsAndEveryTaskIsAccountedFor(String label, Supplier<GatlingExecutor.Builder> builder)
             throws Exception {
         runLastAlwaysRuns(cleanup.track(builder.get().build()), 4, 4, 5000, false);
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("configurations")
+    @MethodSource("io.github.gatlingexecutor.Configurations#builders")
     void slowCoalescingTasksNeverOverlap(String label, Supplier<GatlingExecutor.Builder> builder) throws Exception {
         runLastAlwaysRuns(cleanup.track(builder.get().build()), 4, 1, 2000, true);
     }

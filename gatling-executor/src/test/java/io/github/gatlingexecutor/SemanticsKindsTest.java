@@ -66,8 +66,7 @@ class SemanticsKindsTest {
     void sequentialRunnableGivenToExecuteJoinsTheSequentialLaneOfItsContext() {
         GatlingExecutor e = executor(2);
         List<String> order = Collections.synchronizedList(new ArrayList<>());
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger overlaps = new AtomicInteger();
+        OrderChecker checker = new OrderChecker(1);
         Executor lane = e.sequential("a");
         CountDownLatch gate = occupy(lane, order);
         List<String> expected = new ArrayList<>();
@@ -77,11 +76,9 @@ class SemanticsKindsTest {
             String label = (i % 2 == 0 ? "lane-" : "execute-") + i;
             expected.add(label);
             Runnable body = () -> {
-                if (inside.incrementAndGet() != 1) {
-                    overlaps.incrementAndGet();
-                }
+                checker.enter(0);
                 order.add(label);
-                inside.decrementAndGet();
+                checker.exit(0);
                 done.countDown();
             };
             if (i % 2 == 0) {
@@ -97,7 +94,7 @@ class SemanticsKindsTest {
         assertNull(lane(e, "a", true), "a coalescing lane appeared: " + e.contextStatistics());
         gate.countDown();
         await(done, "lane tasks");
-        assertEquals(0, overlaps.get());
+        checker.assertClean("tasks of one context through two paths");
         assertEquals(expected, order);
     }
 
@@ -244,18 +241,15 @@ class SemanticsKindsTest {
     void invokeAllKeepsTheOrderOfSequentialCallables() throws Exception {
         GatlingExecutor e = executor(4);
         List<Integer> order = Collections.synchronizedList(new ArrayList<>());
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger overlaps = new AtomicInteger();
+        OrderChecker checker = new OrderChecker(1);
         List<Callable<Integer>> tasks = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             int value = i;
             tasks.add(new SeqCallable<>("ia", () -> {
-                if (inside.incrementAndGet() != 1) {
-                    overlaps.incrementAndGet();
-                }
+                checker.enter(0);
                 TestSupport.spin(200);
                 order.add(value);
-                inside.decrementAndGet();
+                checker.exit(0);
                 return value;
             }));
         }
@@ -263,7 +257,7 @@ class SemanticsKindsTest {
         for (int i = 0; i < futures.size(); i++) {
             assertEquals(i, futures.get(i).get(0, TimeUnit.MILLISECONDS));
         }
-        assertEquals(0, overlaps.get(), "sequential callables of one context overlapped under invokeAll");
+        checker.assertClean("sequential callables of one context under invokeAll");
         List<Integer> expected = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             expected.add(i);

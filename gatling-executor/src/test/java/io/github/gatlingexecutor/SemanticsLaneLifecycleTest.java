@@ -196,14 +196,7 @@ class SemanticsLaneLifecycleTest {
     static void runReleaseRace(GatlingExecutor e, int rounds) throws Exception {
         int producers = 4;
         int contexts = 4;
-        AtomicInteger[] inside = new AtomicInteger[contexts];
-        int[][] last = new int[contexts][producers];
-        for (int c = 0; c < contexts; c++) {
-            inside[c] = new AtomicInteger();
-        }
-        AtomicInteger overlaps = new AtomicInteger();
-        AtomicInteger violations = new AtomicInteger();
-        AtomicLong ran = new AtomicLong();
+        OrderChecker checker = new OrderChecker(contexts, producers);
         CyclicBarrier start = new CyclicBarrier(producers);
         List<Thread> threads = new ArrayList<>();
         AtomicInteger failures = new AtomicInteger();
@@ -217,15 +210,8 @@ class SemanticsLaneLifecycleTest {
                         int c = i % contexts;
                         int seq = i;
                         Runnable body = () -> {
-                            if (inside[c].incrementAndGet() != 1) {
-                                overlaps.incrementAndGet();
-                            }
-                            if (last[c][producer] >= seq) {
-                                violations.incrementAndGet();
-                            }
-                            last[c][producer] = seq;
-                            ran.incrementAndGet();
-                            inside[c].decrementAndGet();
+                            checker.enterIncreasing(c, producer, seq); // a producer numbers across the contexts
+                            checker.exit(c);
                         };
                         if (i % 8 == 0) {
                             lastFuture = e.submit(new Seq(c, body));
@@ -248,10 +234,11 @@ class SemanticsLaneLifecycleTest {
             t.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS * 2));
         }
         assertEquals(0, failures.get());
-        waitUntil("every task to run", () -> ran.get() == (long) producers * rounds,
-                () -> ran.get() + " of " + (long) producers * rounds + "; " + TestSupport.describe(e));
-        assertEquals(0, overlaps.get(), "two lanes of one context existed at once");
-        assertEquals(0, violations.get(), "order broken across lane release and re-creation");
+        waitUntil("every task to run", () -> checker.ran() == (long) producers * rounds,
+                () -> checker.ran() + " of " + (long) producers * rounds + "; " + TestSupport.describe(e));
+        // An overlap: two lanes of one context existed at once; an order problem: order broken across lane release
+        // and re-creation.
+        checker.assertClean("sequential tasks across lane release and re-creation");
         waitUntil("every lane released", () -> e.statistics().liveContexts() == 0,
                 () -> e.contextStatistics().toString());
     }

@@ -13,12 +13,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.TestSupport.Coal;
 import io.github.gatlingexecutor.TestSupport.Seq;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.Executor;
@@ -28,13 +25,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -46,28 +41,6 @@ class SemanticsOrderingTest {
     @RegisterExtension
     final ExecutorValidation cleanup = new ExecutorValidation();
 
-
-    static Stream<Arguments> configurations() {
-        return Stream.of(
-                Arguments.of("core=2", (Supplier<GatlingExecutor.Builder>) () -> gatling("order").coreThreads(2)),
-                Arguments.of("core=4 batch=1", (Supplier<GatlingExecutor.Builder>) () -> gatling("order")
-                        .coreThreads(4).batchSize(1)),
-                Arguments.of("core=1 max=4 check=20ms", (Supplier<GatlingExecutor.Builder>) () -> gatling("order")
-                        .coreThreads(1).maxThreads(4).checkPeriod(Duration.ofMillis(20))
-                        .blockedThreshold(Duration.ofMillis(20))));
-    }
-
-    /** Per-context state, deliberately made of plain fields: only the executor's happens-before protects it. */
-    static final class ContextState {
-        final AtomicInteger inside = new AtomicInteger();
-        final int[] lastSeqOfProducer;
-        long runs;
-
-        ContextState(int producers) {
-            lastSeqOfProducer = new int[producers];
-        }
-    }
-
     /**
      * {@code producers} threads each submit {@code perContext} numbered tasks to each of {@code contexts} contexts,
      * through every sequential path (execute, a lane handle, submit). Checks per context: never two tasks at once,
@@ -75,13 +48,8 @@ class SemanticsOrderingTest {
      */
     static void runMultiProducerOrdering(GatlingExecutor e, int producers, int contexts, int perContext)
             throws Exception {
-        ContextState[] states = new ContextState[contexts];
-        for (int c = 0; c < contexts; c++) {
-            states[c] = new ContextState(producers);
-        }
-        AtomicInteger overlaps = new AtomicInteger();
-        AtomicInteger violations = new AtomicInteger();
-        Queue<String> firstProblems = new ConcurrentLinkedQueue<>();
+        // Its per-context state is plain: only the executor's happens-before between tasks of a context protects it.
+        OrderChecker checker = new OrderChecker(contexts, producers);
         CountDownLatch done = new CountDownLatch(producers * contexts * perContext);
         CyclicBarrier start = new CyclicBarrier(producers);
         List<Thread> threads = new ArrayList<>();
@@ -95,23 +63,10 @@ class SemanticsOrderingTest {
                     for (int seq = 1; seq <= perContext; seq++) {
                         for (int c = 0; c < contexts; c++) {
                             int context = (c + producer * 7) % contexts;
-                            ContextState state = states[context];
                             int mySeq = seq;
                             Runnable body = () -> {
-                                if (state.inside.incrementAndGet() != 1) {
-                                    overlaps.incrementAndGet();
-                                }
-                                int expected = state.lastSeqOfProducer[producer] + 1;
-                                if (mySeq != expected) {
-                                    violations.incrementAndGet();
-                                    if (firstProblems.size() < 5) {
-                                        firstProblems.add("context " + context + " producer " + producer
-                                                + ": ran " + mySeq + " after " + (expected - 1));
-                                    }
-                                }
-                                state.lastSeqOfProducer[producer] = mySeq;
-                                state.runs++;
-                                state.inside.decrementAndGet();
+                                checker.enter(context, producer, mySeq);
+                                checker.exit(context);
                                 done.countDown();
                             };
                             Integer key = context;
@@ -144,20 +99,18 @@ class SemanticsOrderingTest {
         }
         assertEquals(0, producerFailures.get(), "a producer failed");
         await(done, "all sequential tasks (" + TestSupport.describe(e) + ")");
-        assertEquals(0, overlaps.get(), "tasks of one context overlapped");
-        assertEquals(0, violations.get(), "per-producer order broken: " + firstProblems);
+        checker.assertClean("sequential tasks, per producer");
         for (int c = 0; c < contexts; c++) {
-            ContextState state = states[c];
             // visible here through the latch
-            assertEquals((long) producers * perContext, state.runs, "lost update in context " + c);
+            assertEquals((long) producers * perContext, checker.runs(c), "lost update in context " + c);
             for (int p = 0; p < producers; p++) {
-                assertEquals(perContext, state.lastSeqOfProducer[p]);
+                assertEquals(perContext, checker.last(c, p));
             }
         }
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("configurations")
+    @MethodSource("io.github.gatlingexecutor.Configurations#builders")
     void manyProducersManyContextsKeepOrderWithoutOverlap(String label, Supplier<GatlingExecutor.Builder> builder)
             throws Exception {
         GatlingExecutor e = cleanup.track(builder.get().build());
@@ -165,7 +118,7 @@ class SemanticsOrderingTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("configurations")
+    @MethodSource("io.github.gatlingexecutor.Configurations#builders")
     void manyProducersFewContextsKeepOrderWithoutOverlap(String label, Supplier<GatlingExecutor.Builder> builder)
             throws Exception {
         GatlingExecutor e = cleanup.track(builder.get().build());
@@ -293,26 +246,21 @@ class SemanticsOrderingTest {
     @Test
     void scheduledSequentialTasksOfOneContextDoNotOverlapAndKeepOrder() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).build());
-        List<String> order = Collections.synchronizedList(new ArrayList<>());
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger overlaps = new AtomicInteger();
+        OrderChecker checker = new OrderChecker(1);
         List<ScheduledFuture<?>> futures = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            String label = "s" + i;
+            long seq = i + 1;
             futures.add(e.schedule(new Seq("sched", () -> {
-                if (inside.incrementAndGet() != 1) {
-                    overlaps.incrementAndGet();
-                }
+                checker.enter(0, seq);
                 TestSupport.sleep(60); // long enough for the next one to come due while this one runs
-                order.add(label);
-                inside.decrementAndGet();
+                checker.exit(0);
             }), 50 + 10L * i, TimeUnit.MILLISECONDS));
         }
         for (ScheduledFuture<?> f : futures) {
             get(f);
         }
-        assertEquals(0, overlaps.get(), "scheduled sequential tasks of one context overlapped");
-        assertEquals(List.of("s0", "s1", "s2", "s3"), order);
+        checker.assertClean("scheduled sequential tasks of one context");
+        assertEquals(4, checker.ran());
     }
 
     @Test
@@ -342,15 +290,12 @@ class SemanticsOrderingTest {
     @Test
     void periodicSequentialTaskNeverOverlapsItsLane() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).batchSize(1).build());
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger overlaps = new AtomicInteger();
+        OrderChecker checker = new OrderChecker(1);
         AtomicInteger periodicRuns = new AtomicInteger();
         Runnable check = () -> {
-            if (inside.incrementAndGet() != 1) {
-                overlaps.incrementAndGet();
-            }
+            checker.enter(0);
             TestSupport.spin(50);
-            inside.decrementAndGet();
+            checker.exit(0);
         };
         ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Seq("periodic", () -> {
             check.run();
@@ -370,7 +315,7 @@ class SemanticsOrderingTest {
         await(done, "lane tasks");
         waitUntil("20 periodic runs", () -> periodicRuns.get() >= 20);
         assertTrue(periodic.cancel(false));
-        assertEquals(0, overlaps.get(), "a periodic sequential task overlapped its lane");
+        checker.assertClean("a periodic sequential task and the tasks of its lane");
     }
 
     @Test
