@@ -113,7 +113,7 @@ final class Worker implements Runnable {
     long spinMark;
 
     /** Nanoseconds this worker's next search may spin before it parks; adapted by WorkerPool#search (owner-only). */
-    long searchBudget = 4_000L;
+    long searchBudget = PoolPolicy.MIN_SEARCH_NANOS;
 
     // Checker-only bookkeeping (written and read by the checker thread alone).
     long lastSweptByChecker;
