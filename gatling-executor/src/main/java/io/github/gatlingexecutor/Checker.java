@@ -18,10 +18,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *       {@code blockedThreshold} is stuck, whatever it is doing: waiting, in I/O, or computing; one whose thread is
  *       waiting, sleeping or blocked on a monitor is not using a CPU right now. It reports what it saw to
  *       {@link PoolPolicy}, which starts auxiliary workers for the workers that are stuck or off the CPU when work
- *       waits in the ready queue and no worker is idle, up to {@code maxThreads} (see {@link #inspect}). Because lanes wait in the shared ready queue and never in a
- *       per-worker queue, a stuck worker holds nothing but its own lane: the new worker takes every other queued
- *       context. While work keeps backing up behind such workers, it looks again within a few milliseconds, so a
- *       pool whose tasks block briefly and often grows in a fraction of a second.</li>
+ *       waits in the ready queue and no worker is idle, up to {@code maxThreads} (see {@link #inspect}). Because
+ *       lanes wait in the shared ready queue and never in a per-worker queue, a stuck worker holds nothing but its own
+ *       lane: the new worker takes every other queued context. While work keeps backing up behind such workers, it
+ *       looks again within a few milliseconds, so a pool whose tasks block briefly and often grows in a fraction of a
+ *       second.</li>
  *   <li><b>The timer.</b> It dispatches due delayed and periodic tasks ({@link TaskTimer}).</li>
  *   <li><b>Idle lanes of busy workers.</b> It releases the lanes that a worker busy in a long task left idle
  *       ({@link #sweepIdleLanes}).</li>
@@ -104,9 +105,10 @@ final class Checker implements Runnable {
 
 
     /**
-     * Makes the checker re-evaluate now (a worker ended, the executor shut down, the timer queue changed). Never blocks:
-     * it sets a flag and unparks the thread. Returns false if there is no checker thread to wake. The checker clears the flag before it looks at anything and reads it again
-     * before it parks, and an unpark that comes first makes the park return at once, so no wake-up is lost.
+     * Makes the checker re-evaluate now (a worker ended, the executor shut down, the timer queue changed). Never
+     * blocks: it sets a flag and unparks the thread. Returns false if there is no checker thread to wake. The checker
+     * clears the flag before it looks at anything and reads it again before it parks, and an unpark that comes first
+     * makes the park return at once, so no wake-up is lost.
      */
     boolean wake() {
         wakeRequested = true;

@@ -54,7 +54,8 @@ class SpinPolicyTest {
         long now = System.nanoTime();
         engine.tick(now);
         otherRuns(false, 0, now);
-        assertEquals(false, engine.pool.policy.spinningPays(self, Math.max(0, CORES - 1)), "every spare core has a spinner");
+        assertEquals(false, engine.pool.policy.spinningPays(self, Math.max(0, CORES - 1)),
+                "every spare core has a spinner");
     }
 
     @Test
@@ -72,6 +73,7 @@ class SpinPolicyTest {
         otherRuns(false, 0, now);
         set(self, "busy", true);
         set(self, "itemStamp", now - 2 * MS);
-        assertEquals(CORES > 1, engine.pool.policy.spinningPays(self, 0), "its own long item does not count (it lingers at the end of it)");
+        assertEquals(CORES > 1, engine.pool.policy.spinningPays(self, 0),
+                "its own long item does not count (it lingers at the end of it)");
     }
 }
