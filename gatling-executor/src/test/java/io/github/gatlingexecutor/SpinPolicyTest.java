@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
  * machine's core count, as the rule does.
  */
 class SpinPolicyTest {
-    private static final int CORES = Runtime.getRuntime().availableProcessors();
+    private static final int CORES = PoolPolicy.CORES; // the count the rule reads
     private static final long MS = 1_000_000L;
 
     private final Engine engine = LincheckLaneTest.engine();
