@@ -1,0 +1,71 @@
+package io.github.gatlingexecutor.benchmarks.ab;
+
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+/**
+ * An A/B of two builds of the core in one JVM, for changes too small for separate runs on a shared machine (where
+ * single runs of one build spread 1.5x and more). Each build gets its own class loader (the build's classes first,
+ * then this jar, whose own copy of the core is shadowed) and its own executor; rounds alternate between the two, so
+ * both see the same phases of the machine. Prints each build's median and the median of the per-round ratios B/A
+ * after a third of the rounds as warm-up. A build compared with itself gives the method's own spread.
+ *
+ * <pre>
+ * javac --release 17 -d /tmp/a $(find gatling-executor/src/main/java -name '*.java' ! -name module-info.java)
+ * java -Xms3g -Xmx3g -Xmn2g -XX:+UseParallelGC -cp benchmarks/target/benchmarks.jar \
+ *     io.github.gatlingexecutor.benchmarks.ab.ClassLoaderAb 1024 3000000 30 /tmp/a /tmp/b
+ * </pre>
+ */
+public final class ClassLoaderAb {
+    private ClassLoaderAb() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 5) {
+            throw new IllegalArgumentException("usage: ClassLoaderAb KEYS TASKS_PER_ROUND ROUNDS CLASSES_A CLASSES_B");
+        }
+        int keys = Integer.parseInt(args[0]);
+        int tasks = Integer.parseInt(args[1]);
+        int rounds = Integer.parseInt(args[2]);
+        URL self = ClassLoaderAb.class.getProtectionDomain().getCodeSource().getLocation();
+        Object[] builds = new Object[2];
+        Method[] round = new Method[2];
+        for (int b = 0; b < 2; b++) {
+            URLClassLoader loader = new URLClassLoader(new URL[] {Path.of(args[3 + b]).toUri().toURL(), self},
+                    ClassLoader.getPlatformClassLoader());
+            Class<?> c = loader.loadClass(HotPathRounds.class.getName());
+            builds[b] = c.getConstructor(int.class, int.class).newInstance(keys, tasks);
+            round[b] = c.getMethod("round");
+        }
+        double[][] rate = new double[2][rounds];
+        double[] ratio = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            for (int j = 0; j < 2; j++) {
+                int b = (j + r) % 2; // who goes first alternates
+                rate[b][r] = (double) round[b].invoke(builds[b]);
+            }
+            ratio[r] = rate[1][r] / rate[0][r];
+        }
+        int warm = rounds / 3;
+        for (int b = 0; b < 2; b++) {
+            System.out.printf("%s: median %.2f M tasks/s after warm-up%n", args[3 + b],
+                    median(Arrays.copyOfRange(rate[b], warm, rounds)));
+        }
+        System.out.printf("B/A per round, median after warm-up: %.3f%n",
+                median(Arrays.copyOfRange(ratio, warm, rounds)));
+        System.out.println("per round: " + Arrays.toString(Arrays.stream(ratio).map(x -> Math.round(x * 100) / 100.0)
+                .toArray()));
+        for (int b = 0; b < 2; b++) {
+            builds[b].getClass().getMethod("close").invoke(builds[b]);
+        }
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+}
