@@ -1,5 +1,7 @@
 package io.github.gatlingexecutor.benchmarks.ab;
 
+import io.github.gatlingexecutor.benchmarks.scenarios.Summary;
+
 import java.lang.reflect.Method;
 import java.net.URL;
 import java.net.URLClassLoader;
@@ -52,20 +54,14 @@ public final class ClassLoaderAb {
         int warm = rounds / 3;
         for (int b = 0; b < 2; b++) {
             System.out.printf("%s: median %.2f M tasks/s after warm-up%n", args[3 + b],
-                    median(Arrays.copyOfRange(rate[b], warm, rounds)));
+                    Summary.median(Arrays.copyOfRange(rate[b], warm, rounds)));
         }
         System.out.printf("B/A per round, median after warm-up: %.3f%n",
-                median(Arrays.copyOfRange(ratio, warm, rounds)));
+                Summary.median(Arrays.copyOfRange(ratio, warm, rounds)));
         System.out.println("per round: " + Arrays.toString(Arrays.stream(ratio).map(x -> Math.round(x * 100) / 100.0)
                 .toArray()));
         for (int b = 0; b < 2; b++) {
             builds[b].getClass().getMethod("close").invoke(builds[b]);
         }
-    }
-
-    private static double median(double[] values) {
-        double[] sorted = values.clone();
-        Arrays.sort(sorted);
-        return sorted[sorted.length / 2];
     }
 }

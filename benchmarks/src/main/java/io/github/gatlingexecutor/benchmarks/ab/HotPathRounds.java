@@ -1,8 +1,8 @@
 package io.github.gatlingexecutor.benchmarks.ab;
 
 import io.github.gatlingexecutor.GatlingExecutor;
+import io.github.gatlingexecutor.benchmarks.scenarios.Keys;
 
-import java.util.SplittableRandom;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -52,11 +52,7 @@ public final class HotPathRounds {
             lanes[k] = executor.sequential(k);
             states[k] = new Key();
         }
-        order = new int[tasksPerRound];
-        SplittableRandom random = new SplittableRandom(1);
-        for (int i = 0; i < tasksPerRound; i++) {
-            order[i] = keys == 1 ? 0 : random.nextInt(keys);
-        }
+        order = Keys.uniform(keys, tasksPerRound, 1);
     }
 
     /** Runs one round; returns millions of tasks per second. */
