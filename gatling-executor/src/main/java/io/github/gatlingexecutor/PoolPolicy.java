@@ -14,7 +14,8 @@ package io.github.gatlingexecutor;
  * <h2>The rules</h2>
  * <ol>
  *   <li><b>Core starts on demand.</b> Work offered while no worker is idle or searching starts a core worker if the
- *       pool is below its core size; otherwise the checker is nudged to look at the busy workers soon.</li>
+ *       pool is below its core size; otherwise the checker is nudged to look at the busy workers soon, unless a
+ *       searcher is only yielding (it polls again in microseconds).</li>
  *   <li><b>Auxiliary starts only for blocking.</b> After each look of the checker, if work waits and no worker is
  *       idle, start {@code cores - running} workers ({@code running}: busy workers neither stuck nor blocked off
  *       their CPU), and at least one when some worker is stuck and none runs. A CPU-bound backlog that already fills
@@ -64,11 +65,11 @@ final class PoolPolicy {
 
     // ---- sizing -------------------------------------------------------------------------------------------------
 
-    /** Rule 1: work was offered and no worker is idle or searching. */
+    /** Rule 1: work was offered and no worker is idle or searching (a searcher in its yield does not count). */
     void noWorkerIdle(WorkerPool pool) {
         if (pool.threads() < pool.coreTarget()) {
             pool.tryStart(false);
-        } else {
+        } else if (!pool.searcherYielding()) {
             engine.checker.nudge(); // every worker is busy: let the checker see whether they are blocked
         }
     }

@@ -5,7 +5,8 @@ package io.github.gatlingexecutor;
  * spin, yield, then park (the phases of Agrona's {@code BackoffIdleStrategy}). This class is the first two phases;
  * the third belongs to the caller, because only the caller knows who will unpark it:
  * <ul>
- *   <li>a worker's search for work parks in {@link WorkerPool#awaitWork} once its budget of waits is spent;</li>
+ *   <li>a worker's search for work parks in {@link WorkerPool#awaitWork} once its budget of waits is spent; it
+ *       makes its yields itself ({@link WorkerPool#yieldWhileSearching}), outside the count of searchers;</li>
  *   <li>a worker lingering on an emptied lane ({@link SequentialLane#runBatch}) gives the lane up instead of parking,
  *       and goes on to search;</li>
  *   <li>waits for a thread that is between two instructions of a lock-free step (a submitter that has claimed a
@@ -60,7 +61,16 @@ final class Waiting {
      * free CPU.
      */
     static int pauseUnlessPreempted(int waits, Worker worker) {
-        waits = pause(waits);
+        return checkPreempted(pause(waits), worker);
+    }
+
+    /** {@link #pauseUnlessPreempted} without the yield, for a caller that makes its yields itself. */
+    static int spinUnlessPreempted(int waits, Worker worker) {
+        Thread.onSpinWait();
+        return checkPreempted(waits + 1, worker);
+    }
+
+    private static int checkPreempted(int waits, Worker worker) {
         if ((waits & (YIELD_EVERY - 1)) == 0) {
             long now = System.nanoTime();
             if (now - worker.spinMark > PREEMPTED_NANOS) {

@@ -17,7 +17,7 @@ import java.util.concurrent.locks.LockSupport;
  * registers in {@code idle}, and then polls the ready queue once more before it parks. Both sides write before they
  * read, with volatile/CAS accesses, so in the total order of those accesses either the worker's last poll sees the
  * work, or the submitter sees the worker searching or registered. Nothing is lost, and a submitter pays for an unpark
- * only when every worker is parked.
+ * only when every worker is parked or the searchers are in their yields (see {@link #yieldWhileSearching}).
  *
  * <h2>Growing and shrinking</h2>
  * What to start, refill, bump or retire, and when a worker may spin, is decided by {@link PoolPolicy}; this class
@@ -28,12 +28,14 @@ import java.util.concurrent.locks.LockSupport;
 final class WorkerPool {
 
     private static final VarHandle SEARCHING;
+    private static final VarHandle YIELDING;
     private static final VarHandle THREADS;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             SEARCHING = l.findVarHandle(WorkerPool.class, "searching", int.class);
+            YIELDING = l.findVarHandle(WorkerPool.class, "yielding", int.class);
             THREADS = l.findVarHandle(WorkerPool.class, "threads", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -46,6 +48,7 @@ final class WorkerPool {
     private final ConcurrentLinkedDeque<Worker> idle = new ConcurrentLinkedDeque<>();
 
     private volatile int searching;
+    private volatile int yielding;     // searchers in a yield, not counted in searching meanwhile
     private volatile int threads;      // reserved worker slots: live workers plus ones being started
     private volatile int coreTarget;   // the core size, raised by core bumps
     private volatile int peakThreads;
@@ -212,7 +215,8 @@ final class WorkerPool {
     /** Spins on the ready queue for a while (see {@link PoolPolicy#MAX_SEARCH_NANOS}), if the policy allows. */
     private Object search(Worker w) {
         int s = searching;
-        if (!policy.maySearch(w, s) || !SEARCHING.compareAndSet(this, s, s + 1)) {
+        // A searcher in its yield still counts against the limit: it is about to search on.
+        if (!policy.maySearch(w, s + yielding) || !SEARCHING.compareAndSet(this, s, s + 1)) {
             return null;
         }
         Object item = null;
@@ -223,7 +227,10 @@ final class WorkerPool {
             for (int i = 0; item == null; ) {
                 item = engine.readyQueue.poll();
                 if (item == null) {
-                    if ((i = Waiting.pauseUnlessPreempted(i, w)) == Waiting.PREEMPTED) {
+                    if ((i & (Waiting.YIELD_EVERY - 1)) == Waiting.YIELD_EVERY - 1) {
+                        yieldWhileSearching();
+                    }
+                    if ((i = Waiting.spinUnlessPreempted(i, w)) == Waiting.PREEMPTED) {
                         break; // this CPU is wanted by another thread: park, and be woken onto a free one
                     }
                     if ((i & (Waiting.YIELD_EVERY - 1)) == 0 && w.spinMark - start > budget) {
@@ -242,6 +249,30 @@ final class WorkerPool {
             signalWork(); // submitters skipped the wake-up because we were searching: pass it on
         }
         return item;
+    }
+
+    /**
+     * A searcher's yield (see {@link Waiting}), during which it does not count as searching. A yield that hands the CPU
+     * to a thread that does not give it back soon (a JIT compiler thread, another process) lasts a scheduler slice,
+     * milliseconds; a submitter that saw the searcher counted would have skipped the wake-up, and its task would wait
+     * that long (at 10,000 tasks a second over 1,024 contexts, the tasks whose submitter saw a searcher waited 0.1 to
+     * 1.5 ms at the median; docs/benchmarks.md). Meanwhile it counts as yielding: a submitter still wakes a parked
+     * worker, but does not nudge the checker for it (see {@link PoolPolicy#noWorkerIdle}).
+     *
+     * <p>No lost signal: the searcher counts itself searching again before it polls again, and polls once more
+     * before it parks (see {@link #awaitWork}). A submitter that saw neither count offered its work before that.
+     */
+    private void yieldWhileSearching() {
+        YIELDING.getAndAdd(this, 1);
+        SEARCHING.getAndAdd(this, -1);
+        Thread.yield();
+        SEARCHING.getAndAdd(this, 1);
+        YIELDING.getAndAdd(this, -1);
+    }
+
+    /** Whether a searcher is in its yield (see {@link #yieldWhileSearching}). */
+    boolean searcherYielding() {
+        return yielding > 0;
     }
 
     /**
