@@ -41,9 +41,14 @@ final class Waiting {
     /** Returned by {@link #pauseUnlessPreempted} when the waiter should stop spinning. */
     static final int PREEMPTED = -1;
 
+    /** Whether the wait that follows {@code waits} earlier ones is the yield of its round (the last of the round). */
+    static boolean yieldDue(int waits) {
+        return (waits & (YIELD_EVERY - 1)) == YIELD_EVERY - 1;
+    }
+
     /** Waits once; {@code waits} counts the calls of this wait so far. Returns it plus one, for the next call. */
     static int pause(int waits) {
-        if ((waits & (YIELD_EVERY - 1)) == YIELD_EVERY - 1) {
+        if (yieldDue(waits)) {
             Thread.yield();
         } else {
             Thread.onSpinWait();
@@ -64,7 +69,10 @@ final class Waiting {
         return checkPreempted(pause(waits), worker);
     }
 
-    /** {@link #pauseUnlessPreempted} without the yield, for a caller that makes its yields itself. */
+    /**
+     * {@link #pauseUnlessPreempted} without the yield, for a caller that makes its yields itself (when
+     * {@link #yieldDue}).
+     */
     static int spinUnlessPreempted(int waits, Worker worker) {
         Thread.onSpinWait();
         return checkPreempted(waits + 1, worker);

@@ -227,7 +227,7 @@ final class WorkerPool {
             for (int i = 0; item == null; ) {
                 item = engine.readyQueue.poll();
                 if (item == null) {
-                    if ((i & (Waiting.YIELD_EVERY - 1)) == Waiting.YIELD_EVERY - 1) {
+                    if (Waiting.yieldDue(i)) {
                         yieldWhileSearching();
                     }
                     if ((i = Waiting.spinUnlessPreempted(i, w)) == Waiting.PREEMPTED) {
