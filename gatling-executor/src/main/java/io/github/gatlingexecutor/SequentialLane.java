@@ -115,17 +115,6 @@ final class SequentialLane extends Lane {
      */
     private Chunk producerChunk;
     /**
-     * {@code producerChunk}'s base, end, slots and stamps, copied into the lane, written and read under the same rule.
-     * A submit reads the lane's line anyway (for its CAS); reaching the slots through the chunk cost it one more line,
-     * and a cold one when the contexts are many: by a context's next submit its chunk object had usually left the
-     * cache. Fields read before the CAS may mix two chunks only if the state changed in between, and then the CAS
-     * fails: nothing is written through them before it succeeds.
-     */
-    private long producerBase;
-    private long producerEnd;
-    private Object[] producerTasks;
-    private long[] producerStamps;
-    /**
      * Consumer-owned: the last seq taken and the chunk holding slot {@code taken + 1} (or ending at it), as of the
      * owner's last batch boundary. Every slot taken since holds {@link #TAKEN}, so the first task still waiting is
      * the first slot after {@code taken} that is not TAKEN.
@@ -154,17 +143,8 @@ final class SequentialLane extends Lane {
         super(engine, context);
         Chunk first = new Chunk(1, FIRST_CHUNK);
         chunk = first;
-        produceInto(first);
+        producerChunk = first;
         state = state(0, IDLE);
-    }
-
-    /** Where the next claims go: only from the constructor, a submitter in GROWING, and the release of an idle lane. */
-    private void produceInto(Chunk c) {
-        producerChunk = c;
-        producerBase = c.base;
-        producerEnd = c.end();
-        producerTasks = c.tasks;
-        producerStamps = c.stamps;
     }
 
     @Override
@@ -201,20 +181,17 @@ final class SequentialLane extends Lane {
                     return FULL;
                 }
             }
+            Chunk c = producerChunk; // after the volatile read of s: the chunk of s, if the CAS succeeds
             long next = seq + 1;
-            if (next < producerEnd) { // after the volatile read of s: the chunk of s, if the CAS succeeds
-                long base = producerBase;
-                Object[] tasks = producerTasks;
-                long[] stamps = producerStamps;
+            if (next < c.end()) {
                 if (STATE.compareAndSet(this, s, state(next, ACTIVE))) {
-                    int i = (int) (next - base);
-                    stamps[i] = stamp;
-                    SLOT.setRelease(tasks, i, task); // the consumer's acquire read sees the stamp and the task
+                    int i = (int) (next - c.base);
+                    c.stamps[i] = stamp;
+                    SLOT.setRelease(c.tasks, i, task); // the consumer's acquire read sees the stamp and the task
                     return mode == IDLE ? ACTIVATED : ACCEPTED;
                 }
                 continue;
             }
-            Chunk c = producerChunk;
             if (grown == null || grown.base != next) {
                 grown = new Chunk(next, Math.max(FIRST_CHUNK, Math.min(MAX_CHUNK, c.tasks.length * 2)));
             }
@@ -223,7 +200,7 @@ final class SequentialLane extends Lane {
             // statistics reader that reaches this chunk through the owner's plain head reads the stamp after it.
             SLOT.setRelease(grown.tasks, 0, task);
             if (STATE.compareAndSet(this, s, state(next, GROWING))) {
-                produceInto(grown);
+                producerChunk = grown;
                 c.next = grown;                       // volatile: the consumer may be waiting for it
                 STATE.setRelease(this, state(next, ACTIVE)); // only GROWING's claimer changes it: a store will do
                 return mode == IDLE ? ACTIVATED : ACCEPTED;
@@ -398,7 +375,7 @@ final class SequentialLane extends Lane {
             // Nothing reads a DEAD lane's chunks: a submit reads DEAD first, and a walk of NONE ends at taken, which
             // the owner wrote before the idle CAS. A racing submit that still read the old state may use NONE to
             // prepare its claim; its CAS then fails on DEAD.
-            produceInto(NONE);
+            producerChunk = NONE;
             chunk = NONE;
             return true;
         }
