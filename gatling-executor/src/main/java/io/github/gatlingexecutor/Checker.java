@@ -198,8 +198,11 @@ final class Checker implements Runnable {
                         : settings.checkPeriodNanos;
                 nextInspection = now + period;
             }
-            if (engine.readyToTerminate() && engine.terminated()) {
-                break;
+            if (engine.readyToTerminate()) {
+                engine.threadExiting(); // before the claim: awaitTermination then waits for this thread to end
+                if (engine.terminated()) {
+                    break;
+                }
             }
             long wait = nextInspection - now;
             if (nudged) {

@@ -2,6 +2,7 @@ package io.github.gatlingexecutor;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -64,6 +66,16 @@ final class Engine {
      */
     private final AtomicInteger draining = new AtomicInteger();
     private final CountDownLatch terminated = new CountDownLatch(1);
+    /**
+     * Threads of this executor that have left its bookkeeping and may not have died yet: a worker once it gives its
+     * pool slot back, the checker once it is about to claim termination. Each adds itself before the step that may
+     * let the executor terminate, so that {@link #awaitTermination} can wait for it to die and {@link #isTerminated}
+     * (the public one) reads false until it has: no thread outlives termination, not even by the microseconds of its
+     * exit. Weak: a thread that runs is reachable anyway, and an ended one must not be kept from the collector (a
+     * retired auxiliary worker's thread, over the executor's life). Cleared and dead entries are pruned at each
+     * addition.
+     */
+    private final ConcurrentLinkedQueue<WeakReference<Thread>> exiting = new ConcurrentLinkedQueue<>();
 
     private final LongAdder submitted = new LongAdder();
     private final LongAdder coalesced = new LongAdder();
@@ -930,12 +942,58 @@ final class Engine {
         return state >= SHUTDOWN;
     }
 
+    /** Terminated as far as the engine goes (the state): what the engine itself acts on. */
     boolean isTerminated() {
         return state == TERMINATED;
     }
 
+    /** {@code isTerminated()} as callers see it: terminated, and every thread of the executor dead. */
+    boolean terminatedAndThreadsGone() {
+        if (state != TERMINATED) {
+            return false;
+        }
+        for (WeakReference<Thread> ref : exiting) {
+            Thread t = ref.get();
+            if (t != null && t.isAlive()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Called by a thread of this executor on its way out (see {@link #exiting}). */
+    void threadExiting() {
+        Thread self = Thread.currentThread();
+        boolean listed = false;
+        for (WeakReference<Thread> ref : exiting) {
+            Thread t = ref.get();
+            if (t == self) {
+                listed = true; // the checker may try to claim termination more than once
+            } else if (t == null || !t.isAlive()) {
+                exiting.remove(ref);
+            }
+        }
+        if (!listed) {
+            exiting.add(new WeakReference<>(self));
+        }
+    }
+
     boolean awaitTermination(long nanos) throws InterruptedException {
-        return terminated.await(nanos, TimeUnit.NANOSECONDS);
+        long deadline = System.nanoTime() + nanos;
+        if (!terminated.await(nanos, TimeUnit.NANOSECONDS)) {
+            return false;
+        }
+        // Terminated: what is left are threads between their last act for the executor and their end.
+        for (WeakReference<Thread> ref : exiting) {
+            Thread t = ref.get();
+            if (t != null) {
+                TimeUnit.NANOSECONDS.timedJoin(t, deadline - System.nanoTime()); // returns at once when <= 0
+                if (t.isAlive()) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     void close() {
@@ -944,7 +1002,7 @@ final class Engine {
             throw new IllegalStateException("close() called from a task of executor " + settings.name
                     + ": it would wait for its own termination");
         }
-        if (isTerminated()) {
+        if (terminatedAndThreadsGone()) {
             return;
         }
         shutdown();

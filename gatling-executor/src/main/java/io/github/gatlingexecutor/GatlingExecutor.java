@@ -228,12 +228,19 @@ public final class GatlingExecutor implements ContextExecutor {
         return engine.isShutdown();
     }
 
-    /** {@inheritDoc} True only once no task runs and every worker thread has ended. */
+    /**
+     * {@inheritDoc} True only once no task runs and every thread of this executor (its workers and its checker) has
+     * ended.
+     */
     @Override
     public boolean isTerminated() {
-        return engine.isTerminated();
+        return engine.terminatedAndThreadsGone();
     }
 
+    /**
+     * {@inheritDoc} Terminated as {@link #isTerminated} means it: when this returns true, every thread of this
+     * executor has ended.
+     */
     @Override
     public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
         return engine.awaitTermination(unit.toNanos(timeout));

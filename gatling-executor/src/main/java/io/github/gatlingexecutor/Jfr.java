@@ -3,9 +3,11 @@ package io.github.gatlingexecutor;
 /**
  * Where the engine reports to JFR. This class names no JFR type, so it loads on a runtime without {@code jdk.jfr}
  * (the module {@code requires static jdk.jfr}); everything that does lives in {@link JfrRecorder}, which is loaded
- * only when {@link #ON}. {@code ON} is a constant, so with no JFR the JIT folds every call here away; with JFR and no
- * recording, each call costs an event allocation that escape analysis removes and an {@code isEnabled()} that reads
- * false (see JfrRecorder for why every event is checked before anything is built).
+ * only when {@link #ON}. {@code ON} is a constant, so with no JFR the JIT folds every call here away; with JFR
+ * present but never started in this JVM, each call costs one static volatile read (no event class is even loaded:
+ * the first would cost about 150 ms, see JfrRecorder#inUse); once JFR is in use and no recording takes an event, an
+ * event allocation that escape analysis removes and an {@code isEnabled()} that reads false (see JfrRecorder for why
+ * every event is checked before anything is built).
  */
 final class Jfr {
     /** Whether {@code jdk.jfr} is present and readable by this module. */

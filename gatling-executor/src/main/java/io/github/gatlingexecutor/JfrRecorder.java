@@ -24,8 +24,8 @@ final class JfrRecorder {
     /** Executors not yet terminated, for the periodic statistics event; weak, so a forgotten executor is not kept. */
     private static final Map<Engine, Boolean> LIVE = Collections.synchronizedMap(new WeakHashMap<>());
     /**
-     * Registering a periodic event loads much of JFR (about 100 ms), so it is done only once JFR is initialized (a
-     * recording was started), by the checker, and once per JVM: the hook reports every live executor.
+     * Registered by the checker once JFR is in use ({@link #inUse}), once per JVM: the hook reports every live
+     * executor.
      */
     private static volatile boolean periodicRegistered;
     /**
@@ -46,9 +46,22 @@ final class JfrRecorder {
         LIVE.remove(engine);
     }
 
+    /**
+     * Whether JFR has been initialized in this JVM (a recording was started: by a command-line flag, jcmd, JMX or the
+     * API). Until then no event can be enabled, and the first event object created would load JFR's event machinery:
+     * about 150 ms on the thread that does it (the checker, say, with every scheduled task due meanwhile waiting for
+     * it; or a submitter starting a worker). So no event is created before this reads true. A static volatile read.
+     */
+    private static boolean inUse() {
+        return FlightRecorder.isInitialized();
+    }
+
     static void poll() {
+        if (!inUse()) {
+            return; // slowTaskEnabled is still false: it is set only below, once JFR is in use
+        }
         slowTaskEnabled = new SlowTaskEvent().isEnabled();
-        if (!periodicRegistered && FlightRecorder.isInitialized()) {
+        if (!periodicRegistered) {
             synchronized (JfrRecorder.class) {
                 if (!periodicRegistered) {
                     FlightRecorder.addPeriodicEvent(StatisticsEvent.class, JfrRecorder::emitStatistics);
@@ -96,6 +109,9 @@ final class JfrRecorder {
     }
 
     static void workerBlocked(Engine engine, Worker worker, long runningForNanos) {
+        if (!inUse()) {
+            return;
+        }
         WorkerBlockedEvent e = new WorkerBlockedEvent();
         if (e.isEnabled()) {
             e.executor = engine.settings.name;
@@ -108,6 +124,9 @@ final class JfrRecorder {
     }
 
     static void threadStarted(Engine engine, Worker worker, String reason) {
+        if (!inUse()) {
+            return;
+        }
         ThreadStartedEvent e = new ThreadStartedEvent();
         if (e.isEnabled()) {
             e.executor = engine.settings.name;
@@ -119,6 +138,9 @@ final class JfrRecorder {
     }
 
     static void threadRetired(Engine engine, Worker worker, String reason) {
+        if (!inUse()) {
+            return;
+        }
         ThreadRetiredEvent e = new ThreadRetiredEvent();
         if (e.isEnabled()) {
             e.executor = engine.settings.name;
@@ -130,6 +152,9 @@ final class JfrRecorder {
     }
 
     static void coreBump(Engine engine, int coreThreads, long auxiliaryStarted) {
+        if (!inUse()) {
+            return;
+        }
         CoreBumpEvent e = new CoreBumpEvent();
         if (e.isEnabled()) {
             e.executor = engine.settings.name;
@@ -140,6 +165,9 @@ final class JfrRecorder {
     }
 
     static void contextTransferred(Engine engine, Lane lane, int previousWorker, int worker) {
+        if (!inUse()) {
+            return;
+        }
         ContextTransferredEvent e = new ContextTransferredEvent();
         if (e.isEnabled()) {
             e.executor = engine.settings.name;
@@ -152,10 +180,13 @@ final class JfrRecorder {
     }
 
     static boolean taskRejectedEnabled() {
-        return new TaskRejectedEvent().isEnabled();
+        return inUse() && new TaskRejectedEvent().isEnabled();
     }
 
     static void taskRejected(Engine engine, Object context, String limit) {
+        if (!inUse()) {
+            return;
+        }
         TaskRejectedEvent e = new TaskRejectedEvent();
         if (e.isEnabled()) {
             e.executor = engine.settings.name;

@@ -54,16 +54,40 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
         return Long.compare(getDelay(TimeUnit.NANOSECONDS), other.getDelay(TimeUnit.NANOSECONDS));
     }
 
+    /**
+     * True from the start of a periodic run until it has finished (rescheduled or not), so that {@code shutdown()}
+     * leaves the future of a run in progress alone, as {@code ScheduledThreadPoolExecutor} does: that run ends, and
+     * only its failed reschedule cancels the future ({@link TaskTimer#cancelPeriodic}).
+     */
+    private volatile boolean running;
+
     @Override
     public void run() {
         if (!isPeriodic()) {
             super.run();
-        } else if (engine.state() != Engine.RUNNING) {
-            cancel(false); // a run that fell due just before shutdown: periodic tasks stop at shutdown
-        } else if (runAndReset()) {
-            time = nextTime();
-            engine.reschedule(this);
+            return;
         }
+        // Volatile store, then the state's volatile read; shutdown writes the state, then reads this flag: either
+        // this run sees the shutdown and stops here, or shutdown sees the run and leaves it to finish.
+        running = true;
+        try {
+            if (engine.state() != Engine.RUNNING) {
+                cancel(false); // a run that fell due just before shutdown: periodic tasks stop at shutdown
+            } else if (runAndReset()) {
+                // Cleared before the reschedule: a shutdown that still sees the run in progress has written the
+                // state before this reschedule reads it, so the reschedule fails and cancels the future.
+                running = false;
+                time = nextTime();
+                engine.reschedule(this);
+            }
+        } finally {
+            running = false;
+        }
+    }
+
+    /** Whether a periodic run is in progress (see {@link #running}). */
+    boolean runInProgress() {
+        return running;
     }
 
     private long nextTime() {

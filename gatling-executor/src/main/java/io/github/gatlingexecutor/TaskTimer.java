@@ -27,7 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <h2>Periodic tasks at shutdown</h2>
  * Every periodic task that is not done is also in {@code periodic}, wherever its next run waits (in the queue, or
  * already due and waiting in its lane), so {@code shutdown()} cancels all of them at once, as
- * {@code ScheduledThreadPoolExecutor} does by default; {@code shutdownNow()} cancels none and returns those that wait.
+ * {@code ScheduledThreadPoolExecutor} does by default, except one whose run is in progress: that one is cancelled when
+ * the run ends; {@code shutdownNow()} cancels none and returns those that wait.
  */
 final class TaskTimer {
     private final Engine engine;
@@ -170,7 +171,9 @@ final class TaskTimer {
 
     /**
      * Shutdown: every periodic task stops (cancelled, and dropped from the queue), including one whose run is due and
-     * waiting in its lane (it will not start); delayed one-shot tasks stay and run when due.
+     * waiting in its lane (it will not start); delayed one-shot tasks stay and run when due. A run in progress is not
+     * cancelled under its caller's feet: it finishes, its reschedule then finds the executor shut down and cancels
+     * the future, as {@code ScheduledThreadPoolExecutor} does (see ScheduledTask#running for the race with it).
      */
     void cancelPeriodic() {
         List<ScheduledTask<?>> stop;
@@ -183,7 +186,9 @@ final class TaskTimer {
             lock.unlock();
         }
         for (ScheduledTask<?> t : stop) {
-            t.cancel(false);
+            if (!t.runInProgress()) {
+                t.cancel(false);
+            }
         }
     }
 

@@ -188,7 +188,11 @@ final class Worker implements Runnable {
                 sweepIdle(true);
             } finally {
                 CURRENT.remove();
-                pool.exited(this); // whatever happened above, the slot is given back
+                try {
+                    engine.threadExiting(); // before the slot goes: the last slot given back may end the executor
+                } finally {
+                    pool.exited(this); // whatever happened above, the slot is given back
+                }
             }
         }
     }

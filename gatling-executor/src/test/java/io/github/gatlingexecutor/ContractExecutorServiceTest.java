@@ -653,6 +653,33 @@ class ContractExecutorServiceTest {
         assertEquals(after, runs.get());
     }
 
+    /**
+     * ScheduledThreadPoolExecutor's default policy, to the letter: shutdown() does not complete the future of a
+     * periodic run still in progress (a caller in get() would be released while the task still runs); the run ends,
+     * then the task stops and its future is cancelled.
+     */
+    @ForEachConfiguration
+    void shutdownLetsAPeriodicRunInProgressEndBeforeItsFutureIsCancelled(Config config) throws Exception {
+        ScheduledExecutorService e = create(config);
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = cleanup.gate();
+        AtomicInteger runs = new AtomicInteger();
+        ScheduledFuture<?> rate = e.scheduleAtFixedRate(() -> {
+            runs.incrementAndGet();
+            started.countDown();
+            TestSupport.blockQuietly(release);
+        }, 0, 1, MILLISECONDS);
+        await(started, "the first periodic run");
+        e.shutdown();
+        assertFalse(rate.isDone(), "shutdown() completed the future of a periodic run still in progress");
+        assertThrows(TimeoutException.class, () -> rate.get(20, MILLISECONDS));
+        assertFalse(e.isTerminated());
+        release.countDown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, SECONDS));
+        assertTrue(rate.isCancelled(), "a periodic task must stop at shutdown once its run has ended");
+        assertEquals(1, runs.get(), "a periodic task ran again after shutdown()");
+    }
+
     @ForEachConfiguration
     void shutdownNowReturnsTasksThatNeverStartedAndInterruptsRunningOnes(Config config) throws Exception {
         ScheduledExecutorService e = create(config);
