@@ -1,8 +1,9 @@
 package io.github.gatlingexecutor;
 
 import java.lang.invoke.VarHandle;
-import java.util.ArrayDeque;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.PriorityQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerArray;
@@ -18,10 +19,17 @@ import java.util.function.IntSupplier;
  *
  * <h2>Who waits where</h2>
  * A submitter that finds its sequential lane full waits in that context's queue; one that finds the executor full
- * waits in the executor queue. Each queue is FIFO, and a submitter attempts only while it is at the head of every
- * queue it is in, so submitters of one context (or, for {@code maxQueued}, of the executor) are admitted in arrival
- * order. A new submitter that sees anyone waiting (the waiting number &gt; 0) first looks, under the lock, whether
- * someone waits for what it needs, and queues behind them if so: it never overtakes a parked submitter.
+ * waits in the executor queue. A submitter attempts only while it is at the head of every queue it is in, so
+ * submitters of one context (or, for {@code maxQueued}, of the executor) are admitted in arrival order. A new
+ * submitter that sees anyone waiting (the waiting number &gt; 0) first looks, under the lock, whether someone waits
+ * for what it needs, and queues behind them if so: it never overtakes a parked submitter.
+ *
+ * <p>Both kinds of queue are ordered by one arrival ticket, taken when a submitter starts to wait, not by when it
+ * joined that queue. A waiter moves between queues (a context's head that finds the executor full joins the executor
+ * queue; a waiter that finds its lane full leaves it), and with first-come order per queue, a waiter could head the
+ * executor queue while second in its context's queue, behind the context's head, which had just joined the executor
+ * queue behind it: each waited for the other until {@code maxWait}, with the executor idle. With one order for every
+ * queue, the earliest waiter heads every queue it is in, so some waiter can always make its attempt.
  *
  * <h2>Wake-ups: none per task, none lost for long</h2>
  * A waiter increments the waiting number and publishes itself as the head of its queue, then fences, then checks for
@@ -72,10 +80,17 @@ final class Admission {
     private final LongAdder acceptedOverLimit = new LongAdder();
 
     private final ReentrantLock lock = new ReentrantLock();
-    /** Guarded by lock. */
-    private final ArrayDeque<Waiter> executorQueue = new ArrayDeque<>();
-    /** Guarded by lock: the waiters of each full sequential context; an entry is removed when it empties. */
-    private final HashMap<Object, ArrayDeque<Waiter>> contextQueues = new HashMap<>();
+    /** Arrival order of waiters (see the class comment). */
+    private static final Comparator<Waiter> BY_ARRIVAL = Comparator.comparingLong(w -> w.ticket);
+    /** Tickets handed out so far. Guarded by lock. */
+    private long arrivals;
+    /** Guarded by lock; ordered by arrival. */
+    private final PriorityQueue<Waiter> executorQueue = new PriorityQueue<>(BY_ARRIVAL);
+    /**
+     * Guarded by lock: the waiters of each full sequential context, ordered by arrival; an entry is removed when it
+     * empties.
+     */
+    private final HashMap<Object, PriorityQueue<Waiter>> contextQueues = new HashMap<>();
     /** The thread at the head of the executor queue, or null: written under the lock, read by workers without it. */
     private volatile Thread executorHead;
     /** The thread at the head of each context queue: written under the lock, read by workers without it. */
@@ -86,10 +101,10 @@ final class Admission {
         final Thread thread = Thread.currentThread();
         final Object context; // the sequential context it submits to, or null
         final IntSupplier attempt;
+        /** Its place in every queue it joins: taken once, when it starts to wait. */
+        long ticket;
         boolean inContextQueue;
         boolean inExecutorQueue;
-        /** It has been at the head of the executor queue: it goes back to the front, not the end. */
-        boolean hadExecutorTurn;
         /** Admitted by the head on its behalf. */
         boolean admitted;
         /** Failed (shutdown, or its context's equals/hashCode threw) while the head tried to admit it. */
@@ -223,14 +238,14 @@ final class Admission {
 
     /** Publishes the current heads of the executor queue and of {@code context}'s queue (under the lock). */
     private void publishHeads(Object context) {
-        Waiter head = executorQueue.peekFirst();
+        Waiter head = executorQueue.peek();
         executorHead = head == null ? null : head.thread;
         if (context != null) {
-            ArrayDeque<Waiter> q = contextQueues.get(context);
+            PriorityQueue<Waiter> q = contextQueues.get(context);
             if (q == null) {
                 contextHeads.remove(context);
             } else {
-                contextHeads.put(context, q.peekFirst().thread);
+                contextHeads.put(context, q.peek().thread);
             }
         }
     }
@@ -272,6 +287,7 @@ final class Admission {
         lock.lock();
         waitingCell.incrementAndGet(2 * PAD);
         try {
+            me.ticket = ++arrivals;
             me.last = why;
             join(me, why);
             for (;;) {
@@ -337,8 +353,8 @@ final class Admission {
      * it stays the head, and room made later wakes it.
      */
     private void admitFollowers() {
-        for (Waiter w; (w = executorQueue.peekFirst()) != null; ) {
-            if (w.inContextQueue && contextQueues.get(w.context).peekFirst() != w) {
+        for (Waiter w; (w = executorQueue.peek()) != null; ) {
+            if (w.inContextQueue && contextQueues.get(w.context).peek() != w) {
                 return; // it also waits behind others of its context: its turn comes from there
             }
             try {
@@ -415,7 +431,7 @@ final class Admission {
 
     private void joinContext(Waiter me) {
         if (!me.inContextQueue) {
-            contextQueues.computeIfAbsent(me.context, c -> new ArrayDeque<>()).addLast(me);
+            contextQueues.computeIfAbsent(me.context, c -> new PriorityQueue<>(BY_ARRIVAL)).add(me);
             me.inContextQueue = true;
             publishHeads(me.context);
         }
@@ -423,11 +439,7 @@ final class Admission {
 
     private void joinExecutor(Waiter me) {
         if (!me.inExecutorQueue) {
-            if (me.hadExecutorTurn) {
-                executorQueue.addFirst(me); // its turn came before everyone now queued
-            } else {
-                executorQueue.addLast(me);
-            }
+            executorQueue.add(me); // by its ticket: ahead of everyone who came later, wherever they wait
             me.inExecutorQueue = true;
             publishHeads(null);
         }
@@ -436,22 +448,20 @@ final class Admission {
     private boolean atHead(Waiter me) {
         boolean head = true;
         if (me.inContextQueue) {
-            head = contextQueues.get(me.context).peekFirst() == me;
+            head = contextQueues.get(me.context).peek() == me;
         }
         if (me.inExecutorQueue) {
-            boolean first = executorQueue.peekFirst() == me;
-            me.hadExecutorTurn |= first;
-            head &= first;
+            head &= executorQueue.peek() == me;
         }
         return head;
     }
 
     private void leaveExecutor(Waiter me) {
-        boolean wasHead = executorQueue.peekFirst() == me;
+        boolean wasHead = executorQueue.peek() == me;
         executorQueue.remove(me);
         me.inExecutorQueue = false;
         publishHeads(null);
-        Waiter next = executorQueue.peekFirst();
+        Waiter next = executorQueue.peek();
         if (wasHead && next != null) {
             LockSupport.unpark(next.thread); // whatever room we were waiting for is theirs to try
         }
@@ -460,13 +470,13 @@ final class Admission {
     /** Leaves every queue, and passes the turn on: there may be room the next ones can use. */
     private void leave(Waiter me) {
         if (me.inContextQueue) {
-            ArrayDeque<Waiter> q = contextQueues.get(me.context);
+            PriorityQueue<Waiter> q = contextQueues.get(me.context);
             q.remove(me);
             me.inContextQueue = false;
             if (q.isEmpty()) {
                 contextQueues.remove(me.context);
             } else {
-                LockSupport.unpark(q.peekFirst().thread);
+                LockSupport.unpark(q.peek().thread);
             }
             publishHeads(me.context);
         }
@@ -485,7 +495,7 @@ final class Admission {
             for (Waiter w : executorQueue) {
                 LockSupport.unpark(w.thread);
             }
-            for (ArrayDeque<Waiter> q : contextQueues.values()) {
+            for (PriorityQueue<Waiter> q : contextQueues.values()) {
                 for (Waiter w : q) {
                     LockSupport.unpark(w.thread);
                 }

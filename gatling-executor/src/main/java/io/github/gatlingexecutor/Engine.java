@@ -647,9 +647,12 @@ final class Engine {
         long now = System.nanoTime();
         long oldest = oldestWaiting(null);
         Admission adm = admission;
+        int threads = pool.threads();
+        // The peak is raised just after the count (see WorkerPool#tryStart): a read between the two sees the count.
+        int peak = Math.max(pool.peakThreads(), threads);
         return new ExecutorStatistics(submittedCount(), p[0], coalesced.sum(), p[1] + failedFutures.sum(),
-                returned.get(), sequentialLanes.mappingCount() + coalescingLanes.mappingCount(), pool.threads(),
-                pool.peakThreads(), pool.coreTarget(), p[3], p[4], p[2], checker.blockedDetections(), p[5], (int) p[6],
+                returned.get(), sequentialLanes.mappingCount() + coalescingLanes.mappingCount(), threads,
+                peak, pool.coreTarget(), p[3], p[4], p[2], checker.blockedDetections(), p[5], (int) p[6],
                 settings.maxThreads, p[7], adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),
                 adm == null ? 0 : adm.acceptedOverLimit(), oldest == Lane.NO_WAITING ? 0 : age(now, oldest));
     }

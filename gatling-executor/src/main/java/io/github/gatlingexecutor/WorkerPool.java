@@ -324,6 +324,13 @@ final class WorkerPool {
                 }
             }
         }
+        // The peak follows the count threads() reports, which includes a slot reserved for a thread not started yet:
+        // recorded after the start, a snapshot could read a count above its peak.
+        synchronized (this) {
+            if (peakThreads < n + 1) {
+                peakThreads = n + 1;
+            }
+        }
         boolean started = startWorker(core, n);
         // The checker retries worker starts that fail (see Checker.inspect), so it is started with the first worker,
         // whether that start worked or not. After the worker, so that a thread factory that gives only one thread
@@ -374,11 +381,6 @@ final class WorkerPool {
             }
             startFailed();
             return false;
-        }
-        synchronized (this) {
-            if (peakThreads < n + 1) {
-                peakThreads = n + 1;
-            }
         }
         Jfr.threadStarted(engine, w, core ? "below the core size" : "work waits behind stuck or blocked workers");
         if (!core) {

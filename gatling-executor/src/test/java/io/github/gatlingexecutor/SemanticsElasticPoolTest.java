@@ -198,6 +198,30 @@ class SemanticsElasticPoolTest {
         runRetirementCycles(e, 8, cleanup);
     }
 
+    /**
+     * Every snapshot taken while the pool grows has {@code peakThreads() >= threads()}: the peak used to be raised only
+     * after the thread had started, while the count includes a slot reserved for a thread about to start.
+     */
+    @Test
+    void noSnapshotShowsMoreThreadsThanItsPeak() {
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(16)
+                .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(10)).build());
+        CountDownLatch gate = cleanup.gate();
+        for (int i = 0; i < 16; i++) {
+            e.execute(new Seq("held-" + i, () -> blockQuietly(gate)));
+        }
+        long snapshots = 0;
+        while (e.statistics().threads() < 16) {
+            ExecutorStatistics s = e.statistics();
+            snapshots++;
+            assertTrue(s.peakThreads() >= s.threads(), "snapshot " + snapshots + ": " + s);
+            if (snapshots > 50_000_000L) {
+                throw new AssertionError("the pool did not grow to 16 threads: " + s);
+            }
+        }
+        gate.countDown();
+    }
+
     @ParameterizedTest(name = "coreBumpThreshold={0}")
     @ValueSource(ints = {1000, 1})
     void maxThreadsIsNeverExceededEvenWhenEveryWorkerIsBlocked(int coreBumpThreshold) {

@@ -1,0 +1,129 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The queues of parked submitters under {@code Overflow.block}, driven directly: each waiter's attempt is scripted
+ * (room in the context and in the executor are flags of the test), and the test plays the checker's tick
+ * ({@link Admission#poll}) itself, so every step of an interleaving is placed on purpose.
+ */
+class AdmissionOrderTest {
+
+    private static final Object C0 = "c0";
+
+    private final Engine engine = new Engine(GatlingExecutor.builder().name("admission").coreThreads(1)
+            .maxQueued(4).maxQueuedPerContext(1).overflow(Overflow.block(Duration.ofSeconds(60))).settings());
+    private final Admission admission = engine.admission;
+
+    /** Room for one more task in context c0, and places left in the executor; what the scripted attempts read. */
+    private final AtomicBoolean contextRoom = new AtomicBoolean();
+    private final AtomicInteger executorRoom = new AtomicInteger();
+
+    private IntSupplier laneAttempt() {
+        return () -> {
+            if (!contextRoom.get()) {
+                return Admission.FULL_CONTEXT;
+            }
+            if (executorRoom.get() == 0) {
+                return Admission.FULL_EXECUTOR;
+            }
+            executorRoom.decrementAndGet();
+            contextRoom.set(false); // the one place of c0 is taken
+            return Admission.ADMITTED;
+        };
+    }
+
+    private IntSupplier plainAttempt() {
+        return () -> {
+            if (executorRoom.get() == 0) {
+                return Admission.FULL_EXECUTOR;
+            }
+            executorRoom.decrementAndGet();
+            return Admission.ADMITTED;
+        };
+    }
+
+    /** A submitter parked in {@link Admission#await}; {@code outcome} is null while it waits. */
+    private static final class Submitter {
+        final AtomicReference<Object> outcome = new AtomicReference<>();
+        final Thread thread;
+
+        Submitter(String name, Runnable await) {
+            thread = new Thread(() -> {
+                try {
+                    await.run();
+                    outcome.set("admitted");
+                } catch (RuntimeException refused) {
+                    outcome.set(refused);
+                }
+            }, name);
+            thread.setDaemon(true);
+            thread.start();
+        }
+    }
+
+    private Submitter waitFor(String name, Object context, int why, IntSupplier attempt, int waitingAfter) {
+        Submitter s = new Submitter(name, () -> admission.await(context, context, why, attempt, () -> { }));
+        waitUntil(name + " parked", () -> admission.waitingSubmitters() == waitingAfter);
+        return s;
+    }
+
+    private void untilDone(Submitter s) {
+        waitUntil(s.thread.getName() + " admitted", () -> {
+            admission.poll(); // the checker's tick: wakes the head of every queue
+            return s.outcome.get() != null;
+        }, () -> "waiting submitters " + admission.waitingSubmitters(), 10_000);
+        assertEquals("admitted", s.outcome.get(), s.thread.getName());
+    }
+
+    /**
+     * A context's head that finds the executor full joins the executor queue; a later submitter of the same context
+     * that already waited in the executor queue (it queued behind both kinds of waiter when it came) must not then
+     * head the executor queue while second in its context's queue. With first-come order per queue the two waited
+     * for each other until maxWait (60 s here), with room in both limits; with one arrival order the earlier one goes.
+     */
+    @Test
+    @Timeout(30)
+    void aContextsHeadThatMovesToTheExecutorQueueIsNotStuckBehindALaterSubmitterOfItsContext() throws Exception {
+        // 1. The context is full: s1 waits in c0's queue.
+        AtomicInteger s1FoundExecutorFull = new AtomicInteger();
+        IntSupplier s1Attempt = laneAttempt();
+        Submitter s1 = waitFor("s1", C0, Admission.FULL_CONTEXT, () -> {
+            int outcome = s1Attempt.getAsInt();
+            if (outcome == Admission.FULL_EXECUTOR) {
+                s1FoundExecutorFull.incrementAndGet();
+            }
+            return outcome;
+        }, 1);
+        // 2. The executor is full: x waits in the executor queue.
+        Submitter x = waitFor("x", null, Admission.FULL_EXECUTOR, plainAttempt(), 2);
+        // 3. A later submitter of c0 queues behind both: second in c0's queue, second in the executor queue.
+        Submitter s2 = waitFor("s2", C0, Admission.BEHIND_WAITERS, laneAttempt(), 3);
+        // 4. One place in the executor: x goes; s2 now heads the executor queue, behind s1 in c0's queue.
+        executorRoom.set(1);
+        untilDone(x);
+        // 5. Room in c0 but the executor full again: s1 tries, finds the executor full, joins the executor queue.
+        contextRoom.set(true);
+        waitUntil("s1 finding the executor full", () -> {
+            admission.poll();
+            return s1FoundExecutorFull.get() > 0;
+        });
+        // 6. Room everywhere: s1 then s2 must get in (s2 once c0 has room again after s1).
+        executorRoom.set(2);
+        untilDone(s1);
+        assertNull(s2.outcome.get(), "s2 overtook s1 in their context");
+        contextRoom.set(true);
+        untilDone(s2);
+        assertEquals(0, admission.waitingSubmitters());
+    }
+}
