@@ -55,9 +55,9 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
     }
 
     /**
-     * True from the start of a periodic run until it has finished (rescheduled or not), so that {@code shutdown()}
-     * leaves the future of a run in progress alone, as {@code ScheduledThreadPoolExecutor} does: that run ends, and
-     * only its failed reschedule cancels the future ({@link TaskTimer#cancelPeriodic}).
+     * True from the start of a periodic run until its task has returned, so that {@code shutdown()} leaves the future
+     * of a run in progress alone, as {@code ScheduledThreadPoolExecutor} does: that run ends, and only its failed
+     * reschedule cancels the future ({@link TaskTimer#cancelPeriodic}).
      */
     private volatile boolean running;
 
@@ -70,18 +70,21 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
         // Volatile store, then the state's volatile read; shutdown writes the state, then reads this flag: either
         // this run sees the shutdown and stops here, or shutdown sees the run and leaves it to finish.
         running = true;
+        boolean again = false;
         try {
             if (engine.state() != Engine.RUNNING) {
                 cancel(false); // a run that fell due just before shutdown: periodic tasks stop at shutdown
-            } else if (runAndReset()) {
-                // Cleared before the reschedule: a shutdown that still sees the run in progress has written the
-                // state before this reschedule reads it, so the reschedule fails and cancels the future.
-                running = false;
-                time = nextTime();
-                engine.reschedule(this);
+            } else {
+                again = runAndReset();
             }
         } finally {
+            // Cleared before the reschedule: a shutdown that still saw the run in progress had written the state
+            // before this store, so the reschedule below reads it, fails and cancels the future.
             running = false;
+        }
+        if (again) {
+            time = nextTime();
+            engine.reschedule(this);
         }
     }
 

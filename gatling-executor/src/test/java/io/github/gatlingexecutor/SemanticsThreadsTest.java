@@ -139,7 +139,9 @@ class SemanticsThreadsTest {
             } else {
                 how = "isTerminated()";
                 e.shutdown();
-                while (!e.isTerminated()) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TestSupport.TIMEOUT_SECONDS);
+                while (!e.isTerminated()) { // no sleep between the reads: the window is microseconds wide
+                    assertTrue(System.nanoTime() - deadline < 0, "cycle " + cycle + ": never terminated");
                     Thread.onSpinWait();
                 }
             }
