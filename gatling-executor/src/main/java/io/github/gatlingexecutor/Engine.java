@@ -489,7 +489,12 @@ final class Engine {
         long deadline = System.nanoTime() + nanos;
         boolean done = false;
         try {
+            // The deadline is checked before each dispatch, as AbstractExecutorService does: with a timeout that has
+            // passed (zero or less) no task is submitted, and every future is returned cancelled.
             for (TaskFuture<T> f : futures) {
+                if (timed && deadline - System.nanoTime() <= 0) {
+                    return new ArrayList<>(futures); // finally cancels them all, the ones never submitted included
+                }
                 dispatch(f, false);
             }
             for (TaskFuture<T> f : futures) {
@@ -568,7 +573,7 @@ final class Engine {
         @SuppressWarnings("unchecked")
         Callable<V> c = command != null ? (Callable<V>) Executors.callable(command) : callable;
         ScheduledTask<V> st = ScheduledTask.of(this, task, c, triggerTime(delay, unit), 0);
-        if (!timer.schedule(st)) {
+        if (!timer.scheduleNew(st)) {
             throw reject(st);
         }
         return st;

@@ -79,6 +79,37 @@ final class TaskTimer {
         return true;
     }
 
+    /**
+     * A new task from a {@code schedule*} call. A one-shot task that is already due (a delay of zero or less) is
+     * submitted to its lane or the ready queue right here, on the caller's thread, so that it keeps its place among
+     * that caller's submissions, as with {@code ScheduledThreadPoolExecutor}, whose one queue orders such a task by its
+     * time: handed to the checker, a later {@code execute} to the same context would overtake it. Anything else waits
+     * in the queue for the checker. Returns false once the executor is shut down.
+     */
+    boolean scheduleNew(ScheduledTask<?> task) {
+        if (task.isPeriodic() || task.time - System.nanoTime() > 0) {
+            return schedule(task);
+        }
+        List<Runnable> completions = List.of();
+        lock.lock();
+        try {
+            // Under the lock, as the checker's dispatch: quiescence and shutdownNow take it, so they see this task
+            // in its lane (or this call sees the shutdown and takes nothing), never in flight between the two.
+            if (engine.state() != Engine.RUNNING) {
+                return false;
+            }
+            try {
+                engine.dispatch(task, true);
+            } finally {
+                completions = takeCompletions();
+            }
+        } finally {
+            lock.unlock();
+            runAll(completions);
+        }
+        return true;
+    }
+
     /** A scheduled task was cancelled or finished for good. */
     void remove(ScheduledTask<?> task) {
         forget(task);

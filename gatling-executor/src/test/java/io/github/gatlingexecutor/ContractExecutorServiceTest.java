@@ -320,6 +320,29 @@ class ContractExecutorServiceTest {
     }
 
     @ForEachConfiguration
+    void timedInvokeAllWithATimeoutAlreadyPastSubmitsNothing(Config config) throws Exception {
+        ScheduledExecutorService e = create(config);
+        AtomicInteger ran = new AtomicInteger();
+        for (long timeout : new long[] {0, -1}) {
+            long before = tasksSubmitted(e);
+            List<Future<Integer>> futures = e.invokeAll(
+                    List.of(ran::incrementAndGet, ran::incrementAndGet, ran::incrementAndGet), timeout, MILLISECONDS);
+            assertEquals(3, futures.size());
+            for (Future<Integer> f : futures) {
+                assertTrue(f.isCancelled(), "timeout " + timeout + " ms: a future came back not cancelled: " + f);
+            }
+            assertEquals(before, tasksSubmitted(e), "timeout " + timeout + " ms: tasks were submitted");
+        }
+        assertEquals(0, ran.get());
+    }
+
+    /** Tasks the executor has accepted so far. */
+    private static long tasksSubmitted(ScheduledExecutorService e) {
+        return e instanceof GatlingExecutor ? ((GatlingExecutor) e).statistics().submitted()
+                : ((ScheduledThreadPoolExecutor) e).getTaskCount();
+    }
+
+    @ForEachConfiguration
     void invokeAnyReturnsASuccessfulResult(Config config) throws Exception {
         ScheduledExecutorService e = create(config);
         String result = e.invokeAny(List.of(() -> {
@@ -488,6 +511,38 @@ class ContractExecutorServiceTest {
         ScheduledExecutorService e = create(config);
         assertEquals("zero", get(e.schedule(() -> "zero", 0, MILLISECONDS)));
         assertEquals("negative", get(e.schedule(() -> "negative", -5, SECONDS)));
+    }
+
+    @ForEachConfiguration
+    void aOneShotTaskWithNoDelayKeepsItsPlaceAmongTheCallersSubmissions(Config config) throws Exception {
+        assumeTrue(config.gatling, "a pool of several threads does not keep a context's order");
+        ScheduledExecutorService e = create(config);
+        CountDownLatch release = cleanup.gate();
+        occupy(config, e, release, null); // so every task below waits in the lane, in the order it entered it
+        List<Integer> order = Collections.synchronizedList(new ArrayList<>());
+        List<Integer> expected = new ArrayList<>();
+        Future<?> last = null;
+        for (int i = 0; i < 40; i++) {
+            int n = i;
+            Seq task = new Seq(LANE, () -> order.add(n));
+            expected.add(n);
+            switch (i % 4) {
+                case 0:
+                    e.schedule(task, 0, MILLISECONDS);
+                    break;
+                case 1:
+                    e.execute(task);
+                    break;
+                case 2:
+                    e.schedule(task, -1, SECONDS);
+                    break;
+                default:
+                    last = e.submit(task);
+            }
+        }
+        release.countDown();
+        get(last);
+        assertEquals(expected, order, "scheduled with no delay, then executed or submitted, in one context");
     }
 
     @ForEachConfiguration
