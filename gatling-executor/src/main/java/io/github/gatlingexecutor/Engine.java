@@ -589,7 +589,7 @@ final class Engine {
         long p = Math.max(1, Math.min(unit.toNanos(period), Long.MAX_VALUE >> 2));
         ScheduledTask<Void> st = ScheduledTask.of(this, command, Executors.callable(command, null),
                 triggerTime(initialDelay, unit), fixedRate ? p : -p);
-        if (!timer.schedule(st)) {
+        if (!timer.scheduleNew(st)) {
             throw reject(st);
         }
         return st;

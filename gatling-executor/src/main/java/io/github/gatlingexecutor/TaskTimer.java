@@ -66,12 +66,8 @@ final class TaskTimer {
         }
         Throwable failure = engine.checker.ensureStarted();
         if (failure != null) {
-            engine.pool.countStartFailure();
             forget(task);
-            RejectedExecutionException e = new RejectedExecutionException("executor " + engine.settings.name
-                    + " could not start its checker thread, which runs scheduled tasks; rejected " + task);
-            e.initCause(failure);
-            throw e;
+            throw checkerMissing(task, failure);
         }
         if (first) {
             engine.checker.wake(); // the checker may be parked until a later due time
@@ -80,26 +76,42 @@ final class TaskTimer {
     }
 
     /**
-     * A new task from a {@code schedule*} call. A one-shot task that is already due (a delay of zero or less) is
+     * A new task from a {@code schedule*} call. A task that is already due (an initial delay of zero or less) is
      * submitted to its lane or the ready queue right here, on the caller's thread, so that it keeps its place among
      * that caller's submissions, as with {@code ScheduledThreadPoolExecutor}, whose one queue orders such a task by its
      * time: handed to the checker, a later {@code execute} to the same context would overtake it. Anything else waits
      * in the queue for the checker. Returns false once the executor is shut down.
      */
     boolean scheduleNew(ScheduledTask<?> task) {
-        if (task.isPeriodic() || task.time - System.nanoTime() > 0) {
+        if (task.time - System.nanoTime() > 0) {
             return schedule(task);
+        }
+        if (engine.state() != Engine.RUNNING) {
+            return false;
+        }
+        if (task.isPeriodic()) {
+            // Its later runs are the checker's to dispatch: no first run without a checker.
+            Throwable failure = engine.checker.ensureStarted();
+            if (failure != null) {
+                throw checkerMissing(task, failure);
+            }
         }
         List<Runnable> completions = List.of();
         lock.lock();
         try {
             // Under the lock, as the checker's dispatch: quiescence and shutdownNow take it, so they see this task
-            // in its lane (or this call sees the shutdown and takes nothing), never in flight between the two.
+            // in its lane (or this call sees the shutdown and submits nothing), never in flight between the two.
             if (engine.state() != Engine.RUNNING) {
                 return false;
             }
+            if (task.isPeriodic()) {
+                periodic.add(task);
+            }
             try {
                 engine.dispatch(task, true);
+            } catch (Throwable failure) {
+                periodic.remove(task);
+                throw failure;
             } finally {
                 completions = takeCompletions();
             }
@@ -108,6 +120,14 @@ final class TaskTimer {
             runAll(completions);
         }
         return true;
+    }
+
+    private RejectedExecutionException checkerMissing(ScheduledTask<?> task, Throwable failure) {
+        engine.pool.countStartFailure();
+        RejectedExecutionException e = new RejectedExecutionException("executor " + engine.settings.name
+                + " could not start its checker thread, which runs scheduled tasks; rejected " + task);
+        e.initCause(failure);
+        return e;
     }
 
     /** A scheduled task was cancelled or finished for good. */

@@ -514,19 +514,20 @@ class ContractExecutorServiceTest {
     }
 
     @ForEachConfiguration
-    void aOneShotTaskWithNoDelayKeepsItsPlaceAmongTheCallersSubmissions(Config config) throws Exception {
+    void aTaskScheduledWithNoDelayKeepsItsPlaceAmongTheCallersSubmissions(Config config) throws Exception {
         assumeTrue(config.gatling, "a pool of several threads does not keep a context's order");
         ScheduledExecutorService e = create(config);
         CountDownLatch release = cleanup.gate();
         occupy(config, e, release, null); // so every task below waits in the lane, in the order it entered it
         List<Integer> order = Collections.synchronizedList(new ArrayList<>());
         List<Integer> expected = new ArrayList<>();
+        List<Future<?>> periodic = new ArrayList<>();
         Future<?> last = null;
-        for (int i = 0; i < 40; i++) {
+        for (int i = 0; i < 60; i++) {
             int n = i;
             Seq task = new Seq(LANE, () -> order.add(n));
             expected.add(n);
-            switch (i % 4) {
+            switch (i % 6) {
                 case 0:
                     e.schedule(task, 0, MILLISECONDS);
                     break;
@@ -536,12 +537,21 @@ class ContractExecutorServiceTest {
                 case 2:
                     e.schedule(task, -1, SECONDS);
                     break;
+                case 3:
+                    periodic.add(e.scheduleAtFixedRate(task, 0, 1, TimeUnit.HOURS)); // one run within the test
+                    break;
+                case 4:
+                    periodic.add(e.scheduleWithFixedDelay(task, -1, 1, TimeUnit.HOURS));
+                    break;
                 default:
                     last = e.submit(task);
             }
         }
         release.countDown();
         get(last);
+        for (Future<?> f : periodic) {
+            f.cancel(false);
+        }
         assertEquals(expected, order, "scheduled with no delay, then executed or submitted, in one context");
     }
 

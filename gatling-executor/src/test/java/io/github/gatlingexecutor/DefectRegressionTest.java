@@ -148,7 +148,8 @@ class DefectRegressionTest {
     /**
      * Item 3: when the checker's thread failed to start, submits threw after queueing their task (which then ran
      * anyway), the slot was never given back, and the timer and termination stayed dead. Now: the factory makes the
-     * checker too; a submit never throws for it; schedule is refused (its task never runs); shutdown terminates.
+     * checker too; a submit never throws for it; schedule is refused (its task never runs), but for a one-shot task due
+     * at once, which needs no checker; shutdown terminates.
      */
     @Test
     @Timeout(20)
@@ -165,6 +166,11 @@ class DefectRegressionTest {
         RejectedExecutionException refused = assertThrows(RejectedExecutionException.class,
                 () -> e.schedule(() -> scheduledRan.set(true), 1, TimeUnit.MILLISECONDS));
         assertInstanceOf(OutOfMemoryError.class, refused.getCause());
+        AtomicBoolean periodicRan = new AtomicBoolean();
+        assertThrows(RejectedExecutionException.class,
+                () -> e.scheduleAtFixedRate(() -> periodicRan.set(true), 0, 1, TimeUnit.MILLISECONDS));
+        assertEquals("now", e.schedule(() -> "now", 0, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS),
+                "a one-shot task due at once needs no checker");
         ExecutorStatistics s = e.statistics();
         assertTrue(s.executed() <= s.submitted(), s.toString());
         assertTrue(s.threadStartFailures() >= 1, s.toString());
@@ -172,6 +178,7 @@ class DefectRegressionTest {
         assertTrue(e.awaitTermination(5, TimeUnit.SECONDS), "no checker, and no termination: " + e.statistics());
         assertEquals(0, e.statistics().threads());
         assertFalse(scheduledRan.get(), "a schedule call that threw ran its task");
+        assertFalse(periodicRan.get(), "a periodic task whose schedule call threw ran");
     }
 
     /** Item 3, continued: a checker start that failed is tried again, and scheduling works once it succeeds. */
