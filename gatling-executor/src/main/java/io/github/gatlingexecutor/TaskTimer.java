@@ -13,7 +13,8 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * Delayed and periodic tasks until they are due. The checker thread drives it ({@link #dispatchDue}); when a task is
  * due it is submitted to its lane or the ready queue like any other task, and a periodic task puts itself back after
- * each run, so runs of one periodic task never overlap.
+ * each run, so runs of one periodic task never overlap. A task due already when scheduled is submitted by the
+ * scheduling call itself ({@link #scheduleNew}).
  *
  * <h2>One lock, and no foreign code under it</h2>
  * Everything here is guarded by {@code lock}, and dispatching happens under it: a due task is therefore either still
