@@ -84,9 +84,9 @@ import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFail
  *
  * <h2>Back-pressure</h2>
  * A partition with {@code maxPendingPerPartition} records polled and not completed is paused alone (it may go over by
- * the records of one poll) and resumed when fewer than half remain; the other partitions keep flowing. To bound the
- * memory spent tracking commits, a partition is also paused while ten times that many records follow its oldest
- * incomplete one.
+ * the records of one poll) and resumed when fewer than half remain; the other partitions keep flowing. A record that
+ * stays failed holds its partition's commit, not its other keys: they keep flowing, and the memory spent tracking the
+ * commit follows the records pending, not those completed behind the failed one.
  *
  * @param <K> key type
  * @param <V> value type
@@ -106,6 +106,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     /** Pause of the polling thread after the consumer itself failed, so that a persistent error does not spin. */
     private static final long CONSUMER_ERROR_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
     private static final int SWEEP_MIN = 4096;
+    /** Fewest records behind a partition's oldest incomplete one before its commit tracking is compacted. */
+    private static final int COMPACT_MIN = 1024;
 
     private final Map<String, Object> config;
     private final Deserializer<K> keyDeserializer;
@@ -115,7 +117,6 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     private final ContextExecutor givenExecutor;
     private final int maxPending;
     private final long resumeBelow;
-    private final long spanLimit;
     private final long commitIntervalNanos;
     private final Duration closeTimeout;
     private final String groupId;
@@ -152,7 +153,6 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         this.givenExecutor = b.executor;
         this.maxPending = b.maxPendingPerPartition;
         this.resumeBelow = (b.maxPendingPerPartition + 1L) / 2;
-        this.spanLimit = 10L * b.maxPendingPerPartition;
         this.commitIntervalNanos = b.commitInterval.toNanos();
         this.closeTimeout = b.closeTimeout;
         this.groupId = String.valueOf(config.get(ConsumerConfig.GROUP_ID_CONFIG));
@@ -409,16 +409,12 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             router.watch(now);
             if (ps.routedUpTo != ps.sentUpTo) {
                 schedule(router); // only does something after the executor refused a run
+                router.wantProgress(); // so that the commit and the statistics follow a long run
             }
             anyWaiting |= router.inCall(); // short polls, so that a long call is noticed soon
             ps.advance();
             long pending = ps.pending();
-            long span = ps.span;
-            if (!ps.backPressure) {
-                ps.backPressure = pending >= maxPending || span >= spanLimit;
-            } else {
-                ps.backPressure = pending >= resumeBelow || span >= spanLimit / 2;
-            }
+            ps.backPressure = pending >= (ps.backPressure ? resumeBelow : maxPending);
             boolean pause = ps.backPressure || (ps.deserialization != null && !ps.deserialization.repolling);
             if (pause != ps.paused) {
                 ps.paused = pause;
@@ -492,6 +488,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         if (df == null || df.offset != e.offset()) {
             df = new PartitionState.DeserializationFailure(e.offset());
             ps.deserialization = df;
+            polled++; // taken in, as the failure handler's record: completed() counts it when acknowledged
             runner.failed.increment();
         } else {
             runner.retried.increment();
@@ -675,7 +672,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             Thread me = Thread.currentThread();
             for (TopicPartition tp : assigned) {
                 if (!partitions.containsKey(tp)) {
-                    PartitionState ps = new PartitionState(tp, me);
+                    PartitionState ps = new PartitionState(tp, me, Math.max(maxPending, COMPACT_MIN));
                     ps.router = new Router<>(ps, runner, executor, ordering,
                             keys.computeIfAbsent(tp.topic(), t -> new ConcurrentHashMap<>()));
                     partitions.put(tp, ps);

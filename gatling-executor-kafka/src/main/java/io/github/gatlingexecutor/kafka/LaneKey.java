@@ -6,72 +6,41 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * Lane contexts. Private types keep the processor's lanes apart from any other lane of a shared executor, and the
- * topic in the key keeps equal keys of two topics apart.
+ * Lane contexts. Each slot runs on a lane of its own: its context is a new object, equal only to itself. Two slots of
+ * one key can exist at once, and must never share a coalescing lane, where one slot's run would replace the other's
+ * and that slot's records would wait forever: two processors (of two consumer groups, say) reading one topic through
+ * one shared executor, or a partition that comes back to this processor while a record of its old null-key slot still
+ * runs past the revocation timeout. A context's {@code toString} names the topic and key (or the partition, for null
+ * keys), for statistics and JFR events.
  */
 final class LaneKey {
 
     private LaneKey() {
     }
 
-    /** The lane of a record key under {@link Ordering#KEY} and {@link Ordering#KEY_LATEST}. */
+    /** A new lane for a record key's slot under {@link Ordering#KEY} and {@link Ordering#KEY_LATEST}. */
     static Object of(String topic, Object key) {
-        return new Key(topic, key instanceof byte[] ? new Bytes((byte[]) key) : key);
+        return new Context(topic, key);
     }
 
-    /** The lane of a partition: its records under {@link Ordering#PARTITION}, its null-key records otherwise. */
+    /** A new lane for the slot of a partition's null-key records. */
     static Object of(TopicPartition tp) {
-        return new Partition(tp);
+        return new Context(tp, null);
     }
 
-    private static final class Key {
-        private final String topic;
+    /** Identity equality on purpose (see the class comment). */
+    private static final class Context {
+        private final Object where;
         private final Object key;
-        private final int hash;
 
-        Key(String topic, Object key) {
-            this.topic = topic;
+        Context(Object where, Object key) {
+            this.where = where;
             this.key = key;
-            this.hash = 31 * topic.hashCode() + key.hashCode();
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Key && ((Key) o).hash == hash && ((Key) o).key.equals(key)
-                    && ((Key) o).topic.equals(topic);
-        }
-
-        @Override
-        public int hashCode() {
-            return hash;
         }
 
         @Override
         public String toString() {
-            return topic + "/" + key;
-        }
-    }
-
-    private static final class Partition {
-        private final TopicPartition tp;
-
-        Partition(TopicPartition tp) {
-            this.tp = tp;
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Partition && ((Partition) o).tp.equals(tp);
-        }
-
-        @Override
-        public int hashCode() {
-            return tp.hashCode() * 17;
-        }
-
-        @Override
-        public String toString() {
-            return tp.toString();
+            return key == null ? where + " (null keys)" : where + "/" + key;
         }
     }
 

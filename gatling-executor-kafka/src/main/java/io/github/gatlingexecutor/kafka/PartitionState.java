@@ -51,15 +51,21 @@ final class PartitionState {
     long commitRequested = -1;
     /** Records from the oldest incomplete one to the newest polled, as of the last {@link #advance()}. */
     long span;
+    /** The span at which {@link #advance()} next unlinks the done records behind the oldest incomplete one. */
+    private long compactAt;
+    /** Span of a list worth compacting; at least the records one compaction may keep. */
+    private final long compactMin;
     boolean backPressure;
     boolean paused;
 
     /** A record that cannot be deserialized at the consumer's position, while it waits for its failure handler. */
     DeserializationFailure deserialization;
 
-    PartitionState(TopicPartition tp, Thread pollThread) {
+    PartitionState(TopicPartition tp, Thread pollThread, long compactMin) {
         this.tp = tp;
         this.pollThread = pollThread;
+        this.compactMin = compactMin;
+        this.compactAt = compactMin;
         Work<?, ?> stub = new Work<>(this, null);
         this.inFlightTail = stub;
         this.inFlightHead = stub;
@@ -107,8 +113,44 @@ final class PartitionState {
             inFlightHead = h;
         }
         span = dispatched - (h != null ? Math.min(h.seq, count) : count);
+        if (span < compactMin) {
+            compactAt = compactMin;
+        } else if (span >= compactAt) {
+            compactAt = span + Math.max(compactMin, 2 * compact(h));
+        }
         long bound = routed == sentUpTo ? nextOffset : routed;
         return h != null ? Math.min(h.offset, bound) : bound;
+    }
+
+    /**
+     * Unlinks the done records that follow {@code first}, the oldest incomplete one, and returns how many records are
+     * left linked after it. A record that stays failed (no failure handler, or one that keeps throwing) holds the
+     * commit, and the others of its partition go on completing behind it: without this the list would keep each of
+     * them for as long as it fails, so memory would grow with the records polled since, not with those pending. Called
+     * only when the span has grown by {@code compactMin} (or by twice what the last call kept) since, so the walks cost
+     * a bounded amount per record.
+     *
+     * <p>Only the polling thread unlinks, and the router only ever writes the {@code next} of the list's last entry;
+     * an entry whose {@code next} is set is no longer last, so neither it nor the entry before it is written by the
+     * router again. The last entry is never unlinked, even if done.
+     */
+    private long compact(Work<?, ?> first) {
+        if (first == null) {
+            return 0;
+        }
+        long kept = 0;
+        Work<?, ?> p = first;
+        Work<?, ?> n;
+        while ((n = p.nextInFlightAcquire()) != null) {
+            Work<?, ?> after = n.nextInFlightAcquire();
+            if (n.done && after != null) {
+                p.setNextInFlightRelease(after); // the polling thread is this list's only reader
+            } else {
+                p = n;
+                kept++;
+            }
+        }
+        return kept;
     }
 
     /** Polling thread, after {@link #advance()}: every record handed to the router is complete. */

@@ -90,6 +90,14 @@ final class Router<K, V> implements Runnable {
     @SuppressWarnings("unused")
     private volatile long call;
 
+    /**
+     * Set by the polling thread when it wants this router's progress (its completions and {@link
+     * PartitionState#routedUpTo}) before the run ends: a run may take up to {@link #MAX_PER_RUN} records, and with a
+     * slow handler on the spot (every record of {@link Ordering#PARTITION}) that is many commit intervals. Read once
+     * per record, on a line the polling thread writes once per poll at most.
+     */
+    private volatile boolean progressWanted;
+
     /** Polling thread only: the last batch offered. */
     private Batch<K, V> tailBatch;
 
@@ -159,6 +167,13 @@ final class Router<K, V> implements Runnable {
         } catch (RejectedExecutionException e) {
             sched.set(IDLE); // offered again after the next poll
             return false;
+        }
+    }
+
+    /** Polling thread: ask the token holder to publish its progress after the record it is on. */
+    void wantProgress() {
+        if (!progressWanted) {
+            progressWanted = true;
         }
     }
 
@@ -232,6 +247,11 @@ final class Router<K, V> implements Runnable {
                 && System.nanoTime() - slowUntil >= 0;
         long mark = 0;
         for (int n = 0; n < budget; n++) {
+            if (progressWanted) {
+                // Cleared first, so that a request made while publishing is served after the next record.
+                progressWanted = false;
+                publish();
+            }
             ConsumerRecord<K, V> r = next();
             if (r == null) {
                 publish();

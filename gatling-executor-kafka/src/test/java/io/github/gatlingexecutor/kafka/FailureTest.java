@@ -203,6 +203,51 @@ class FailureTest {
         assertEquals(1, processor.statistics().failed());
     }
 
+    @Test
+    void aRecordThatStaysFailedHoldsTheCommitButNotItsPartitionsOtherKeys() throws Exception {
+        String topic = EmbeddedKafka.name("held");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        records.add(new ProducerRecord<>(topic, "bad", "fail"));
+        for (int i = 1; i < 200; i++) {
+            records.add(new ProducerRecord<>(topic, "k" + (i % 10), "v" + i));
+        }
+        KAFKA.produce(records);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5");
+        LongAdder handled = new LongAdder();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .maxPendingPerPartition(5) // paused at 5 pending, resumed below 3: only the failed one stays
+                .retries(0)
+                .retryBackoff(Duration.ofMillis(5))
+                .commitInterval(Duration.ofMillis(20))
+                .closeTimeout(Duration.ofMillis(200))
+                .handler(r -> {
+                    if (r.value().equals("fail")) {
+                        throw new Exception("always");
+                    }
+                    handled.increment();
+                })
+                .build()) {
+            processor.start();
+            try {
+                await(Duration.ofSeconds(30), "every record of the other keys", () -> handled.sum() == 199);
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; " + handled.sum() + " handled; "
+                        + processor.statistics(), e);
+            }
+            KafkaStatistics s = processor.statistics();
+            assertEquals(199, s.completed(), s.toString());
+            assertEquals(200, s.polled(), s.toString());
+            assertEquals(1, s.failed(), s.toString());
+            assertEquals(Long.valueOf(0), s.committedOffsets().getOrDefault(tp, 0L), "never past the failed record");
+            await(Duration.ofSeconds(30), "the partition resumed with only the failed record pending",
+                    () -> processor.statistics().pausedPartitions().isEmpty());
+        }
+    }
+
     /** Fails on the value "bad", as a schema mismatch would. */
     public static final class PickyDeserializer implements Deserializer<String> {
         @Override
@@ -268,6 +313,7 @@ class FailureTest {
             assertEquals("bad", StandardCharsets.UTF_8.decode(e.valueBuffer()).toString());
             assertEquals(1, processor.statistics().failed());
             assertEquals(50, processor.statistics().completed());
+            assertEquals(50, processor.statistics().polled(), "the record the failure handler got counts as polled");
             assertEquals(Set.of(), processor.statistics().pausedPartitions());
             assertTrue(handledOffsets.stream().noneMatch(o -> o == 20));
         }

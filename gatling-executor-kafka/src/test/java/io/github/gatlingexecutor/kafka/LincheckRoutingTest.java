@@ -324,7 +324,9 @@ class LincheckRoutingTest {
 
         /** A partition with its router and its records, as the polling thread hands them over after a poll. */
         Router<String, String> partition(TopicPartition tp, List<ConsumerRecord<String, String>> list) {
-            PartitionState ps = new PartitionState(tp, Thread.currentThread());
+            // Compaction of the in-flight list at every advance, so that the model checks it against the router's
+            // appends too.
+            PartitionState ps = new PartitionState(tp, Thread.currentThread(), 1);
             Router<String, String> router = new Router<>(ps, runner, executor, Ordering.KEY, keys);
             ps.router = router;
             long next = list.get(list.size() - 1).offset() + 1;
@@ -536,6 +538,89 @@ class LincheckRoutingTest {
     @Timeout(300)
     void longFailingCallLosesTheRouting() {
         Lincheck.runConcurrentTest(INVOCATIONS, longCall(true));
+    }
+
+    // ---------------------------------------------------------- 3. the in-flight list compacted while it is appended
+
+    /**
+     * The router tracks three records of one partition and the first two complete meanwhile (the third stays
+     * incomplete, as a record that keeps failing does), while the polling thread advances the commit twice with a
+     * compaction threshold of one record, so each advance may unlink done entries behind the oldest incomplete one.
+     * No commit, then or after, may pass the incomplete record. With {@code unlinkLast}, the polling thread advances
+     * with a copy of {@link PartitionState#advance()} whose compaction also unlinks the list's last entry, whose
+     * {@code next} the router may be about to write: the third record is then lost from the list, and the final
+     * commit passes it.
+     */
+    static Runnable compaction(boolean unlinkLast) {
+        return () -> {
+            PartitionState ps = new PartitionState(TP0, Thread.currentThread(), 1);
+            List<Work<String, String>> records = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                Work<String, String> w = new Work<>(ps, null);
+                w.offset = i;
+                w.seq = i;
+                records.add(w);
+            }
+            ps.dispatched = 3;
+            ps.sentUpTo = 3;
+            ps.nextOffset = 3;
+            long[] seen = new long[2];
+            runAll(() -> {
+                for (int i = 0; i < 3; i++) {
+                    ps.track(records.get(i));
+                    ps.routed(i + 1, i + 1);
+                    if (i == 1) {
+                        records.get(1).done = true; // completions, in the order workers may finish them
+                        records.get(0).done = true;
+                    }
+                }
+            }, () -> {
+                for (int i = 0; i < 2; i++) {
+                    seen[i] = unlinkLast ? advanceUnlinkingTheLast(ps) : ps.advance();
+                }
+            });
+            for (long commit : seen) {
+                check(commit <= 2, "a commit up to " + commit + " passed the incomplete record at offset 2");
+            }
+            long end = ps.advance();
+            check(end == 2, "after the threads, the commit goes up to " + end + ", past the incomplete record at 2");
+        };
+    }
+
+    /** {@link PartitionState#advance()}, compacting at every call, with the last entry unlinked too when done. */
+    private static long advanceUnlinkingTheLast(PartitionState ps) {
+        long routed = ps.routedUpTo;
+        Work<?, ?> head = (Work<?, ?>) IN_FLIGHT_HEAD.get(ps);
+        Work<?, ?> h;
+        while ((h = head.nextInFlightAcquire()) != null && h.done) {
+            head = h;
+        }
+        IN_FLIGHT_HEAD.set(ps, head);
+        if (h != null) {
+            Work<?, ?> p = h;
+            Work<?, ?> n;
+            while ((n = p.nextInFlightAcquire()) != null) {
+                if (n.done) {
+                    p.setNextInFlightRelease(n.nextInFlightAcquire());
+                } else {
+                    p = n;
+                }
+            }
+        }
+        long bound = routed == ps.sentUpTo ? ps.nextOffset : routed;
+        return h != null ? Math.min(h.offset, bound) : bound;
+    }
+
+    @Test
+    @Timeout(300)
+    void theInFlightListIsCompactedWhileTheRouterAppends() {
+        Lincheck.runConcurrentTest(INVOCATIONS, compaction(false));
+    }
+
+    @Test
+    @Timeout(300)
+    void compactionThatUnlinksTheLastEntryIsFound() {
+        assertFinds(compaction(true));
     }
 
     // ------------------------------------------------------------------------------------------------------------

@@ -15,9 +15,12 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.github.gatlingexecutor.kafka.EmbeddedKafka.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -224,6 +227,93 @@ class OrderingTest {
             assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
             assertEquals(0, processor.statistics().superseded());
             assertEquals(2_000, processor.statistics().completed());
+        }
+    }
+
+    @Test
+    void partitionOrderCommitsAsRecordsCompleteNotOnlyWhenAPollsRecordsAreAllDone() throws Exception {
+        String topic = EmbeddedKafka.name("partition-progress");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            records.add(new ProducerRecord<>(topic, 0, "k" + i, "v"));
+        }
+        KAFKA.produce(records);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        AtomicInteger ran = new AtomicInteger();
+        AtomicBoolean slow = new AtomicBoolean(true);
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                .topics(topic)
+                .ordering(Ordering.PARTITION)
+                .handler(r -> {
+                    ran.incrementAndGet();
+                    if (slow.get()) {
+                        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // 300 records: 6 s in all
+                    }
+                })
+                .commitInterval(Duration.ofMillis(50))
+                .build()) {
+            processor.start();
+            await(Duration.ofSeconds(30), "50 records run", () -> ran.get() >= 50);
+            await(Duration.ofSeconds(2), "the completions and the commit following them",
+                    () -> processor.statistics().completed() >= 40
+                            && processor.statistics().committedOffsets().getOrDefault(tp, 0L) >= 40);
+            assertTrue(ran.get() < 300, "the records of the poll were all done before the check: " + ran);
+            slow.set(false);
+            awaitCommitted(processor, Map.of(tp, 300L));
+        }
+    }
+
+    @Test
+    void twoProcessorsOfTwoGroupsShareOneExecutorAndEachProcessesEveryRecord() throws Exception {
+        for (Ordering ordering : List.of(Ordering.KEY, Ordering.KEY_LATEST)) {
+            String topic = EmbeddedKafka.name("shared-" + ordering);
+            KAFKA.createTopic(topic, 1);
+            List<ProducerRecord<String, String>> records = new ArrayList<>();
+            for (int i = 0; i < 2_000; i++) {
+                records.add(new ProducerRecord<>(topic, 0, "k" + (i % 5), Integer.toString(i)));
+            }
+            KAFKA.produce(records);
+            TopicPartition tp = new TopicPartition(topic, 0);
+            List<Set<Integer>> seen = List.of(ConcurrentHashMap.newKeySet(), ConcurrentHashMap.newKeySet());
+            try (GatlingExecutor executor = GatlingExecutor.builder().name("shared").coreThreads(2).build()) {
+                List<KafkaProcessor<String, String>> processors = new ArrayList<>();
+                for (int p = 0; p < 2; p++) {
+                    Set<Integer> mine = seen.get(p);
+                    processors.add(KafkaProcessor.<String, String>builder(
+                                    KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                            .topics(topic)
+                            .ordering(ordering)
+                            .executor(executor)
+                            .handler(r -> {
+                                mine.add(Integer.parseInt(r.value()));
+                                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // so records wait in lanes
+                            })
+                            .commitInterval(Duration.ofMillis(50))
+                            .build());
+                }
+                try {
+                    processors.forEach(KafkaProcessor::start);
+                    for (KafkaProcessor<String, String> processor : processors) {
+                        awaitCommitted(processor, Map.of(tp, 2_000L));
+                    }
+                    for (int p = 0; p < 2; p++) {
+                        KafkaStatistics s = processors.get(p).statistics();
+                        assertEquals(2_000, s.completed(), ordering + ", processor " + p + ": " + s);
+                        if (ordering == Ordering.KEY) {
+                            assertEquals(2_000, seen.get(p).size(), ordering + ", processor " + p);
+                        } else {
+                            for (int last = 1_995; last < 2_000; last++) {
+                                assertTrue(seen.get(p).contains(last), ordering + ", processor " + p
+                                        + ": the last record of its key never ran: " + last);
+                            }
+                        }
+                    }
+                } finally {
+                    processors.forEach(KafkaProcessor::close);
+                }
+            }
         }
     }
 
