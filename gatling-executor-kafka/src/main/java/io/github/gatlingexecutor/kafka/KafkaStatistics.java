@@ -30,7 +30,10 @@ public final class KafkaStatistics {
         this.committedOffsets = Map.copyOf(committedOffsets);
     }
 
-    /** Records returned by the consumer and taken in by the processor. */
+    /**
+     * Records returned by the consumer and taken in by the processor, and records that could not be deserialized
+     * (each once, when first met), so that {@link #completed()} never exceeds it.
+     */
     public long polled() {
         return polled;
     }
