@@ -35,7 +35,7 @@ final class Work<K, V> implements Runnable {
     final RecordRunner<K, V> runner;
     /** Set with {@link #record} before the object is shared (published through the lane or the in-flight list). */
     long offset = -1;
-    /** How many records of the partition the router took before this one: the back-pressure span starts here. */
+    /** How many records of the partition the router took before this one: the span behind it is counted from here. */
     long seq;
 
     /** Written once by whoever finishes the record; the polling thread reads it to advance the commit. */
