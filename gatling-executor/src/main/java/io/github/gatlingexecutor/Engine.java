@@ -573,7 +573,7 @@ final class Engine {
         @SuppressWarnings("unchecked")
         Callable<V> c = command != null ? (Callable<V>) Executors.callable(command) : callable;
         ScheduledTask<V> st = ScheduledTask.of(this, task, c, triggerTime(delay, unit), 0);
-        if (!timer.scheduleNew(st)) {
+        if (!timer.scheduleNew(st, delay <= 0)) {
             throw reject(st);
         }
         return st;
@@ -589,7 +589,7 @@ final class Engine {
         long p = Math.max(1, Math.min(unit.toNanos(period), Long.MAX_VALUE >> 2));
         ScheduledTask<Void> st = ScheduledTask.of(this, command, Executors.callable(command, null),
                 triggerTime(initialDelay, unit), fixedRate ? p : -p);
-        if (!timer.scheduleNew(st)) {
+        if (!timer.scheduleNew(st, initialDelay <= 0)) {
             throw reject(st);
         }
         return st;

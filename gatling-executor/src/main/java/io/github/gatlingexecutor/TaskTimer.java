@@ -16,14 +16,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * each run, so runs of one periodic task never overlap. A task due already when scheduled is submitted by the
  * scheduling call itself ({@link #scheduleNew}).
  *
- * <h2>One lock, and no foreign code under it</h2>
+ * <h2>One lock, and no user callback under it</h2>
  * Everything here is guarded by {@code lock}, and dispatching happens under it: a due task is therefore either still
  * in the queue or already in its lane for anyone who takes the lock ({@link #noDelayedWork} for quiescence,
  * {@link #drain} for {@code shutdownNow}), never in flight between the two. Dispatching can replace a pending
  * coalescing task whose future must be cancelled, and cancelling runs the future's {@code done()}, which may be the
  * caller's code: such completions are collected while the lock is held and run after it is released
  * ({@link #completeOutsideLock}), so no user callback ever runs while a submitter or a worker may be waiting for this
- * lock.
+ * lock. What does run under it is the lane lookup (the context's {@code hashCode} and {@code equals}) and, when a
+ * dispatch starts a worker, the thread factory: on the checker's thread, and on a scheduling caller's for a task due
+ * at once ({@link #scheduleNew}).
  *
  * <h2>Periodic tasks at shutdown</h2>
  * Every periodic task that is not done is also in {@code periodic}, wherever its next run waits (in the queue, or
@@ -77,14 +79,16 @@ final class TaskTimer {
     }
 
     /**
-     * A new task from a {@code schedule*} call. A task that is already due (an initial delay of zero or less) is
+     * A new task from a {@code schedule*} call. A task due at once ({@code dueNow}: a delay of zero or less) is
      * submitted to its lane or the ready queue right here, on the caller's thread, so that it keeps its place among
-     * that caller's submissions, as with {@code ScheduledThreadPoolExecutor}, whose one queue orders such a task by its
-     * time: handed to the checker, a later {@code execute} to the same context would overtake it. Anything else waits
-     * in the queue for the checker. Returns false once the executor is shut down.
+     * that caller's submissions, as with {@code ScheduledThreadPoolExecutor}, whose one queue orders such a task by
+     * its time: handed to the checker, a later {@code execute} to the same context would overtake it. Anything else
+     * waits in the queue for the checker. Returns false once the executor is shut down.
      */
-    boolean scheduleNew(ScheduledTask<?> task) {
-        if (task.time - System.nanoTime() > 0) {
+    boolean scheduleNew(ScheduledTask<?> task, boolean dueNow) {
+        // Decided by the delay asked for, not by the clock: a positive delay that has run out by now still goes to
+        // the checker, as it always does, whatever the machine's load.
+        if (!dueNow) {
             return schedule(task);
         }
         if (engine.state() != Engine.RUNNING) {
@@ -108,6 +112,9 @@ final class TaskTimer {
             if (task.isPeriodic()) {
                 periodic.add(task);
             }
+            // Tasks due before this one go first, as the checker would have dispatched them had it been on time:
+            // a task scheduled a millisecond ago for now must not be overtaken in its lane by this one.
+            dispatchDueLocked(task.time);
             try {
                 engine.dispatch(task, true);
             } catch (Throwable failure) {
@@ -159,23 +166,7 @@ final class TaskTimer {
         List<Runnable> completions;
         lock.lock();
         try {
-            ScheduledTask<?> t;
-            // STOP is re-read per task: shutdownNow drains this queue under the same lock, so a task is either
-            // dispatched before it starts draining or returned by it, never both.
-            while (!engine.stopping() && (t = delayed.peek()) != null && t.time - now <= 0) {
-                delayed.poll();
-                if (!t.isDone()) {
-                    try {
-                        engine.dispatch(t, true);
-                    } catch (Throwable failure) {
-                        // A context whose hashCode/equals throws fails here, at the lane lookup. The caller learns it
-                        // through the future; the checker lives on, since termination depends on it.
-                        ScheduledTask<?> failed = t;
-                        periodic.remove(failed);
-                        completeOutsideLock(() -> failed.failDispatch(failure));
-                    }
-                }
-            }
+            dispatchDueLocked(now);
             ScheduledTask<?> first = delayed.peek();
             next = first == null ? Long.MAX_VALUE : first.time;
             completions = takeCompletions();
@@ -184,6 +175,27 @@ final class TaskTimer {
         }
         runAll(completions);
         return next;
+    }
+
+    /** Submits every task due at {@code now}, in order of due time. The caller holds the lock. */
+    private void dispatchDueLocked(long now) {
+        ScheduledTask<?> t;
+        // STOP is re-read per task: shutdownNow drains this queue under the same lock, so a task is either
+        // dispatched before it starts draining or returned by it, never both.
+        while (!engine.stopping() && (t = delayed.peek()) != null && t.time - now <= 0) {
+            delayed.poll();
+            if (!t.isDone()) {
+                try {
+                    engine.dispatch(t, true);
+                } catch (Throwable failure) {
+                    // A context whose hashCode/equals throws fails here, at the lane lookup. The caller learns it
+                    // through the future; the checker (or the scheduling caller) carries on.
+                    ScheduledTask<?> failed = t;
+                    periodic.remove(failed);
+                    completeOutsideLock(() -> failed.failDispatch(failure));
+                }
+            }
+        }
     }
 
     /**

@@ -126,7 +126,7 @@ class SemanticsThreadsTest {
             CountDownLatch ran = new CountDownLatch(3);
             e.execute(ran::countDown);
             e.sequential("c").execute(ran::countDown);
-            e.schedule(ran::countDown, 0, TimeUnit.MILLISECONDS); // starts the checker
+            e.schedule(ran::countDown, 1, TimeUnit.MILLISECONDS); // a delayed task, for the checker to dispatch
             await(ran, "the tasks of cycle " + cycle);
             String how;
             if (cycle % 3 == 0) {

@@ -375,7 +375,9 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             }
             long last = list.get(size - 1).offset();
             if (ps.deserialization != null && last >= ps.deserialization.offset) {
-                ps.deserialization = null; // read again, and this time it could be deserialized
+                // Read again, and this time it could be deserialized; it counted as polled when it first failed.
+                ps.deserialization = null;
+                n--;
             }
             ps.dispatched += size;
             ps.sentUpTo = last + 1;

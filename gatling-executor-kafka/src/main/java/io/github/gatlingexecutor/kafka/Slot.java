@@ -7,7 +7,7 @@ import java.util.concurrent.RejectedExecutionException;
 
 /**
  * One key (or the null key of one partition): who may run its records now, the records waiting for their turn, and
- * the task that runs them on the key's <em>coalescing</em> lane.
+ * the task that runs them on the slot's own <em>coalescing</em> lane.
  *
  * <h2>Claims</h2>
  * {@link #claims} counts the key's records that a router has claimed and that are not finished. A router claims
