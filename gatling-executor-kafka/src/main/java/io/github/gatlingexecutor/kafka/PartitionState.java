@@ -49,9 +49,10 @@ final class PartitionState {
     long nextOffset = -1;
     /** The offset last sent in a commit (or -1); a commit is sent only when the prefix moved past it. */
     long commitRequested = -1;
-    /** Records from the oldest incomplete one to the newest polled, as of the last {@link #advance()}. */
-    long span;
-    /** The span at which {@link #advance()} next unlinks the done records behind the oldest incomplete one. */
+    /**
+     * The span (records from the oldest incomplete one to the newest polled) at which {@link #advance()} next unlinks
+     * the done records behind the oldest incomplete one.
+     */
     private long compactAt;
     /** Span of a list worth compacting; at least the records one compaction may keep. */
     private final long compactMin;
@@ -112,7 +113,7 @@ final class PartitionState {
         while ((h = inFlightHead.nextInFlightAcquire()) != null && h.done) {
             inFlightHead = h;
         }
-        span = dispatched - (h != null ? Math.min(h.seq, count) : count);
+        long span = h == null ? 0 : dispatched - Math.min(h.seq, count);
         if (span < compactMin) {
             compactAt = compactMin;
         } else if (span >= compactAt) {
@@ -135,9 +136,6 @@ final class PartitionState {
      * router again. The last entry is never unlinked, even if done.
      */
     private long compact(Work<?, ?> first) {
-        if (first == null) {
-            return 0;
-        }
         long kept = 0;
         Work<?, ?> p = first;
         Work<?, ?> n;
