@@ -648,17 +648,29 @@ final class Engine {
     }
 
     ExecutorStatistics statistics() {
+        // Accepted is read both before and after the counts of what left the queue. Queued is computed from the first
+        // read: a task started, coalesced or returned after it may be subtracted without having been added, so the
+        // result errs low, never high (read the other way round, every task started during the read of the workers'
+        // counters counted as waiting: thousands over a limit of 64). Submitted is the second read, raised to what
+        // left the queue: a submit counts itself just after its task is in the lane, where a worker may already have
+        // started it, and every task that left the queue was accepted.
+        long acceptedBefore = submittedCount();
         long[] p = pool.counters();
+        long coalescedCount = coalesced.sum();
+        long returnedCount = returned.get();
+        long left = p[7] + coalescedCount + returnedCount;
+        long submittedCount = Math.max(submittedCount(), left);
+        long queued = Math.max(0, acceptedBefore - left);
         long now = System.nanoTime();
         long oldest = oldestWaiting(null);
         Admission adm = admission;
         int threads = pool.threads();
         // The peak is raised just after the count (see WorkerPool#tryStart): a read between the two sees the count.
         int peak = Math.max(pool.peakThreads(), threads);
-        return new ExecutorStatistics(submittedCount(), p[0], coalesced.sum(), p[1] + failedFutures.sum(),
-                returned.get(), sequentialLanes.mappingCount() + coalescingLanes.mappingCount(), threads,
+        return new ExecutorStatistics(submittedCount, p[0], coalescedCount, p[1] + failedFutures.sum(),
+                returnedCount, sequentialLanes.mappingCount() + coalescingLanes.mappingCount(), threads,
                 peak, pool.coreTarget(), p[3], p[4], p[2], checker.blockedDetections(), p[5], (int) p[6],
-                settings.maxThreads, p[7], adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),
+                settings.maxThreads, queued, adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),
                 adm == null ? 0 : adm.acceptedOverLimit(), oldest == Lane.NO_WAITING ? 0 : age(now, oldest));
     }
 

@@ -352,6 +352,60 @@ class BackPressureTest {
         assertEquals(0, s.waitingSubmitters());
     }
 
+    /**
+     * Statistics read while producers keep a limit full: {@code queued()} may lag (a task a worker is taking, a
+     * submit being refused) but never shows the waiting tasks of the whole run, and no counter exceeds
+     * {@code submitted()}. Read the other way round (the workers' counts before the accepted count), every task
+     * started during the read counted as waiting: thousands over a limit of 64.
+     */
+    @Test
+    void statisticsReadWhileALimitIsFullShowNoMoreQueuedThanItAllows() throws Exception {
+        for (boolean perContext : new boolean[] {false, true}) {
+            int limit = 64;
+            int producers = 3;
+            GatlingExecutor.Builder b = gatling("stats-" + (perContext ? "context" : "total")).coreThreads(2);
+            GatlingExecutor ex = v.track((perContext ? b.maxQueuedPerContext(limit) : b.maxQueued(limit)).build());
+            AtomicInteger running = new AtomicInteger(producers);
+            List<Thread> threads = new ArrayList<>();
+            for (int p = 0; p < producers; p++) {
+                int producer = p;
+                Thread t = new Thread(() -> {
+                    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_000);
+                    for (long n = 0; System.nanoTime() < end; n++) {
+                        Object context = perContext ? "one" : producer * 16 + n % 16;
+                        try {
+                            ex.sequential(context).execute(() -> TestSupport.spin(1));
+                        } catch (RejectedExecutionException full) {
+                            // expected: the point is to keep the limit reached
+                        }
+                    }
+                    running.decrementAndGet();
+                });
+                t.start();
+                threads.add(t);
+            }
+            // Slack: a task a worker has taken and not yet counted as started (one per worker), and for maxQueued a
+            // place a refused submitter holds for the moment before giving it back (one per producer).
+            long allowed = limit + 2 + (perContext ? 0 : producers);
+            long most = 0;
+            long reads = 0;
+            while (running.get() > 0) {
+                ExecutorStatistics s = ex.statistics();
+                reads++;
+                most = Math.max(most, s.queued());
+                assertTrue(s.executed() <= s.submitted(), s::toString);
+                assertTrue(s.queued() <= allowed, () -> "queued " + s.queued() + " over " + allowed + ": " + s);
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            ExecutorStatistics s = awaitQuiescent(ex);
+            assertTrue(s.rejected() > 0, "the limit was never reached, so the test shows nothing: " + s);
+            assertTrue(reads > 100, "too few reads: " + reads);
+            assertEquals(s.submitted(), s.executed(), s::toString);
+        }
+    }
+
     @Test
     void aBlockedSubmitterTimesOutWithAClearMessage() {
         CountDownLatch gate = v.gate();
