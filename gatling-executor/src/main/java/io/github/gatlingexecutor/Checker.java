@@ -1,6 +1,7 @@
 package io.github.gatlingexecutor;
 
 import java.lang.invoke.MethodHandles;
+import java.lang.management.LockInfo;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
@@ -85,13 +86,14 @@ final class Checker implements Runnable {
                 if (factory == null) {
                     t = new Thread(this, settings.name + "-checker");
                     t.setDaemon(true);
+                    t.start();
                 } else {
-                    t = factory.newThread(this);
-                    if (t == null) {
-                        return new IllegalStateException("the thread factory returned null for the checker");
-                    }
+                    // A thread the factory started itself is refused and runs nothing of ours: see StartGate. (Each
+                    // such start used to leave one more checker running, never stopped.)
+                    StartGate gate = new StartGate(this);
+                    t = gate.newThread(factory, "the checker");
+                    gate.start(t, "the checker");
                 }
-                t.start();
             } catch (Throwable failure) {
                 return failure;
             }
@@ -327,11 +329,13 @@ final class Checker implements Runnable {
      * thread (the state and the lock it waits for must come from the same moment: a state read first and a lock read
      * after it once met a thread that had just acquired its lock, and counted it blocked). Not blocked: running, or
      * waiting for a lock that another worker of this pool holds (a monitor, or an ownable synchronizer such as
-     * {@code ReentrantLock}), or waiting to enter a monitor that nobody holds (just released: its turn comes when it
-     * is scheduled). Such a worker's tasks are bound by a lock the pool already works under, and a new thread would
-     * only queue on it too: counted as blocked, two workers meeting on a monitor for microseconds grew a two-core pool
-     * to 16 threads, with a core bump that stayed. A parked wait with no owner is a block: it may be a latch, a
-     * condition or a future (maybe of a task queued behind it), which only another thread can end.
+     * {@code ReentrantLock}), or waiting for a monitor or a JDK lock that nobody holds (just released: its turn comes
+     * when it is scheduled). Such a worker's tasks are bound by a lock the pool already works under, and a new thread
+     * would only queue on it too: counted as blocked, two workers meeting on a monitor for microseconds grew a two-core
+     * pool to 16 threads, with a core bump that stayed. Any other parked wait with no owner is a block: it may be a
+     * latch, a condition or a future (maybe of a task queued behind it), which only another thread can end. (A writer
+     * waiting for the read holders of a {@code ReentrantReadWriteLock} also has no owner to look at; if they hold it
+     * long, the worker is found stuck after {@code blockedThreshold}.)
      */
     private static boolean blockedOnItsOwn(WorkerPool pool, Worker w) {
         ThreadInfo info = THREADS.getThreadInfo(w.thread.getId());
@@ -344,7 +348,11 @@ final class Checker implements Runnable {
         }
         long owner = info.getLockOwnerId();
         if (owner == -1) {
-            return state != Thread.State.BLOCKED;
+            // Waiting to enter a monitor, or parked on a JDK lock, that nobody holds: just released, the thread's turn
+            // comes when it is scheduled (a ReentrantLock clears its owner, then unparks the next waiter, which stays
+            // WAITING until it runs: on a saturated machine that window is milliseconds, and counting it as a block
+            // grew a CPU-bound pool past its cores). Any other ownerless wait (a latch, a condition, a future) is one.
+            return state != Thread.State.BLOCKED && !isJdkLock(info.getLockInfo());
         }
         for (Worker other : pool.workers()) {
             if (other != w && other.thread.getId() == owner) {
@@ -352,6 +360,20 @@ final class Checker implements Runnable {
             }
         }
         return true;
+    }
+
+    /**
+     * Whether a parked thread's blocker is the synchronizer of a {@code ReentrantLock} or {@code ReentrantReadWriteLock}
+     * (their {@code Sync} classes, which are what such a lock parks on; a {@code Condition} parks on its own object).
+     * By class name: the snapshot gives no object, and the name comes from the same moment as the state.
+     */
+    private static boolean isJdkLock(LockInfo lock) {
+        if (lock == null) {
+            return false;
+        }
+        String name = lock.getClassName();
+        return name.startsWith("java.util.concurrent.locks.ReentrantLock$")
+                || name.startsWith("java.util.concurrent.locks.ReentrantReadWriteLock$");
     }
 
     private static final long SWEEP_TICK_NANOS = 2_000_000L;

@@ -324,13 +324,6 @@ final class WorkerPool {
                 }
             }
         }
-        // The peak follows the count threads() reports, which includes a slot reserved for a thread not started yet:
-        // recorded after the start, a snapshot could read a count above its peak.
-        synchronized (this) {
-            if (peakThreads < n + 1) {
-                peakThreads = n + 1;
-            }
-        }
         boolean started = startWorker(core, n);
         // The checker retries worker starts that fail (see Checker.inspect), so it is started with the first worker,
         // whether that start worked or not. After the worker, so that a thread factory that gives only one thread
@@ -346,6 +339,7 @@ final class WorkerPool {
         // From here until the thread runs, every failure gives the reserved slot back and leaves nothing registered.
         Worker w = null;
         Thread t = null;
+        StartGate gate = null;
         try {
             int id;
             String name;
@@ -360,12 +354,10 @@ final class WorkerPool {
                 t.setDaemon(false); // not inherited from the starting thread (the checker is a daemon)
                 t.setPriority(Thread.NORM_PRIORITY);
             } else {
-                t = factory.newThread(w);
+                gate = new StartGate(w);
+                t = gate.newThread(factory, "a worker");
             }
         } catch (Throwable failure) {
-            t = null;
-        }
-        if (t == null) {
             startFailed();
             return false;
         }
@@ -374,13 +366,25 @@ final class WorkerPool {
             synchronized (this) {
                 workers = append(workers, w);
             }
-            t.start();
+            if (gate == null) {
+                t.start();
+            } else {
+                gate.start(t, "a worker"); // refuses a thread the factory started itself: see StartGate
+            }
         } catch (Throwable failure) {
             synchronized (this) {
                 workers = remove(workers, w);
             }
             startFailed();
             return false;
+        }
+        synchronized (this) {
+            // Raised only once a thread runs: a start that failed was never a thread (the count threads() reports
+            // includes reserved slots, and a snapshot takes the larger of the two).
+            int live = Math.min(n + 1, threads);
+            if (peakThreads < live) {
+                peakThreads = live;
+            }
         }
         Jfr.threadStarted(engine, w, core ? "below the core size" : "work waits behind stuck or blocked workers");
         if (!core) {

@@ -15,6 +15,7 @@ import io.github.gatlingexecutor.TestSupport.Seq;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
@@ -133,7 +134,7 @@ class DefectRegressionTest {
 
         @Override
         public Thread newThread(Runnable r) {
-            if (r instanceof Checker) {
+            if (TestSupport.isChecker(r)) {
                 checkerAsked.incrementAndGet();
                 if (checkerFailuresLeft.getAndDecrement() > 0) {
                     return failingToStart(r);
@@ -202,7 +203,7 @@ class DefectRegressionTest {
     void aWorkerWhoseStartFailsGivesItsSlotBackAndLosesNothing() throws Exception {
         AtomicInteger workerCalls = new AtomicInteger();
         ThreadFactory factory = r -> {
-            if (!(r instanceof Checker) && workerCalls.incrementAndGet() == 1) {
+            if (!TestSupport.isChecker(r) && workerCalls.incrementAndGet() == 1) {
                 return failingToStart(r);
             }
             Thread t = new Thread(r);
@@ -351,7 +352,7 @@ class DefectRegressionTest {
         AtomicInteger workerCalls = new AtomicInteger();
         AtomicReference<GatlingExecutor> self = new AtomicReference<>();
         ThreadFactory factory = r -> {
-            if (!(r instanceof Checker)) {
+            if (!TestSupport.isChecker(r)) {
                 int n = workerCalls.incrementAndGet();
                 if (n == 2) {
                     return null;
@@ -540,5 +541,80 @@ class DefectRegressionTest {
         assertFalse(ran.get(), "the task ran after shutdownNow");
         assertTrue(returned.get().contains(task), "lost: neither run nor returned by shutdownNow: " + returned.get());
         assertFalse(task.isDone(), "returned, yet done: " + task);
+    }
+
+    /**
+     * A thread factory that starts the threads it makes (a common mistake): the executor's own {@code start()} then
+     * failed, so it gave the slot back and counted a failed start, but its worker (or checker) already ran on the
+     * factory's thread, uncounted: 24 to 32 threads with {@code maxThreads} 4, a checker per failed start, and workers
+     * parked for good after termination. Now, as in {@code ThreadPoolExecutor}, a thread that is not new is refused,
+     * and it runs nothing of ours. Here the first worker's and the first checker's threads come started; the ones
+     * after are fine.
+     */
+    @Test
+    @Timeout(20)
+    void aThreadTheFactoryStartedItselfIsRefusedAndRunsNothing() throws Exception {
+        List<Thread> made = new CopyOnWriteArrayList<>();
+        AtomicInteger workerCalls = new AtomicInteger();
+        AtomicInteger checkerCalls = new AtomicInteger();
+        ThreadFactory factory = r -> {
+            boolean checker = TestSupport.isChecker(r);
+            int n = (checker ? checkerCalls : workerCalls).incrementAndGet();
+            Thread t = new Thread(r, (checker ? "checker-" : "worker-") + n);
+            t.setDaemon(true);
+            if (n == 1) {
+                t.start();
+            }
+            made.add(t);
+            return t;
+        };
+        GatlingExecutor e = cleanup.track(gatling("started-by-factory").coreThreads(2).maxThreads(4)
+                .threadFactory(factory).build());
+        CountDownLatch ran = new CountDownLatch(200);
+        for (int i = 0; i < 200; i++) {
+            e.execute(ran::countDown);
+        }
+        await(ran, "every task");
+        ExecutorStatistics s = e.statistics();
+        assertEquals(2, s.threadStartFailures(), s.toString());
+        assertTrue(s.peakThreads() <= 2, s.toString());
+        for (Thread t : made) {
+            if (t.getName().endsWith("-1")) {
+                t.join(5_000);
+                assertFalse(t.isAlive(), t.getName() + " was refused, yet it runs: " + describeStack(t));
+            }
+        }
+        e.shutdown();
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
+        for (Thread t : made) {
+            t.join(5_000);
+            assertFalse(t.isAlive(), t.getName() + " outlived termination: " + describeStack(t));
+        }
+    }
+
+    private static String describeStack(Thread t) {
+        return java.util.Arrays.toString(t.getStackTrace());
+    }
+
+    /** peakThreads() counted a worker slot reserved for a start that failed: 1 with no worker thread ever alive. */
+    @Test
+    @Timeout(20)
+    void aWorkerStartThatFailedIsNotInThePeak() {
+        ThreadFactory factory = r -> {
+            if (TestSupport.isChecker(r)) {
+                Thread t = new Thread(r);
+                t.setDaemon(true);
+                return t;
+            }
+            throw new IllegalStateException("no worker threads here");
+        };
+        GatlingExecutor e = cleanup.track(gatling("no-workers").coreThreads(2).threadFactory(factory).build());
+        e.execute(NOOP);
+        e.execute(NOOP);
+        ExecutorStatistics s = e.statistics();
+        assertTrue(s.threadStartFailures() >= 2, s.toString());
+        assertEquals(0, s.threads(), s.toString());
+        assertEquals(0, s.peakThreads(), s.toString());
+        assertEquals(2, e.shutdownNow().size(), "both tasks are still there to return");
     }
 }

@@ -58,7 +58,7 @@ class FaultInjectionTest {
                     return null;
                 default:
                     Thread t = new Thread(r, "fault-worker-" + call);
-                    if (!(r instanceof Checker)) {
+                    if (!TestSupport.isChecker(r)) {
                         made.add(t);
                     }
                     return t;

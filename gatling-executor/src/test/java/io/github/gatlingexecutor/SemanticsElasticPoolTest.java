@@ -17,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -339,6 +340,39 @@ class SemanticsElasticPoolTest {
         assertEquals(0, s.coreBumps(),
                 "the core size grew for a CPU-bound backlog whose tasks wait on a lock for microseconds: " + s);
         assertTrue(s.auxiliaryThreadsStarted() < 10, "auxiliary threads ran away: " + s);
+    }
+
+    /**
+     * The same with a {@code ReentrantLock}, which has no monitor's BLOCKED state: a waiter parks, and between the
+     * holder's unlock (which clears the owner) and the waiter's next turn on a CPU it is WAITING on a lock nobody
+     * holds. Counted as blocked, that window started auxiliary threads for a CPU-bound backlog (up to 6 on two cores
+     * from outside, 7 of 12 rounds).
+     */
+    @Test
+    void aCpuBoundBacklogWhoseTasksMeetOnAReentrantLockDoesNotStartAuxiliaryThreads() {
+        int cores = Runtime.getRuntime().availableProcessors();
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(cores).checkPeriod(Duration.ofMillis(2))
+                .build());
+        ReentrantLock lock = new ReentrantLock();
+        int tasks = 20_000;
+        CountDownLatch done = new CountDownLatch(tasks);
+        for (int i = 0; i < tasks; i++) {
+            e.execute(new Seq("locking-" + (i % (8 * cores)), () -> {
+                TestSupport.spin(30);
+                lock.lock();
+                try {
+                    TestSupport.spin(10);
+                } finally {
+                    lock.unlock();
+                }
+                done.countDown();
+            }));
+        }
+        await(done, "tasks meeting on a lock");
+        ExecutorStatistics s = e.statistics();
+        assertEquals(0, s.coreBumps(),
+                "the core size grew for a CPU-bound backlog whose tasks wait on a lock for microseconds: " + s);
+        assertTrue(s.auxiliaryThreadsStarted() <= 1, "auxiliary threads for a CPU-bound backlog: " + s);
     }
 
     @Test

@@ -159,7 +159,7 @@ class SemanticsThreadsTest {
         AtomicInteger n = new AtomicInteger();
         ThreadFactory factory = r -> {
             Thread t = new Thread(r, "custom-thread-" + n.incrementAndGet());
-            (r instanceof Checker ? checkers : made).add(t);
+            (TestSupport.isChecker(r) ? checkers : made).add(t);
             return t;
         };
         GatlingExecutor e = cleanup.track(gatling("names").coreThreads(2).threadFactory(factory)

@@ -1,0 +1,102 @@
+package io.github.gatlingexecutor;
+
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * What a configured {@link ThreadFactory} is given instead of a worker or the checker: the body runs only once the pool
+ * has started the thread itself. A factory may hand back a thread it has already started (with this runnable, or
+ * another); {@code Thread.start} then fails, the pool counts a failed start and gives the slot back, and without this
+ * gate the body would be running anyway, a worker or a second checker that nothing counts, caps or stops (found running
+ * after termination). As {@code ThreadPoolExecutor} does, the pool refuses a thread that is not {@code NEW}; the gate
+ * makes sure that refused threads run nothing of ours. Threads the executor makes itself need no gate.
+ */
+final class StartGate implements Runnable {
+    private static final int PENDING = 0;
+    private static final int OPEN = 1;
+    private static final int REFUSED = 2;
+
+    private final Runnable body;
+    private volatile int verdict = PENDING;
+    /** The thread the pool started: the only one that may run the body (written before the verdict that publishes it). */
+    private Thread admitted;
+    /** The thread that runs this gate, once it waits: the factory may run it on another thread than it returned. */
+    private volatile Thread waiter;
+
+    StartGate(Runnable body) {
+        this.body = body;
+    }
+
+    /** What runs once the gate opens (a {@link Worker} or the {@link Checker}). */
+    Runnable body() {
+        return body;
+    }
+
+    /**
+     * A thread from {@code factory} for the gate. Throws what the factory threw, or {@link IllegalStateException} if it
+     * returned null; the gate is then closed for good (a factory that started a thread before failing has it run
+     * nothing of ours).
+     */
+    Thread newThread(ThreadFactory factory, String what) {
+        Thread t;
+        try {
+            t = factory.newThread(this);
+        } catch (Throwable failure) {
+            decide(REFUSED, null);
+            throw failure;
+        }
+        if (t == null) {
+            decide(REFUSED, null);
+            throw new IllegalStateException("the thread factory returned null for " + what);
+        }
+        return t;
+    }
+
+    /**
+     * Starts {@code t} (from {@link #newThread}) and opens the gate for it. Throws
+     * {@link IllegalThreadStateException} if the factory had started it already, or what {@code start} threw; the
+     * body then never runs.
+     */
+    void start(Thread t, String what) {
+        try {
+            if (t.getState() != Thread.State.NEW) {
+                throw new IllegalThreadStateException("the thread factory returned a thread already started ("
+                        + t.getName() + ", " + t.getState() + ") for " + what);
+            }
+            t.start();
+        } catch (Throwable failure) {
+            decide(REFUSED, t);
+            throw failure;
+        }
+        decide(OPEN, t);
+    }
+
+    private void decide(int v, Thread t) {
+        // verdict is written before waiter is read, and the gate writes waiter before it reads verdict (both
+        // volatile): a waiter that missed the verdict is seen here and unparked.
+        admitted = t;
+        verdict = v;
+        LockSupport.unpark(t); // no effect when null
+        Thread w = waiter;
+        if (w != null && w != t) {
+            LockSupport.unpark(w);
+        }
+    }
+
+    @Override
+    public void run() {
+        Thread self = Thread.currentThread();
+        if (verdict == PENDING) {
+            waiter = self;
+            while (verdict == PENDING) {
+                // The starter decides within microseconds of start(). An interrupt (shutdownNow) makes this spin until
+                // then and stays set; a worker clears it before its first task.
+                LockSupport.park(this);
+            }
+        }
+        if (verdict == OPEN && admitted == self) {
+            verdict = REFUSED; // once: a factory's thread that ran the gate again would run nothing more
+            body.run();
+        }
+    }
+}
