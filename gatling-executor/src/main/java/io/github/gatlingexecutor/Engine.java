@@ -665,7 +665,8 @@ final class Engine {
         long oldest = oldestWaiting(null);
         Admission adm = admission;
         int threads = pool.threads();
-        // The peak is raised just after the count (see WorkerPool#tryStart): a read between the two sees the count.
+        // The count is raised when a slot is reserved, the peak once its thread has started (see
+        // WorkerPool#startWorker): a read between the two takes the count.
         int peak = Math.max(pool.peakThreads(), threads);
         return new ExecutorStatistics(submittedCount, p[0], coalescedCount, p[1] + failedFutures.sum(),
                 returnedCount, sequentialLanes.mappingCount() + coalescingLanes.mappingCount(), threads,
