@@ -130,19 +130,23 @@ final class Admission {
 
     /**
      * Takes a place in the executor: {@link #ADMITTED}, or {@link #ADMITTED_OVER} when it was full and
-     * {@code force} is set, or {@link #FULL_EXECUTOR} (nothing taken). Exact: the count before ours is compared with
-     * a started count that is never above the true one, and the true one is read when that says "full".
+     * {@code force} is set, or {@link #FULL_EXECUTOR} (nothing taken). Exact: the count the place is taken from is
+     * compared with a started count that is never above the true one (the true one is read when that says "full"),
+     * and the CAS succeeds only if that count is still the count. A refused submit writes nothing: taking a place and
+     * giving it back showed the refused task in {@code submitted()} and {@code queued()} for a moment (and the next
+     * snapshot lower), and made full producers write the executor's busiest line for nothing.
      */
     int reserve(boolean force) {
-        long before = counts.getAndIncrement(ACCEPTED);
-        if (before - counts.getOpaque(STARTED_SEEN) < total || before - refreshStarted() < total) {
-            return ADMITTED;
+        for (;;) {
+            long before = counts.get(ACCEPTED);
+            boolean room = before - counts.getOpaque(STARTED_SEEN) < total || before - refreshStarted() < total;
+            if (!room && !force) {
+                return FULL_EXECUTOR;
+            }
+            if (counts.compareAndSet(ACCEPTED, before, before + 1)) {
+                return room ? ADMITTED : ADMITTED_OVER;
+            }
         }
-        if (force) {
-            return ADMITTED_OVER;
-        }
-        release();
-        return FULL_EXECUTOR;
     }
 
     private long refreshStarted() {
@@ -164,10 +168,9 @@ final class Admission {
     }
 
     /**
-     * Gives a place back that no task took after all (a refused or replacing submit, a task taken back). Wakes the
-     * executor queue's head only if this leaves room: a refused reservation found the executor full before its own
-     * increment, so unless a worker made room meanwhile there is nothing to wake anyone for; waking on every refusal
-     * would make full producers wake each other in turn.
+     * Gives a place back that no task took after all: the submit was refused by its lane's own limit, or replaced a
+     * waiting coalescing task, or its task was taken back at shutdown. Wakes the executor queue's head only if this
+     * leaves room.
      */
     void release() {
         counts.decrementAndGet(ACCEPTED);

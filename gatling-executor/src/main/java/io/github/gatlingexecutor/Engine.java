@@ -643,8 +643,8 @@ final class Engine {
         }
     }
 
-    void countFailedFuture() {
-        failedFutures.increment();
+    void countFailedFuture(int delta) {
+        failedFutures.add(delta);
     }
 
     ExecutorStatistics statistics() {
@@ -678,9 +678,9 @@ final class Engine {
     /**
      * Tasks accepted. With {@code maxQueued} set, a submit that keeps its place in the executor is counted by that
      * place (it took one atomic increment there anyway) rather than by a second increment here; the places given back
-     * are the submits that were refused, taken back, or replaced a waiting task (those last count here). A refused
-     * submit holds its place for a moment, so a read racing it may count it; once the submitters are done, the sum is
-     * exact.
+     * are the submits that their lane's own limit refused, taken back, or replaced a waiting task (those last count
+     * here). Such a submit holds its place for a moment, so a read racing it may count it; once the submitters are
+     * done, the sum is exact. A submit that the executor's limit refuses takes no place at all.
      */
     private long submittedCount() {
         Admission adm = admission;

@@ -83,7 +83,8 @@ public final class ExecutorStatistics {
     public long coalesced() { return coalesced; }
 
     /**
-     * Tasks that ran and threw.
+     * Tasks that ran and threw. A {@code Future} cancelled while its task ran is not counted, whatever the task then
+     * threw: its caller sees the cancellation, not the throwable.
      *
      * @return the count
      */

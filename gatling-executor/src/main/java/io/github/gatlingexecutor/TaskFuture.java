@@ -44,10 +44,18 @@ class TaskFuture<V> extends FutureTask<V> {
         return new TaskFuture<>(engine, callable, task, PLAIN, null);
     }
 
+    /**
+     * Counted before the future completes, so that whoever sees it fail also sees it in {@code failed()}; taken back
+     * if the future had been cancelled meanwhile: it keeps its cancellation and the throwable (usually the interrupt
+     * of {@code cancel(true)}) is dropped, so nobody sees a failure.
+     */
     @Override
     protected void setException(Throwable t) {
-        engine.countFailedFuture();
+        engine.countFailedFuture(1);
         super.setException(t);
+        if (isCancelled()) {
+            engine.countFailedFuture(-1);
+        }
     }
 
     @Override

@@ -242,6 +242,31 @@ class SemanticsFailuresTest {
         }
     }
 
+    /**
+     * A future cancelled while its task runs keeps its cancellation: what the task then throws (here the interrupt of
+     * {@code cancel(true)}) reaches nobody, so it is no failure either. It used to count in {@code failed()}, as did
+     * the losers of {@code invokeAny}, so a dashboard showed cancellations as failures.
+     */
+    @Test
+    void aFutureCancelledWhileItRunsIsNotCountedAsFailed() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("fail").coreThreads(1).build());
+        CountDownLatch started = new CountDownLatch(1);
+        Future<String> f = e.submit(() -> {
+            started.countDown();
+            Thread.sleep(60_000); // ends with the interrupt of cancel(true)
+            return "never";
+        });
+        await(started, "the task to cancel");
+        assertTrue(f.cancel(true));
+        Future<?> failing = e.submit(() -> {
+            throw new IllegalStateException("a real failure, for contrast");
+        });
+        assertThrows(ExecutionException.class, () -> failing.get(10, TimeUnit.SECONDS));
+        ExecutorStatistics s = awaitQuiescent(e);
+        assertEquals(1, s.failed(), "only the task that failed through its future: " + s);
+        assertEquals(2, s.executed(), s.toString());
+    }
+
     /** A factory that fails on some calls (throws, or returns null) and works on the others. */
     static ThreadFactory flakyFactory(String prefix, AtomicInteger calls, IntFunction<String> failureOnCall) {
         return r -> {
