@@ -230,7 +230,6 @@ final class JfrRecorder {
         if (task == null) {
             return null;
         }
-        Object user = task instanceof TaskFuture ? ((TaskFuture<?>) task).userTask() : task;
-        return user == null ? null : user.getClass();
+        return task instanceof TaskFuture ? ((TaskFuture<?>) task).userTaskClass() : task.getClass();
     }
 }

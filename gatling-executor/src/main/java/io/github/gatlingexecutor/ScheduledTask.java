@@ -21,6 +21,8 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
     /** 0: one-shot; positive: fixed rate; negative: fixed delay of -period. */
     private final long period;
     private final long sequence = SEQUENCE.getAndIncrement(); // FIFO among tasks due at the same time
+    /** Its place in the timer's queue, or -1 when not queued. Guarded by the timer's lock (see TimerQueue). */
+    int heapIndex = -1;
 
     ScheduledTask(Engine engine, Callable<V> callable, Object task, int kind, Object context, long time, long period) {
         super(engine, callable, task, kind, context);

@@ -21,7 +21,14 @@ class TaskFuture<V> extends FutureTask<V> {
     final Engine engine;
     final int kind;
     final Object context;
-    private final Object task;
+    /**
+     * The caller's task, until the future is done: then dropped, as {@code FutureTask} drops its callable, so a future
+     * kept (or cancelled while queued behind a long backlog) does not keep the task and what it captured. Written by
+     * the completing thread, read racily by {@link #toString} (a stale value is harmless).
+     */
+    private Object task;
+    /** The caller's task's class, for JFR events, which may be written after the task has completed. */
+    private final Class<?> taskClass;
     /** invokeAny's completion queue, or null. Written before the future is submitted. */
     Queue<TaskFuture<V>> completion;
 
@@ -29,6 +36,7 @@ class TaskFuture<V> extends FutureTask<V> {
         super(callable);
         this.engine = engine;
         this.task = task;
+        this.taskClass = task.getClass();
         this.kind = kind;
         this.context = context;
     }
@@ -60,6 +68,7 @@ class TaskFuture<V> extends FutureTask<V> {
 
     @Override
     protected void done() {
+        task = null;
         Queue<TaskFuture<V>> q = completion;
         if (q != null) {
             q.add(this);
@@ -97,14 +106,15 @@ class TaskFuture<V> extends FutureTask<V> {
         }
     }
 
-    /** The caller's Runnable or Callable this future runs. */
-    Object userTask() {
-        return task;
+    /** The class of the caller's Runnable or Callable this future runs. */
+    Class<?> userTaskClass() {
+        return taskClass;
     }
 
     @Override
     public String toString() {
-        return super.toString() + "[" + task + "]";
+        Object t = task;
+        return t == null ? super.toString() : super.toString() + "[" + t + "]";
     }
 
     static final class Sequential<V> extends TaskFuture<V> implements SequentialRunnable {

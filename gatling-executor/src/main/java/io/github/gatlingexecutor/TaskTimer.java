@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -37,7 +36,7 @@ final class TaskTimer {
     private final Engine engine;
     private final ReentrantLock lock = new ReentrantLock();
     /** Tasks not yet due. Guarded by lock. */
-    private final PriorityQueue<ScheduledTask<?>> delayed = new PriorityQueue<>();
+    private final TimerQueue delayed = new TimerQueue();
     /** Periodic tasks not yet done, wherever their next run waits. Guarded by lock. */
     private final Set<ScheduledTask<?>> periodic = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Completions that came up while the lock was held; run after it is released. Guarded by lock. */
@@ -260,9 +259,7 @@ final class TaskTimer {
     List<ScheduledTask<?>> drain() {
         lock.lock();
         try {
-            List<ScheduledTask<?>> all = new ArrayList<>(delayed);
-            delayed.clear();
-            return all;
+            return delayed.drain();
         } finally {
             lock.unlock();
         }

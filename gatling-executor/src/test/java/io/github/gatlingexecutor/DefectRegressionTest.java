@@ -617,4 +617,54 @@ class DefectRegressionTest {
         assertEquals(0, s.peakThreads(), s.toString());
         assertEquals(2, e.shutdownNow().size(), "both tasks are still there to return");
     }
+
+    /** A task that holds on to nothing but a payload whose collection is watched. */
+    private static final class Payload implements java.util.concurrent.Callable<String> {
+        final byte[] bytes = new byte[1024];
+
+        @Override
+        public String call() {
+            return "done";
+        }
+    }
+
+    /**
+     * A future kept by its caller kept the caller's task (and all it captured) after it completed or was cancelled:
+     * {@code FutureTask} drops its callable then, this executor's futures kept a second reference (50 of 50 completed
+     * futures, and 200 cancelled while queued, kept their 1 MB tasks from outside).
+     */
+    @Test
+    @Timeout(30)
+    void aFutureKeptByItsCallerDoesNotKeepItsTaskOnceDone() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("kept-future").coreThreads(1).build());
+        List<java.util.concurrent.Future<String>> kept = new java.util.ArrayList<>();
+        List<WeakReference<Payload>> tasks = new java.util.ArrayList<>();
+        CountDownLatch gate = occupy(e.sequential("busy")::execute, "the only worker busy");
+        for (int i = 0; i < 20; i++) {
+            Payload p = new Payload();
+            tasks.add(new WeakReference<>(p));
+            java.util.concurrent.Future<String> f = i % 2 == 0 ? e.submit(p)
+                    : e.schedule(p, 1, TimeUnit.MILLISECONDS);
+            kept.add(f);
+        }
+        Payload queued = new Payload();
+        WeakReference<Payload> cancelledTask = new WeakReference<>(queued);
+        java.util.concurrent.Future<String> cancelled = e.submit(queued);
+        queued = null;
+        assertTrue(cancelled.cancel(false));
+        waitUntil("the task of a future cancelled while queued to be collected", () -> {
+            System.gc();
+            return cancelledTask.get() == null;
+        });
+        gate.countDown();
+        for (java.util.concurrent.Future<String> f : kept) {
+            assertEquals("done", f.get(10, TimeUnit.SECONDS));
+        }
+        waitUntil("the tasks of completed futures to be collected", () -> {
+            System.gc();
+            return tasks.stream().allMatch(r -> r.get() == null);
+        });
+        assertTrue(cancelled.isCancelled());
+        java.lang.ref.Reference.reachabilityFence(kept); // the futures were held all along
+    }
 }
