@@ -410,11 +410,15 @@ final class Checker implements Runnable {
                         // long as the worker is stuck.
                         lane.leaveRing();
                     }
+                    w.forgetEntry(start + i, lane);
                 } else {
                     young = true;
                 }
-            } else if (lane.isActive()) {
-                lane.leaveRing();
+            } else {
+                if (lane.isActive()) {
+                    lane.leaveRing();
+                }
+                w.forgetEntry(start + i, lane); // active elsewhere, or released or closed already: not this ring's
             }
         }
         return young;

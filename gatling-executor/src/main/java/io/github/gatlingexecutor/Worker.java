@@ -92,8 +92,9 @@ final class Worker implements Runnable {
 
     /**
      * Lanes this worker left idle and has not released yet. Owner-only, except that the checker reads it racily to
-     * release the idle lanes of a worker stuck in a task (see {@link #sweepIdle}): any lane read from here is released
-     * only if its own CAS finds it still idle, so a stale or torn view can only release a lane early, never wrongly.
+     * release the idle lanes of a worker stuck in a task (see {@link #sweepIdle}), and clears the entries of those it
+     * is done with ({@link #forgetEntry}): any lane read from here is released only if its own CAS finds it still idle,
+     * so a stale or torn view can only release a lane early, never wrongly.
      */
     private final Lane[] idleRing = new Lane[IDLE_RING];
     private int idleStart;
@@ -219,6 +220,18 @@ final class Worker implements Runnable {
         return (Lane) RING.getAcquire(idleRing, i % IDLE_RING);
     }
 
+    /**
+     * The checker is done with {@code lane}, read from entry {@code i} (it released it, or the lane has left this ring):
+     * the entry lets go of it (and of its context), unless the worker has reused the entry meanwhile. Without this, a
+     * worker stuck in one long task kept up to a ring's worth of released lanes, and the contexts they name, reachable
+     * until it came back.
+     */
+    void forgetEntry(int i, Lane lane) {
+        // A CAS against the owner's plain stores to the same entry: it clears only the lane it names, so an entry the
+        // owner has refilled keeps its new lane, and the owner skips an entry it finds cleared.
+        RING.compareAndSet(idleRing, i % IDLE_RING, lane, null);
+    }
+
     /** Where the live part of the idle ring starts (checker's racy view). */
     int idleStartOpaque() {
         return (int) IDLE_START.getOpaque(this);
@@ -234,7 +247,7 @@ final class Worker implements Runnable {
         engine.tick(now);
         while (idleCount > 0) {
             Lane lane = idleRing[idleStart];
-            if (!all && lane.isIdle() && now - lane.idleSince < IDLE_GRACE_NANOS) {
+            if (!all && lane != null && lane.isIdle() && now - lane.idleSince < IDLE_GRACE_NANOS) {
                 return;
             }
             releaseOldest();
@@ -246,6 +259,9 @@ final class Worker implements Runnable {
         RING.setRelease(idleRing, idleStart, null);
         IDLE_START.setOpaque(this, (idleStart + 1) % IDLE_RING);
         IDLE_COUNT.setOpaque(this, idleCount - 1);
+        if (lane == null) {
+            return; // the checker was done with it while this worker was in a long task (see forgetEntry)
+        }
         if (!lane.releaseIfIdle()) {
             // Re-activated meanwhile (or closed): it stays, and leaves the ring. Never appending here keeps the ring
             // from overflowing while it is being made room in.

@@ -667,4 +667,38 @@ class DefectRegressionTest {
         assertTrue(cancelled.isCancelled());
         java.lang.ref.Reference.reachabilityFence(kept); // the futures were held all along
     }
+
+    /**
+     * A worker stuck in one long task kept the contexts of lanes the checker had released: its idle ring still named
+     * the released lanes (279 to 1,721 contexts of 16 KB, with liveContexts() 0, until the task returned).
+     */
+    @Test
+    @Timeout(30)
+    void aStuckWorkerDoesNotKeepTheContextsOfLanesReleasedForIt() throws Exception {
+        // Room for a second worker: a lane emptied as the long task arrives goes round the ready queue once more,
+        // behind it, and needs another worker to come round (a worker stuck with nobody else to take the queue
+        // holds what waits there, lanes that went round included).
+        GatlingExecutor e = cleanup.track(gatling("stuck-ring").coreThreads(1).maxThreads(2).build());
+        List<WeakReference<Object>> contexts = new java.util.ArrayList<>();
+        // One task at a time, each to a context of its own: the worker empties each lane with nothing else queued,
+        // so it makes it idle and rings it.
+        for (int i = 0; i < 300; i++) {
+            Object context = new byte[1024];
+            contexts.add(new WeakReference<>(context));
+            CountDownLatch ran = new CountDownLatch(1);
+            e.execute(new Seq(context, ran::countDown));
+            await(ran, "task " + i);
+        }
+        long ringed = e.statistics().liveContexts();
+        CountDownLatch gate = occupy(e::execute, "the only worker stuck");
+        waitUntil("the checker to release the idle lanes", () -> e.statistics().liveContexts() == 0,
+                () -> e.statistics().toString());
+        waitUntil("the released contexts to be collected while the worker is stuck", () -> {
+            System.gc();
+            return contexts.stream().allMatch(r -> r.get() == null);
+        }, () -> contexts.stream().filter(r -> r.get() != null).count() + " of 300 still reachable (" + ringed
+                + " lanes were live as the worker got stuck)");
+        assertEquals(1, e.statistics().active(), "the worker was stuck all along");
+        gate.countDown();
+    }
 }
