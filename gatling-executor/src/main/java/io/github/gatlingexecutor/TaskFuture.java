@@ -92,18 +92,23 @@ class TaskFuture<V> extends FutureTask<V> {
      * time, so the awaited one cannot start until the waiter returns. Rather than hang, fail fast.
      */
     private void checkNotQueuedBehindCaller() {
-        if (kind != SEQUENTIAL || isDone()) {
-            return;
-        }
-        Worker w = Worker.current();
-        if (w == null || w.engine != engine) {
-            return;
-        }
-        Lane lane = w.currentLane;
-        if (lane != null && !lane.coalescing() && lane.context.equals(context)) {
+        if (!isDone() && queuesBehindCaller()) {
             throw new IllegalStateException("a task of sequential context " + context + " waits for a task queued"
                     + " behind it in the same context; it would wait forever");
         }
+    }
+
+    /** Whether this task runs in the sequential lane the calling thread is running a task of, so only after it. */
+    boolean queuesBehindCaller() {
+        if (kind != SEQUENTIAL) {
+            return false;
+        }
+        Worker w = Worker.current();
+        if (w == null || w.engine != engine) {
+            return false;
+        }
+        Lane lane = w.currentLane;
+        return lane != null && !lane.coalescing() && lane.context.equals(context);
     }
 
     /** The class of the caller's Runnable or Callable this future runs. */

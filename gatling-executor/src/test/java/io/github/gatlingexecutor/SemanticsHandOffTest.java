@@ -167,6 +167,36 @@ class SemanticsHandOffTest {
         assertEquals(List.of("outer", "inner"), order);
     }
 
+    /**
+     * The same for an untimed {@code invokeAny} whose every task is of the caller's own sequential context: none can
+     * start before the caller returns, so it fails fast, before submitting anything (it used to wait for good, while
+     * {@code invokeAll}, through {@code get()}, already failed). With one task elsewhere it waits for that one.
+     */
+    @Test
+    void invokeAnyOfTasksQueuedBehindTheCallerFailsFastAndSubmitsNothing() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("handoff").coreThreads(2).build());
+        AtomicReference<Throwable> own = new AtomicReference<>();
+        AtomicReference<String> mixed = new AtomicReference<>();
+        Future<?> outer = e.submit(new Seq("self", () -> {
+            try {
+                e.invokeAny(List.of(new SeqCallable<>("self", () -> "a"), new SeqCallable<>("self", () -> "b")));
+            } catch (Throwable t) {
+                own.set(t);
+            }
+            try {
+                mixed.set(e.invokeAny(List.of(new SeqCallable<>("self", () -> "mine"),
+                        new SeqCallable<>("other", () -> "other"))));
+            } catch (Throwable t) {
+                mixed.set(t.toString());
+            }
+        }));
+        get(outer);
+        assertTrue(own.get() instanceof IllegalStateException, "invokeAny of own-context tasks: " + own.get());
+        assertEquals("other", mixed.get());
+        ExecutorStatistics s = TestSupport.awaitQuiescent(e);
+        assertEquals(3, s.submitted(), "the refused invokeAny submitted nothing: " + s);
+    }
+
     @Test
     void waitingForAnotherContextFromASequentialTaskIsAllowed() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("handoff").coreThreads(2).build());
