@@ -414,12 +414,14 @@ final class Checker implements Runnable {
                 } else {
                     young = true;
                 }
-            } else {
-                if (lane.isActive()) {
-                    lane.leaveRing();
-                }
-                w.forgetEntry(start + i, lane); // active elsewhere, or released or closed already: not this ring's
+            } else if (lane.isActive()) {
+                lane.leaveRing();
+                w.forgetEntry(start + i, lane);
+            } else if (lane.isFinished()) {
+                w.forgetEntry(start + i, lane); // released or closed elsewhere
             }
+            // Otherwise it went idle since the look above: this entry may be its only claim on a ring (its idler
+            // found it marked and did not ring it), so the entry stays for the next sweep.
         }
         return young;
     }

@@ -188,6 +188,12 @@ final class CoalescingLane extends Lane {
     }
 
     @Override
+    boolean isFinished() {
+        Runnable s = slot;
+        return s == DEAD || s == CLOSED;
+    }
+
+    @Override
     int closeAndDrain(List<Runnable> out) {
         for (;;) {
             Runnable s = slot;

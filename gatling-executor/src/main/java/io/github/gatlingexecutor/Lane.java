@@ -130,6 +130,9 @@ abstract class Lane {
 
     abstract boolean isIdle();
 
+    /** Released or closed: terminal, so a true answer stays true (one read of the state). */
+    abstract boolean isFinished();
+
     /** Active: owned, with work queued or running (neither idle, released nor closed). */
     abstract boolean isActive();
 

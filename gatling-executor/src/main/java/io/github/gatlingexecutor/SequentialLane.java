@@ -392,6 +392,12 @@ final class SequentialLane extends Lane {
         return active(mode(state));
     }
 
+    @Override
+    boolean isFinished() {
+        int mode = mode(state);
+        return mode == DEAD || mode == CLOSED;
+    }
+
     private static boolean active(int mode) {
         return mode == ACTIVE || mode == GROWING;
     }
