@@ -384,7 +384,8 @@ final class Checker implements Runnable {
 
     /**
      * Racy read of the live part of a worker's idle ring: safe because each lane's own CAS decides (see
-     * Worker#idleRing). Returns whether some idle lane there is still within its grace (worth another look).
+     * Worker#idleRing). Returns whether another look is worth it: some idle lane there is still within its grace, or
+     * an entry names a lane that left this ring and is not finished yet.
      *
      * <p>A lane found active again (another worker runs it now) gives up its entry here ({@link Lane#leaveRing}): the
      * worker that empties it next then rings it itself. Otherwise a lane whose only entry sits in the ring of a worker
@@ -392,6 +393,7 @@ final class Checker implements Runnable {
      */
     private static boolean releaseIdleLanesOf(Worker w, long now) {
         boolean young = false;
+        boolean again = false; // an entry of a lane that left this ring: cleared when the lane is finished
         int start = w.idleStartOpaque();
         int count = Math.min(w.idleCountOpaque(), Worker.IDLE_RING);
         for (int i = 0; i < count; i++) {
@@ -399,31 +401,35 @@ final class Checker implements Runnable {
             if (lane == null) {
                 continue;
             }
+            // An entry is cleared only once its lane is finished (released or closed): a finished lane is never
+            // ringed again, so the CAS cannot clear a later claim of the same lane that the owner put in the same
+            // entry after its ring came round while this thread was descheduled.
             if (lane.isIdle()) {
                 if (now - lane.idleSince >= Worker.IDLE_GRACE_NANOS) {
                     if (lane.releaseIfIdle()) {
                         lane.unmap();
+                        w.forgetEntry(start + i, lane);
                     } else {
                         // Activated since isIdle (or closed): it leaves this ring, as in Worker#releaseOldest. Kept
                         // marked, it could join no other ring when it empties again, and this ring's sweeps may have
                         // ended (the worker is stuck, and this look found nothing young): it would stay mapped for as
                         // long as the worker is stuck.
                         lane.leaveRing();
+                        again = true; // its entry goes once it is finished
                     }
-                    w.forgetEntry(start + i, lane);
                 } else {
                     young = true;
                 }
             } else if (lane.isActive()) {
                 lane.leaveRing();
-                w.forgetEntry(start + i, lane);
+                again = true;
             } else if (lane.isFinished()) {
                 w.forgetEntry(start + i, lane); // released or closed elsewhere
             }
-            // Otherwise it went idle since the look above: this entry may be its only claim on a ring (its idler
-            // found it marked and did not ring it), so the entry stays for the next sweep.
+            // Otherwise it went idle since the look above: the entry may be its only claim on a ring (its idler
+            // found it marked and did not ring it); the next sweep sees it idle.
         }
-        return young;
+        return young || again;
     }
 
     /**
