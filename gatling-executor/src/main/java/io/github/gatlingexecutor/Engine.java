@@ -540,8 +540,7 @@ final class Engine {
         if (!timed && futures.stream().allMatch(TaskFuture::queuesBehindCaller)) {
             // Every task would start only after the calling task returns: an untimed wait never would. Fail fast, as
             // get() does, before anything is submitted (a timed one just times out, as its contract says).
-            throw new IllegalStateException("a task of sequential context " + futures.get(0).context
-                    + " waits for tasks queued behind it in the same context; it would wait forever");
+            throw TaskFuture.waitsForItself(futures.get(0).context);
         }
         long deadline = System.nanoTime() + nanos;
         try {

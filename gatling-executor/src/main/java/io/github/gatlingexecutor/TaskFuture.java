@@ -93,9 +93,14 @@ class TaskFuture<V> extends FutureTask<V> {
      */
     private void checkNotQueuedBehindCaller() {
         if (!isDone() && queuesBehindCaller()) {
-            throw new IllegalStateException("a task of sequential context " + context + " waits for a task queued"
-                    + " behind it in the same context; it would wait forever");
+            throw waitsForItself(context);
         }
+    }
+
+    /** What a wait for tasks queued behind the waiting task in its own sequential {@code context} throws. */
+    static IllegalStateException waitsForItself(Object context) {
+        return new IllegalStateException("a task of sequential context " + context + " waits for a task queued"
+                + " behind it in the same context; it would wait forever");
     }
 
     /** Whether this task runs in the sequential lane the calling thread is running a task of, so only after it. */

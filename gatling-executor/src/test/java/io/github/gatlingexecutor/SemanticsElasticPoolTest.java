@@ -320,23 +320,12 @@ class SemanticsElasticPoolTest {
      */
     @Test
     void aCpuBoundBacklogWhoseTasksMeetOnALockDoesNotStartAuxiliaryThreads() {
-        int cores = Runtime.getRuntime().availableProcessors();
-        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(cores).checkPeriod(Duration.ofMillis(2))
-                .build());
         Object lock = new Object();
-        int tasks = 100_000;
-        CountDownLatch done = new CountDownLatch(tasks);
-        for (int i = 0; i < tasks; i++) {
-            e.execute(new Seq("locking-" + (i % (8 * cores)), () -> {
-                TestSupport.spin(5);
-                synchronized (lock) {
-                    TestSupport.spin(3);
-                }
-                done.countDown();
-            }));
-        }
-        await(done, "tasks meeting on a lock");
-        ExecutorStatistics s = e.statistics();
+        ExecutorStatistics s = runTasksMeetingOnALock(100_000, 5, () -> {
+            synchronized (lock) {
+                TestSupport.spin(3);
+            }
+        });
         assertEquals(0, s.coreBumps(),
                 "the core size grew for a CPU-bound backlog whose tasks wait on a lock for microseconds: " + s);
         assertTrue(s.auxiliaryThreadsStarted() < 10, "auxiliary threads ran away: " + s);
@@ -350,29 +339,39 @@ class SemanticsElasticPoolTest {
      */
     @Test
     void aCpuBoundBacklogWhoseTasksMeetOnAReentrantLockDoesNotStartAuxiliaryThreads() {
+        ReentrantLock lock = new ReentrantLock();
+        ExecutorStatistics s = runTasksMeetingOnALock(20_000, 30, () -> {
+            lock.lock();
+            try {
+                TestSupport.spin(10);
+            } finally {
+                lock.unlock();
+            }
+        });
+        assertEquals(0, s.coreBumps(),
+                "the core size grew for a CPU-bound backlog whose tasks wait on a lock for microseconds: " + s);
+        assertTrue(s.auxiliaryThreadsStarted() <= 1, "auxiliary threads for a CPU-bound backlog: " + s);
+    }
+
+    /**
+     * Runs {@code tasks} sequential tasks over {@code 8 x cores} contexts on as many core workers as cores, with the
+     * checker looking every 2 ms: each spins {@code spinMicros}, then runs {@code critical}. Returns the statistics
+     * once all have run.
+     */
+    private ExecutorStatistics runTasksMeetingOnALock(int tasks, long spinMicros, Runnable critical) {
         int cores = Runtime.getRuntime().availableProcessors();
         GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(cores).checkPeriod(Duration.ofMillis(2))
                 .build());
-        ReentrantLock lock = new ReentrantLock();
-        int tasks = 20_000;
         CountDownLatch done = new CountDownLatch(tasks);
         for (int i = 0; i < tasks; i++) {
             e.execute(new Seq("locking-" + (i % (8 * cores)), () -> {
-                TestSupport.spin(30);
-                lock.lock();
-                try {
-                    TestSupport.spin(10);
-                } finally {
-                    lock.unlock();
-                }
+                TestSupport.spin(spinMicros);
+                critical.run();
                 done.countDown();
             }));
         }
         await(done, "tasks meeting on a lock");
-        ExecutorStatistics s = e.statistics();
-        assertEquals(0, s.coreBumps(),
-                "the core size grew for a CPU-bound backlog whose tasks wait on a lock for microseconds: " + s);
-        assertTrue(s.auxiliaryThreadsStarted() <= 1, "auxiliary threads for a CPU-bound backlog: " + s);
+        return e.statistics();
     }
 
     @Test
