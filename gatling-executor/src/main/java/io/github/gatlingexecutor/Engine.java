@@ -57,6 +57,8 @@ final class Engine {
     final WorkerPool pool;
     final Checker checker;
     final TaskTimer timer;
+    /** The read side of the counters below and of the lanes: every statistics snapshot. */
+    final Snapshots snapshots = new Snapshots(this);
 
     private volatile int state = RUNNING;
     /**
@@ -652,34 +654,6 @@ final class Engine {
         failedFutures.add(delta);
     }
 
-    ExecutorStatistics statistics() {
-        // Accepted is read both before and after the counts of what left the queue. Queued is computed from the first
-        // read: a task started, coalesced or returned after it may be subtracted without having been added, so the
-        // result errs low, never high (read the other way round, every task started during the read of the workers'
-        // counters counted as waiting: thousands over a limit of 64). Submitted is the second read, raised to what
-        // left the queue: a submit counts itself just after its task is in the lane, where a worker may already have
-        // started it, and every task that left the queue was accepted.
-        long acceptedBefore = submittedCount();
-        long[] p = pool.counters();
-        long coalescedCount = coalesced.sum();
-        long returnedCount = returned.get();
-        long left = p[7] + coalescedCount + returnedCount;
-        long submittedCount = Math.max(submittedCount(), left);
-        long queued = Math.max(0, acceptedBefore - left);
-        long now = System.nanoTime();
-        long oldest = oldestWaiting(null);
-        Admission adm = admission;
-        int threads = pool.threads();
-        // The count is raised when a slot is reserved, the peak once its thread has started (see
-        // WorkerPool#startWorker): a read between the two takes the count.
-        int peak = Math.max(pool.peakThreads(), threads);
-        return new ExecutorStatistics(submittedCount, p[0], coalescedCount, p[1] + failedFutures.sum(),
-                returnedCount, sequentialLanes.mappingCount() + coalescingLanes.mappingCount(), threads,
-                peak, pool.coreTarget(), p[3], p[4], p[2], checker.blockedDetections(), p[5], (int) p[6],
-                settings.maxThreads, queued, adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),
-                adm == null ? 0 : adm.acceptedOverLimit(), oldest == Lane.NO_WAITING ? 0 : age(now, oldest));
-    }
-
     /**
      * Tasks accepted. With {@code maxQueued} set, a submit that keeps its place in the executor is counted by that
      * place (it took one atomic increment there anyway) rather than by a second increment here; the places given back
@@ -687,151 +661,25 @@ final class Engine {
      * here). Such a submit holds its place for a moment, so a read racing it may count it; once the submitters are
      * done, the sum is exact. A submit that the executor's limit refuses takes no place at all.
      */
-    private long submittedCount() {
+    long submittedCount() {
         Admission adm = admission;
         return submitted.sum() + (adm == null ? 0 : adm.placesTaken());
     }
 
-    private static long age(long now, long stamp) {
-        return Math.max(0, now - stamp);
+    long coalescedCount() {
+        return coalesced.sum();
     }
 
-    /**
-     * The stamp of the oldest waiting task (or {@link Lane#NO_WAITING}), from the places where waiting work can be:
-     * the ready queue (lanes and unordered tasks) and the lanes workers are running (which may have more behind the
-     * running task). A lane with waiting work is in exactly one of them, except for the moment between the submit that
-     * activates it and its entry into the ready queue. Idle lanes are never looked at, so the cost grows with the
-     * lanes that have work waiting, not with the live ones, and a queued item costs its queue node only (see
-     * {@link ReadyQueue}). With {@code top} non-null, also offers it every lane with a waiting task.
-     */
-    private long oldestWaiting(TopLanes top) {
-        OldestInQueue queued = new OldestInQueue(top);
-        readyQueue.walk(queued);
-        long oldest = queued.oldest;
-        for (Worker w : pool.workers()) {
-            Lane lane = w.currentLane;
-            if (lane != null) {
-                long stamp = lane.oldestStamp();
-                if (top != null) {
-                    top.offer(lane, stamp);
-                }
-                oldest = older(oldest, stamp);
-            }
-        }
-        return oldest;
+    long returnedCount() {
+        return returned.get();
     }
 
-    /** The ready queue's part of {@link #oldestWaiting}: reads the queue's nodes only (see {@link ReadyQueue}). */
-    private static final class OldestInQueue implements ReadyQueue.Visitor {
-        private final TopLanes top;
-        long oldest = Lane.NO_WAITING;
-
-        OldestInQueue(TopLanes top) {
-            this.top = top;
-        }
-
-        @Override
-        public void lane(Object lane, long stamp) {
-            if (stamp == Lane.NO_WAITING) {
-                // Queued with nothing waiting (sent round once more, see SequentialLane#runBatch): what came since
-                // is only in the lane. Rare, so following these few to their lanes keeps the walk cheap.
-                stamp = ((Lane) lane).oldestStamp();
-            }
-            if (top != null) {
-                top.offer(lane, stamp);
-            }
-            oldest = older(oldest, stamp);
-        }
-
-        @Override
-        public void task(long stamp) {
-            oldest = older(oldest, stamp);
-        }
+    long failedFutureCount() {
+        return failedFutures.sum();
     }
 
-    /**
-     * The k lanes with the oldest waiting task seen so far, oldest first: two arrays of k, insertion in place, no
-     * allocation per lane offered (a walk may offer a million). A lane offered twice (it moved from the queue to a
-     * worker during the walk) is kept once.
-     */
-    private static final class TopLanes {
-        final Object[] lanes; // lanes, not cast while offered (see ReadyQueue.Visitor)
-        final long[] stamps;
-        int size;
-
-        TopLanes(int k) {
-            lanes = new Object[k];
-            stamps = new long[k];
-        }
-
-        void offer(Object lane, long stamp) {
-            if (stamp == Lane.NO_WAITING || (size == lanes.length && stamp - stamps[size - 1] >= 0)) {
-                return; // nothing waits, or not older than the youngest kept
-            }
-            for (int i = 0; i < size; i++) {
-                if (lanes[i] == lane) {
-                    return;
-                }
-            }
-            int i = Math.min(size, lanes.length - 1);
-            while (i > 0 && stamp - stamps[i - 1] < 0) {
-                lanes[i] = lanes[i - 1];
-                stamps[i] = stamps[i - 1];
-                i--;
-            }
-            lanes[i] = lane;
-            stamps[i] = stamp;
-            size = Math.min(size + 1, lanes.length);
-        }
-    }
-
-    private static long older(long a, long b) {
-        if (a == Lane.NO_WAITING) {
-            return b;
-        }
-        if (b == Lane.NO_WAITING) {
-            return a;
-        }
-        return b - a < 0 ? b : a; // nanoTime values: compare by difference
-    }
-
-    List<ContextStatistics> contextStatistics() {
-        long now = System.nanoTime();
-        List<ContextStatistics> out = new ArrayList<>();
-        for (Lane lane : sequentialLanes.values()) {
-            if (lane.isActive()) {
-                out.add(statisticsOf(lane, now));
-            }
-        }
-        for (Lane lane : coalescingLanes.values()) {
-            if (lane.isActive()) {
-                out.add(statisticsOf(lane, now));
-            }
-        }
-        return out;
-    }
-
-    private static ContextStatistics statisticsOf(Lane lane, long now) {
-        long stamp = lane.oldestStamp();
-        return new ContextStatistics(lane.context, lane.coalescing(), lane.submittedCount(), lane.executedCount(),
-                lane.queuedCount(), stamp == Lane.NO_WAITING ? 0 : age(now, stamp));
-    }
-
-    List<ContextStatistics> busiestContexts(int k) {
-        List<ContextStatistics> out = new ArrayList<>(Math.min(k, 64));
-        if (k == 0) {
-            return out;
-        }
-        TopLanes top = new TopLanes(Math.min(k, 1 << 20));
-        oldestWaiting(top);
-        long now = System.nanoTime();
-        for (int i = 0; i < top.size; i++) {
-            ContextStatistics cs = statisticsOf((Lane) top.lanes[i], now);
-            if (cs.queued() > 0) { // else it started its last waiting task since the walk
-                out.add(cs);
-            }
-        }
-        return out;
+    long liveContexts() {
+        return sequentialLanes.mappingCount() + coalescingLanes.mappingCount();
     }
 
     // ---- life cycle -----------------------------------------------------------------------------------------

@@ -86,12 +86,12 @@ public final class GatlingExecutor implements ContextExecutor {
 
     @Override
     public ExecutorStatistics statistics() {
-        return engine.statistics();
+        return engine.snapshots.executor();
     }
 
     @Override
     public List<ContextStatistics> contextStatistics() {
-        return engine.contextStatistics();
+        return engine.snapshots.contexts();
     }
 
     @Override
@@ -99,7 +99,7 @@ public final class GatlingExecutor implements ContextExecutor {
         if (k < 0) {
             throw new IllegalArgumentException("k must not be negative, was " + k);
         }
-        return engine.busiestContexts(k);
+        return engine.snapshots.busiest(k);
     }
 
     @Override

@@ -81,7 +81,7 @@ final class JfrRecorder {
             if (!e.isEnabled()) {
                 return;
             }
-            ExecutorStatistics s = engine.statistics();
+            ExecutorStatistics s = engine.snapshots.executor();
             e.executor = engine.settings.name;
             e.submitted = s.submitted();
             e.executed = s.executed();

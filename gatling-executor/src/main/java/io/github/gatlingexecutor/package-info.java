@@ -28,6 +28,7 @@ package io.github.gatlingexecutor;
  *
  * Where things are. The lane state machines: SequentialLane, CoalescingLane (Lane is their common contract). The
  * worker loop: Worker. The pool's decisions: PoolPolicy; its mechanism (slots, starts, parking): WorkerPool. The
- * observer of stuck and blocked workers: Checker. Delayed tasks: TaskTimer. The one waiting strategy: Waiting.
+ * observer of stuck and blocked workers: Checker. Delayed tasks: TaskTimer. The one waiting strategy: Waiting. How
+ * statistics are read while tasks flow: Snapshots.
  * docs/architecture.md follows a task from execute to run through these.
  */

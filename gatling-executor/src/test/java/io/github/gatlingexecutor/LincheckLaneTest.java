@@ -465,7 +465,7 @@ class LincheckLaneTest {
 
             @Override
             public long coalesced() {
-                return e.statistics().coalesced();
+                return e.coalescedCount();
             }
         };
     }

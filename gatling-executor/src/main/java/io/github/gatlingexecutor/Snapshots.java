@@ -1,0 +1,189 @@
+package io.github.gatlingexecutor;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * How the public snapshots ({@link ExecutorStatistics}, {@link ContextStatistics}) are read from the engine's
+ * counters while tasks flow: racy reads, ordered so that each figure errs in a stated direction, and walks that look
+ * only where waiting work can be, so their cost follows the lanes with work, not the live ones. Nothing here blocks a
+ * submitter or a worker.
+ */
+final class Snapshots {
+    private final Engine engine;
+
+    Snapshots(Engine engine) {
+        this.engine = engine;
+    }
+
+    ExecutorStatistics executor() {
+        // Accepted is read both before and after the counts of what left the queue. Queued is computed from the first
+        // read: a task started, coalesced or returned after it may be subtracted without having been added, so the
+        // result errs low, never high (read the other way round, every task started during the read of the workers'
+        // counters counted as waiting: thousands over a limit of 64). Submitted is the second read, raised to what
+        // left the queue: a submit counts itself just after its task is in the lane, where a worker may already have
+        // started it, and every task that left the queue was accepted.
+        long acceptedBefore = engine.submittedCount();
+        long[] p = engine.pool.counters();
+        long coalescedCount = engine.coalescedCount();
+        long returnedCount = engine.returnedCount();
+        long left = p[7] + coalescedCount + returnedCount;
+        long submittedCount = Math.max(engine.submittedCount(), left);
+        long queued = Math.max(0, acceptedBefore - left);
+        long now = System.nanoTime();
+        long oldest = oldestWaiting(null);
+        Admission adm = engine.admission;
+        WorkerPool pool = engine.pool;
+        int threads = pool.threads();
+        // The count is raised when a slot is reserved, the peak once its thread has started (see
+        // WorkerPool#startWorker): a read between the two takes the count.
+        int peak = Math.max(pool.peakThreads(), threads);
+        return new ExecutorStatistics(submittedCount, p[0], coalescedCount, p[1] + engine.failedFutureCount(),
+                returnedCount, engine.liveContexts(), threads, peak, pool.coreTarget(), p[3], p[4], p[2],
+                engine.checker.blockedDetections(), p[5], (int) p[6], engine.settings.maxThreads, queued,
+                adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),
+                adm == null ? 0 : adm.acceptedOverLimit(), oldest == Lane.NO_WAITING ? 0 : age(now, oldest));
+    }
+
+    private static long age(long now, long stamp) {
+        return Math.max(0, now - stamp);
+    }
+
+    /**
+     * The stamp of the oldest waiting task (or {@link Lane#NO_WAITING}), from the places where waiting work can be:
+     * the ready queue (lanes and unordered tasks) and the lanes workers are running (which may have more behind the
+     * running task). A lane with waiting work is in exactly one of them, except for the moment between the submit that
+     * activates it and its entry into the ready queue. Idle lanes are never looked at, so the cost grows with the
+     * lanes that have work waiting, not with the live ones, and a queued item costs its queue node only (see
+     * {@link ReadyQueue}). With {@code top} non-null, also offers it every lane with a waiting task.
+     */
+    private long oldestWaiting(TopLanes top) {
+        OldestInQueue queued = new OldestInQueue(top);
+        engine.readyQueue.walk(queued);
+        long oldest = queued.oldest;
+        for (Worker w : engine.pool.workers()) {
+            Lane lane = w.currentLane;
+            if (lane != null) {
+                long stamp = lane.oldestStamp();
+                if (top != null) {
+                    top.offer(lane, stamp);
+                }
+                oldest = older(oldest, stamp);
+            }
+        }
+        return oldest;
+    }
+
+    /** The ready queue's part of {@link #oldestWaiting}: reads the queue's nodes only (see {@link ReadyQueue}). */
+    private static final class OldestInQueue implements ReadyQueue.Visitor {
+        private final TopLanes top;
+        long oldest = Lane.NO_WAITING;
+
+        OldestInQueue(TopLanes top) {
+            this.top = top;
+        }
+
+        @Override
+        public void lane(Object lane, long stamp) {
+            if (stamp == Lane.NO_WAITING) {
+                // Queued with nothing waiting (sent round once more, see SequentialLane#runBatch): what came since
+                // is only in the lane. Rare, so following these few to their lanes keeps the walk cheap.
+                stamp = ((Lane) lane).oldestStamp();
+            }
+            if (top != null) {
+                top.offer(lane, stamp);
+            }
+            oldest = older(oldest, stamp);
+        }
+
+        @Override
+        public void task(long stamp) {
+            oldest = older(oldest, stamp);
+        }
+    }
+
+    /**
+     * The k lanes with the oldest waiting task seen so far, oldest first: two arrays of k, insertion in place, no
+     * allocation per lane offered (a walk may offer a million). A lane offered twice (it moved from the queue to a
+     * worker during the walk) is kept once.
+     */
+    private static final class TopLanes {
+        final Object[] lanes; // lanes, not cast while offered (see ReadyQueue.Visitor)
+        final long[] stamps;
+        int size;
+
+        TopLanes(int k) {
+            lanes = new Object[k];
+            stamps = new long[k];
+        }
+
+        void offer(Object lane, long stamp) {
+            if (stamp == Lane.NO_WAITING || (size == lanes.length && stamp - stamps[size - 1] >= 0)) {
+                return; // nothing waits, or not older than the youngest kept
+            }
+            for (int i = 0; i < size; i++) {
+                if (lanes[i] == lane) {
+                    return;
+                }
+            }
+            int i = Math.min(size, lanes.length - 1);
+            while (i > 0 && stamp - stamps[i - 1] < 0) {
+                lanes[i] = lanes[i - 1];
+                stamps[i] = stamps[i - 1];
+                i--;
+            }
+            lanes[i] = lane;
+            stamps[i] = stamp;
+            size = Math.min(size + 1, lanes.length);
+        }
+    }
+
+    private static long older(long a, long b) {
+        if (a == Lane.NO_WAITING) {
+            return b;
+        }
+        if (b == Lane.NO_WAITING) {
+            return a;
+        }
+        return b - a < 0 ? b : a; // nanoTime values: compare by difference
+    }
+
+    List<ContextStatistics> contexts() {
+        long now = System.nanoTime();
+        List<ContextStatistics> out = new ArrayList<>();
+        for (Lane lane : engine.lanes(false).values()) {
+            if (lane.isActive()) {
+                out.add(statisticsOf(lane, now));
+            }
+        }
+        for (Lane lane : engine.lanes(true).values()) {
+            if (lane.isActive()) {
+                out.add(statisticsOf(lane, now));
+            }
+        }
+        return out;
+    }
+
+    private static ContextStatistics statisticsOf(Lane lane, long now) {
+        long stamp = lane.oldestStamp();
+        return new ContextStatistics(lane.context, lane.coalescing(), lane.submittedCount(), lane.executedCount(),
+                lane.queuedCount(), stamp == Lane.NO_WAITING ? 0 : age(now, stamp));
+    }
+
+    List<ContextStatistics> busiest(int k) {
+        List<ContextStatistics> out = new ArrayList<>(Math.min(k, 64));
+        if (k == 0) {
+            return out;
+        }
+        TopLanes top = new TopLanes(Math.min(k, 1 << 20));
+        oldestWaiting(top);
+        long now = System.nanoTime();
+        for (int i = 0; i < top.size; i++) {
+            ContextStatistics cs = statisticsOf((Lane) top.lanes[i], now);
+            if (cs.queued() > 0) { // else it started its last waiting task since the walk
+                out.add(cs);
+            }
+        }
+        return out;
+    }
+}
