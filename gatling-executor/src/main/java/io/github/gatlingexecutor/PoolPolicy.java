@@ -18,9 +18,9 @@ package io.github.gatlingexecutor;
  *       searcher is only yielding (it polls again in microseconds).</li>
  *   <li><b>Auxiliary starts only for blocking.</b> After each look of the checker, if work waits and no worker is
  *       idle, start {@code cores - running} workers ({@code running}: busy workers neither stuck nor blocked off
- *       their CPU), and at least one when some worker is stuck and none runs. A CPU-bound backlog that already fills
- *       the cores starts none (SPEC point 6: never more workers than cores for CPU-bound work), and growth is damped
- *       to one thread per core per look.</li>
+ *       their CPU), and at least one when some worker is stuck and none runs, but never more than the items
+ *       waiting. A CPU-bound backlog that already fills the cores starts none (SPEC point 6: never more workers than
+ *       cores for CPU-bound work), and growth is damped to one thread per core per look.</li>
  *   <li><b>Refill.</b> A pool below its core size with work waiting (a thread factory failed earlier) starts a core
  *       worker at the next look.</li>
  *   <li><b>Core bump.</b> Every {@code coreBumpThreshold}-th auxiliary start raises the core size by one, up to
@@ -93,6 +93,9 @@ final class PoolPolicy {
         }
         // With no worker running at all, even a machine whose cores are taken by stuck tasks needs one more thread.
         int toStart = Math.max(CORES - running, stuck > 0 && running == 0 ? 1 : 0);
+        // No more than the items waiting: each new worker takes one, and a lane runs on one thread at a time. (Started
+        // for cores alone, the last of an even number of blocked tasks on two cores brought an idle thread with it.)
+        toStart = Math.min(toStart, Math.max(1, engine.readyQueue.countUpTo(toStart)));
         int started = 0;
         while (started < toStart && pool.tryStart(true)) {
             started++;

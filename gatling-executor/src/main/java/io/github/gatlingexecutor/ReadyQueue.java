@@ -149,6 +149,22 @@ final class ReadyQueue extends ReadyQueueTail {
     }
 
     /**
+     * How many items are queued, counting no further than {@code max} (racy, like {@link #isEmpty}; an item met twice
+     * by a walk that fell behind the head may count twice). For sizing, where only "fewer than max" matters.
+     */
+    int countUpTo(int max) {
+        int n = 0;
+        for (Node p = head.next; p != null && n < max; ) {
+            if (p.item != null) {
+                n++;
+            }
+            Node q = p.next;
+            p = q == p ? head.next : q;
+        }
+        return n;
+    }
+
+    /**
      * Takes {@code task} back if no worker has taken it: a CAS on its node's item, so exactly one of this call and
      * the poll that reaches it wins. By identity, once (if the same task is queued twice, one of them goes).
      */

@@ -374,6 +374,32 @@ class SemanticsElasticPoolTest {
         return e.statistics();
     }
 
+    @ParameterizedTest
+    @ValueSource(ints = {2, 5, 6})
+    void blockedTasksGetOneThreadEachAndNoIdleOneBesides(int blocked) {
+        // One core thread; the checker starts auxiliary ones while tasks wait behind blocked workers. Once every task
+        // runs (each blocked), nothing waits, so no later look starts anything: the pool is final when the checker
+        // has seen every worker stuck (each is counted once in blockedDetections, at a look after the one that
+        // started it). Two cores' worth of starts per look for the last waiting task left one idle thread besides.
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(16)
+                .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(20)).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(blocked);
+        for (int i = 0; i < blocked; i++) {
+            e.execute(() -> {
+                started.countDown();
+                blockQuietly(gate);
+            });
+        }
+        await(started, "every blocked task to start");
+        waitUntil("the checker to see every worker stuck", () -> e.statistics().blockedDetections() >= blocked,
+                () -> TestSupport.describe(e), 10_000);
+        ExecutorStatistics s = e.statistics();
+        assertEquals(blocked, s.threads(), "threads for " + blocked + " blocked tasks: " + s);
+        assertEquals(blocked, s.peakThreads(), "peak for " + blocked + " blocked tasks: " + s);
+        gate.countDown();
+    }
+
     @Test
     void checkerCountsBlockedWorkers() {
         GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(2)
