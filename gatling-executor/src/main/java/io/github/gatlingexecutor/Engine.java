@@ -853,6 +853,11 @@ final class Engine {
     }
 
     boolean awaitTermination(long nanos) throws InterruptedException {
+        if (terminatedAndThreadsGone()) {
+            // Nothing to wait for: true, whatever the caller's interrupt status, which stays as it was (the latch's
+            // await would throw on it, and clear it, even at a count of zero; the JDK's pools return true here).
+            return true;
+        }
         long deadline = System.nanoTime() + nanos;
         if (!terminated.await(nanos, TimeUnit.NANOSECONDS)) {
             return false;

@@ -62,6 +62,15 @@ final class TaskTimer {
             if (task.isPeriodic()) {
                 periodic.add(task);
             }
+            if (task.isDone()) {
+                // Cancelled between its run's end and this add (a periodic task's next run): its done() took this
+                // lock before we did and found nothing to remove, and nothing else would (a done task is skipped when
+                // due, never dropped from periodic). Its state was written before that done() took the lock, so the
+                // read here sees it; a cancel after our unlock finds the task here and removes it itself.
+                delayed.remove(task);
+                periodic.remove(task);
+                return true;
+            }
             first = delayed.peek() == task;
         } finally {
             lock.unlock();
@@ -255,14 +264,20 @@ final class TaskTimer {
         }
     }
 
-    /** shutdownNow: every task not yet due, periodic ones included, for the caller; none is cancelled. */
+    /**
+     * shutdownNow: every task not yet due, periodic ones included, for the caller; none is cancelled. A task cancelled
+     * already is left out: its state was written before its done() waits for this lock to take it out of the queue.
+     */
     List<ScheduledTask<?>> drain() {
+        List<ScheduledTask<?>> notDue;
         lock.lock();
         try {
-            return delayed.drain();
+            notDue = delayed.drain();
         } finally {
             lock.unlock();
         }
+        notDue.removeIf(ScheduledTask::isDone);
+        return notDue;
     }
 
     /** True if no task waits to become due; a dispatch in flight holds the lock, so it is either seen or finished. */
