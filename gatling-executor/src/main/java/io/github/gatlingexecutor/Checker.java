@@ -186,6 +186,7 @@ final class Checker implements Runnable {
                 // A backlog behind busy workers: inspect now, or as soon as the minimum interval allows.
                 nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
             }
+            releaseStrandedRounds(now, false);
             if (now - nextInspection >= 0) {
                 lastInspection = now;
                 nudged = false;
@@ -295,7 +296,43 @@ final class Checker implements Runnable {
                 running++;
             }
         }
+        if (PoolPolicy.emptyRoundsStranded(running, notBusy)) {
+            releaseStrandedRounds(now, true); // before the policy counts them as work waiting
+        }
         return pool.policy.inspected(pool, running, stuckWorkers, notBusy);
+    }
+
+    /** The workers' started counts summed at the last {@link #releaseStrandedRounds} walk (-1: none yet). */
+    private long roundsWalkedAt = -1;
+
+    /**
+     * Releases the lanes sent round the ready queue empty (see SequentialLane#runBatch) when no worker will come round
+     * to them soon ({@link PoolPolicy#emptyRoundsStranded}; {@code stranded}: an inspection found so already): each
+     * would stay mapped and look like work waiting. A lane given a task since it was queued goes back in the queue.
+     * Only workers send lanes round, each right after an item and before it starts the next, so once a walk is done
+     * another is needed only after some worker has started an item: the walk of a long queue behind stuck workers is
+     * not repeated every few milliseconds.
+     */
+    private void releaseStrandedRounds(long now, boolean stranded) {
+        if (engine.stopping()) {
+            return; // shutdownNow takes every lane
+        }
+        long started = 0;
+        for (Worker w : engine.pool.workers()) {
+            started += w.startedCountOpaque();
+        }
+        if (started == roundsWalkedAt || !(stranded || engine.pool.policy.emptyRoundsStranded(now))) {
+            return;
+        }
+        roundsWalkedAt = started;
+        engine.readyQueue.takeEmptyRounds(lane -> {
+            if (lane.releaseIfEmpty()) {
+                lane.unmap();
+            } else if (!lane.isFinished()) {
+                engine.readyQueue.offerLane(lane); // given work since: ours now, so back it goes
+                engine.pool.signalWork();
+            }
+        });
     }
 
     /**

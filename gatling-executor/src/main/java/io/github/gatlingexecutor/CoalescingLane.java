@@ -181,6 +181,17 @@ final class CoalescingLane extends Lane {
         return slot == IDLE;
     }
 
+    /** A coalescing lane is never sent round empty: it goes idle as soon as it has nothing pending. */
+    @Override
+    boolean queuedNothing() {
+        return false;
+    }
+
+    @Override
+    boolean releaseIfEmpty() {
+        return false;
+    }
+
     @Override
     boolean isActive() {
         Runnable s = slot;

@@ -130,6 +130,19 @@ abstract class Lane {
 
     abstract boolean isIdle();
 
+    /**
+     * Racy: whether the lane is active with nothing queued (sent round once more after it emptied). A hint for
+     * {@link ReadyQueue#takeEmptyRounds}; {@link #releaseIfEmpty} decides.
+     */
+    abstract boolean queuedNothing();
+
+    /**
+     * The owner's release of an active lane with nothing queued and nothing running (one taken out of the ready queue,
+     * sent round once more after it emptied): ACTIVE to DEAD; returns whether it did. The caller then unmaps the lane,
+     * or, if not, still owns it.
+     */
+    abstract boolean releaseIfEmpty();
+
     /** Released or closed: terminal, so a true answer stays true (one read of the state). */
     abstract boolean isFinished();
 

@@ -103,6 +103,36 @@ final class PoolPolicy {
         return started > 0;
     }
 
+    /**
+     * Rule 2's companion: whether lanes sent round the ready queue once more with nothing waiting (see
+     * SequentialLane#runBatch) should be released by the checker rather than wait for a worker: every worker is in an
+     * item that has run for over a millisecond, so none comes round to them soon. Left there, each stays mapped (empty)
+     * for as long as the workers are busy, and counts as work waiting for rule 2: it started auxiliary workers with
+     * nothing to run. While items are short, the workers come round within microseconds, and releasing such a lane
+     * would cost its context's next submit a new lane.
+     */
+    boolean emptyRoundsStranded(long now) {
+        boolean any = false;
+        for (Worker w : engine.pool.workers()) {
+            if (w.parkState() == Worker.RETIRED) {
+                continue;
+            }
+            if (!w.inLongItem(now, LONG_ITEM_NANOS)) {
+                return false;
+            }
+            any = true;
+        }
+        return any;
+    }
+
+    /**
+     * The same, from one look of the checker ({@link #inspected}'s counts): no worker is free and none runs (each is
+     * stuck, or blocked off its CPU), so none comes round soon, however young its item.
+     */
+    static boolean emptyRoundsStranded(int running, int notBusy) {
+        return running == 0 && notBusy == 0;
+    }
+
     /** Rule 4: whether the {@code auxStarted}-th auxiliary start raises the core size from {@code coreTarget}. */
     boolean bumpsCore(long auxStarted, int coreTarget) {
         return auxStarted % settings.coreBumpThreshold == 0 && coreTarget < settings.maxThreads;

@@ -10,11 +10,12 @@ import java.lang.invoke.VarHandle;
  * {@code oldestQueuedAge()} or {@code busiestContexts(k)} then reads nodes and nothing else: with a million lanes
  * queued, following each item to its lane (or even to its class word) was most of the cost.
  *
- * <p>Taking an item: a poll swings {@code head} to the first node, which becomes the new dummy, and so owns that
- * node's item. An unordered task may also be taken back by its submitter (a submit that finds the executor shut
- * down once its task is queued, see {@code Engine#attemptPlain}), so for those the item itself is claimed with a CAS, by the poll or by the taker-back,
- * whichever comes first; a node whose item was taken back stays linked, with no item, and polls skip it. A lane is
- * never taken back, so a poll takes it with a plain read (the head CAS has made the node its own).
+ * <p>Taking an item: a poll swings {@code head} to the first node, which becomes the new dummy, and then claims the
+ * node's item with an atomic swap. The swap, not the head CAS, decides, because an item may also be taken back from
+ * the middle of the queue by a CAS on its node: an unordered task by its submitter (a submit that finds the executor
+ * shut down once its task is queued, see {@code Engine#attemptPlain}), and an emptied lane sent round once more by the
+ * checker while every worker is in a long task ({@link #takeEmptyRounds}). Whichever claims the item first owns it; a
+ * node whose item was taken back stays linked, with no item, and polls skip it.
  *
  * <p>An old head is linked to itself once it is left behind: a dead node kept alive by a stale reference (or promoted
  * to the old generation) then holds no chain of younger nodes with it. A walker that meets a self-linked node has
@@ -118,17 +119,11 @@ final class ReadyQueue extends ReadyQueueTail {
             // first is the new dummy and ours: nobody else polls it. The tail is left alone (a read of its line per
             // poll would cost a miss); an offer that finds it pointing at a dead head recovers from the head.
             NEXT.setRelease(h, h);
-            Object item;
-            if (first.lane) {
-                item = first.item;
-                ITEM.setOpaque(first, null); // for the collector and for walkers; nobody CASes a lane's item
-            } else {
-                item = ITEM.getAndSet(first, null); // an unordered task may be taken back concurrently
-            }
+            Object item = ITEM.getAndSet(first, null); // the item may be taken back concurrently (see the class note)
             if (item != null) {
                 return item;
             }
-            // taken back by its submitter: move on
+            // taken back: move on
         }
     }
 
@@ -182,6 +177,25 @@ final class ReadyQueue extends ReadyQueueTail {
                 p = q;
             }
             return false;
+        }
+    }
+
+    /**
+     * Takes out of the queue every lane that was sent round once more with nothing waiting (queued with
+     * {@link Lane#NO_WAITING}, see SequentialLane#runBatch) and is still empty, and hands each to {@code owner}, which
+     * then owns it as a poll would. For the checker, when no worker will come round to such lanes soon: each would
+     * otherwise stay mapped, empty, and count as work waiting. Racy like any walk: a lane given work since the look is
+     * still taken, and its new owner must queue it again.
+     */
+    void takeEmptyRounds(java.util.function.Consumer<Lane> owner) {
+        for (Node p = head.next; p != null; ) {
+            Object item = p.item;
+            if (item != null && p.lane && p.stamp == Lane.NO_WAITING && ((Lane) item).queuedNothing()
+                    && ITEM.compareAndSet(p, item, null)) {
+                owner.accept((Lane) item);
+            }
+            Node q = p.next;
+            p = q == p ? head.next : q;
         }
     }
 

@@ -388,6 +388,33 @@ final class SequentialLane extends Lane {
     }
 
     @Override
+    boolean queuedNothing() {
+        long s = state;
+        return mode(s) == ACTIVE && seq(s) == (long) TAKEN_SEQ.getOpaque(this);
+    }
+
+    /**
+     * The caller took the lane out of the ready queue, where its last owner had put it after writing the head (at a
+     * MORE, see runBatch): {@code taken} is exact, and nothing runs. If no slot was claimed since, nothing is queued,
+     * and the lane goes straight to DEAD, as an idle one would at the end of its grace. A submitter that read ACTIVE
+     * fails its CAS on DEAD and looks the context up again; a shutdownNow that closed it first wins, and we do nothing.
+     * No take hand-shake: nothing is taken, and the head is not written.
+     */
+    @Override
+    boolean releaseIfEmpty() {
+        long s = state;
+        if (mode(s) != ACTIVE || seq(s) != (long) TAKEN_SEQ.getOpaque(this)) {
+            return false;
+        }
+        if (STATE.compareAndSet(this, s, state(seq(s), DEAD))) {
+            producerChunk = NONE; // as in releaseIfIdle
+            chunk = NONE;
+            return true;
+        }
+        return false;
+    }
+
+    @Override
     boolean isActive() {
         return active(mode(state));
     }

@@ -29,6 +29,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -786,5 +788,35 @@ class DefectRegressionTest {
         } finally {
             Thread.interrupted();
         }
+    }
+
+    /**
+     * A lane emptied while other work waited goes round the ready queue once more; when every worker then got stuck,
+     * nobody came round to it, and it stayed mapped (and listed by contextStatistics) for as long as they were stuck,
+     * with nothing queued or running; with room to grow it made the checker start an auxiliary worker for it. Here
+     * each x task submits its y task, so x's lane empties with y waiting, and each y blocks its worker.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2})
+    void anEmptiedLaneIsReleasedWhileEveryWorkerIsStuck(int workers) {
+        GatlingExecutor e = cleanup.track(gatling("stuck-rounds").coreThreads(workers).maxThreads(workers)
+                .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(20)).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch stuck = new CountDownLatch(workers);
+        for (int i = 0; i < workers; i++) {
+            Runnable y = () -> {
+                stuck.countDown();
+                TestSupport.blockQuietly(gate);
+            };
+            String context = "y" + i;
+            e.execute(new Seq("x" + i, () -> e.sequential(context).execute(y)));
+        }
+        await(stuck, "every worker stuck in a y task");
+        waitUntil("the x lanes to be released", () -> e.statistics().liveContexts() == workers,
+                () -> e.statistics() + " " + e.contextStatistics(), 2_000);
+        for (ContextStatistics c : e.contextStatistics()) {
+            assertTrue(c.context().toString().startsWith("y"), "only the stuck contexts are live: " + c);
+        }
+        gate.countDown();
     }
 }

@@ -139,6 +139,56 @@ class LincheckReadyQueueTest {
         };
     }
 
+    /**
+     * The checker's release of a lane sent round empty ({@link ReadyQueue#takeEmptyRounds}, then
+     * {@link Lane#releaseIfEmpty}) against a worker's poll and a submitter's task for that lane. The lane is claimed
+     * once, by the poll or the checker; a task the submitter had accepted is never dropped with a released lane: if
+     * the lane was released, the submit was told so (and would look the context up again); if the checker took it and
+     * could not release it, it owns it and queues it again, with the task.
+     */
+    static Runnable emptyRoundScenario() {
+        return () -> {
+            Engine e = LincheckLaneTest.engine();
+            e.readyQueue.offerTask(task(0)); // other work waits, so the emptied lane goes round once more
+            Worker w = LincheckLaneTest.worker(e, null);
+            SequentialLane lane = new SequentialLane(e, "ctx");
+            check(lane.offer(() -> { }, 0) == Lane.ACTIVATED, "activated");
+            check(lane.runBatch(w, 64) == Lane.MORE, "sent round");
+            ReadyQueue q = new ReadyQueue();
+            q.offerLane(lane);
+            Object[] polled = new Object[1];
+            int[] outcome = new int[1];
+            boolean[] taken = new boolean[1];
+            boolean[] released = new boolean[1];
+            runAll(() -> polled[0] = q.poll(),
+                    () -> q.takeEmptyRounds(l -> {
+                        taken[0] = true;
+                        if (l.releaseIfEmpty()) {
+                            released[0] = true;
+                        } else {
+                            q.offerLane(l); // still ours: back in the queue
+                        }
+                    }),
+                    () -> outcome[0] = lane.offer(() -> { }, 0));
+            Object again = q.poll();
+            // Who holds the lane now: the poller, or the queue (the checker queued it again). Never both.
+            int holders = (polled[0] == lane ? 1 : 0) + (again == lane ? 1 : 0);
+            if (released[0]) {
+                check(outcome[0] == Lane.RELEASED, "a released lane accepted a task: " + outcome[0]);
+                check(holders == 0, "a released lane is still held: polled " + polled[0] + ", then " + again);
+            } else {
+                check(outcome[0] == Lane.ACCEPTED, "offer to an active lane: " + outcome[0]);
+                check(holders == 1, "the lane is held " + holders + " times (taken back " + taken[0] + ")");
+            }
+        };
+    }
+
+    @Test
+    @Timeout(120)
+    void emptyRoundTakenBackVersusPollAndSubmit() {
+        Lincheck.runConcurrentTest(INVOCATIONS, emptyRoundScenario());
+    }
+
     @Test
     @Timeout(120)
     void takeBackVersusPoll() {
