@@ -31,7 +31,6 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,6 +39,7 @@ import java.util.concurrent.locks.LockSupport;
 import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFailure.ACKNOWLEDGED;
 import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFailure.FAILED;
 import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFailure.RUNNING;
+import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFailure.WAITING;
 
 /**
  * Consumes Kafka topics and runs each record's handler on a {@link ContextExecutor}, in per-key order (or as
@@ -153,10 +153,22 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         this.givenExecutor = b.executor;
         this.maxPending = b.maxPendingPerPartition;
         this.resumeBelow = (b.maxPendingPerPartition + 1L) / 2;
-        this.commitIntervalNanos = b.commitInterval.toNanos();
-        this.closeTimeout = b.closeTimeout;
+        this.commitIntervalNanos = capped(b.commitInterval).toNanos();
+        this.closeTimeout = capped(b.closeTimeout);
         this.groupId = String.valueOf(config.get(ConsumerConfig.GROUP_ID_CONFIG));
-        this.runner = new RecordRunner<>(b.handler, b.onFailure, b.retries, b.retryBackoff);
+        this.runner = new RecordRunner<>(b.handler, b.onFailure, b.retries, capped(b.retryBackoff));
+    }
+
+    /** About 73 years: durations are used in nanoseconds, added to clock readings, and this leaves room for that. */
+    private static final Duration LONGEST = Duration.ofNanos(Long.MAX_VALUE >> 2);
+
+    /**
+     * {@code d}, or {@link #LONGEST} if longer: a timeout of {@code ChronoUnit.FOREVER} is valid, and means "wait as
+     * long as it takes", but its nanoseconds overflow a {@code long} (close() then threw, committed nothing and left
+     * the consumer's heartbeat thread running).
+     */
+    static Duration capped(Duration d) {
+        return d.compareTo(LONGEST) > 0 ? LONGEST : d;
     }
 
     /**
@@ -505,30 +517,48 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                     + " is set; its partition waits and reads it again after a backoff", e);
             return;
         }
+        df.error = e;
+        df.outcome = WAITING;
+        startFailureHandlerWhenDue(ps, df);
+    }
+
+    /**
+     * The failure handler of a record that cannot be deserialized runs in the record's order, like a handler: such a
+     * record has no key, and records without a key are ordered by partition, so it starts once every earlier record of
+     * its partition is complete (the consumer stops at it, so nothing later is dispatched meanwhile). Polling thread.
+     */
+    private void startFailureHandlerWhenDue(PartitionState ps, PartitionState.DeserializationFailure df) {
+        ps.advance();
+        if (!ps.quiet()) {
+            return; // earlier records of the partition still run: looked at again after each poll
+        }
+        FailureHandler<K, V> onFailure = runner.failureHandler();
+        RecordDeserializationException e = df.error;
+        TopicPartition tp = ps.tp;
         df.outcome = RUNNING;
         ConsumerRecord<K, V> raw = new ConsumerRecord<>(tp.topic(), tp.partition(), e.offset(), e.timestamp(),
                 e.timestampType(), ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, null, null, e.headers(),
                 Optional.empty());
-        PartitionState.DeserializationFailure failure = df;
-        try {
-            executor.execute(() -> {
-                try {
-                    onFailure.onFailure(raw, e);
-                    failure.outcome = ACKNOWLEDGED;
-                } catch (Throwable t) {
-                    LOG.log(Level.WARNING, "The failure handler threw for " + tp + "@" + e.offset()
-                            + ", which cannot be deserialized; it is read again after a backoff", t);
-                    failure.outcome = FAILED;
-                }
-            });
-        } catch (RejectedExecutionException closing) {
-            df.outcome = FAILED;
+        boolean handedOver = runner.handOff(executor, () -> {
+            try {
+                onFailure.onFailure(raw, e);
+                df.outcome = ACKNOWLEDGED;
+            } catch (Throwable t) {
+                LOG.log(Level.WARNING, "The failure handler threw for " + tp + "@" + e.offset()
+                        + ", which cannot be deserialized; it is read again after a backoff", t);
+                df.outcome = FAILED;
+            }
+        });
+        if (!handedOver) {
+            df.outcome = FAILED; // the executor is shutting down with the processor
         }
     }
 
     private void checkDeserialization(PartitionState ps, PartitionState.DeserializationFailure df, long now) {
         int outcome = df.outcome;
-        if (outcome == ACKNOWLEDGED) {
+        if (outcome == WAITING) {
+            startFailureHandlerWhenDue(ps, df);
+        } else if (outcome == ACKNOWLEDGED) {
             consumer.seek(ps.tp, df.offset + 1);
             ps.nextOffset = Math.max(ps.nextOffset, df.offset + 1);
             ps.deserialization = null;

@@ -1,6 +1,7 @@
 package io.github.gatlingexecutor.kafka;
 
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordDeserializationException;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -159,8 +160,13 @@ final class PartitionState {
     /** A record that could not be deserialized, waiting for the failure handler or for its next try. */
     static final class DeserializationFailure {
         final long offset;
-        /** {@link #RUNNING} while the failure handler runs, then {@link #ACKNOWLEDGED} or {@link #FAILED}. */
+        /**
+         * {@link #WAITING} until the partition's earlier records are complete, {@link #RUNNING} while the failure
+         * handler runs, then {@link #ACKNOWLEDGED} or {@link #FAILED}.
+         */
         volatile int outcome;
+        /** What the consumer threw for it; set by the polling thread before the failure handler can run. */
+        RecordDeserializationException error;
         /** Owned by the polling thread from here on. */
         int attempts;
         long retryAtNanos;
@@ -170,6 +176,7 @@ final class PartitionState {
         static final int RUNNING = 0;
         static final int ACKNOWLEDGED = 1;
         static final int FAILED = 2;
+        static final int WAITING = 3;
 
         DeserializationFailure(long offset) {
             this.offset = offset;

@@ -4,6 +4,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -77,6 +78,14 @@ final class RecordRunner<K, V> {
             return DROPPED;
         }
         ConsumerRecord<K, V> record = w.record;
+        // Several records may run in one executor task (a router's batch, a slot's run), and the executor clears a
+        // worker's interrupt status only between its tasks: an interrupt an earlier handler left set must not reach
+        // this one. Kept only while the executor is shut down, when it means what the handler's contract says (the
+        // processor is closing and its time has passed). Read after the clear: the interrupt of shutdownNow comes
+        // after its state change, so a status it set is never taken for a stale one.
+        if (Thread.interrupted() && executor.isShutdown()) {
+            Thread.currentThread().interrupt();
+        }
         Throwable error;
         try {
             handler.handle(record);
@@ -131,6 +140,35 @@ final class RecordRunner<K, V> {
             return true;
         } catch (RejectedExecutionException closing) {
             return false;
+        }
+    }
+
+    /** How soon a hand-off that a bounded executor refused for capacity is tried again. */
+    static final long REFUSED_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+    /**
+     * Hands {@code task} to {@code target} (the executor, or a lane of it). An executor given to the processor may be
+     * bounded ({@code maxQueued}, {@code maxQueuedPerContext}) and refuse it for capacity; the hand-off is then made
+     * again after {@link #REFUSED_RETRY_NANOS} by the executor's timer (a due scheduled task is never refused for
+     * capacity, and its run hands the task over again), so a refused record waits instead of being dropped with its
+     * partition's commit held behind it for good. Returns false only once the executor is shut down: the processor is
+     * closing, and what was not handed over is not committed.
+     */
+    boolean handOff(Executor target, Runnable task) {
+        try {
+            target.execute(task);
+            return true;
+        } catch (RejectedExecutionException refused) {
+            ScheduledExecutorService ex = executor;
+            if (ex.isShutdown()) {
+                return false;
+            }
+            try {
+                ex.schedule(() -> handOff(target, task), REFUSED_RETRY_NANOS, TimeUnit.NANOSECONDS);
+                return true;
+            } catch (RejectedExecutionException closing) {
+                return false;
+            }
         }
     }
 

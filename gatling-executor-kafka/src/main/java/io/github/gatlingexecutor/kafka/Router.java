@@ -208,9 +208,7 @@ final class Router<K, V> implements Runnable {
         ps.track(w);
         slowUntil = now + SLOW_HOLD_NANOS;
         slowStreak = 0;
-        try {
-            executor.execute(this);
-        } catch (RejectedExecutionException e) {
+        if (!runner.handOff(executor, this)) {
             sched.set(IDLE); // the executor is closing; schedule() tries again after the next poll
         }
     }
@@ -303,9 +301,7 @@ final class Router<K, V> implements Runnable {
             mark = after;
         }
         publish();
-        try {
-            executor.execute(this); // the token goes with it
-        } catch (RejectedExecutionException e) {
+        if (!runner.handOff(executor, this)) { // the token goes with it
             sched.set(IDLE);
         }
         return false;
@@ -381,11 +377,7 @@ final class Router<K, V> implements Runnable {
             slot.publish(w, owner);
             return;
         }
-        try {
-            executor.execute(w);
-        } catch (RejectedExecutionException closing) {
-            // The executor is shutting down with the processor; this record is not committed.
-        }
+        runner.handOff(executor, w); // false: the executor is shutting down with the processor; not committed
     }
 
     /** {@link Ordering#PARTITION}: false when the record failed and now holds the partition until its retry. */
@@ -412,9 +404,7 @@ final class Router<K, V> implements Runnable {
 
     private void retryNow() {
         retryDue = true;
-        try {
-            executor.execute(this); // the token stayed with the failed record; the timer hands it on
-        } catch (RejectedExecutionException e) {
+        if (!runner.handOff(executor, this)) { // the token stayed with the failed record; the timer hands it on
             sched.set(IDLE);
         }
     }

@@ -3,7 +3,6 @@ package io.github.gatlingexecutor.kafka;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 
 /**
  * One key (or the null key of one partition): who may run its records now, the records waiting for their turn, and
@@ -282,11 +281,7 @@ final class Slot<K, V> implements Runnable {
     }
 
     private void resubmit() {
-        try {
-            lane.execute(this);
-        } catch (RejectedExecutionException closing) {
-            // The executor is shutting down with the processor; what is left here is not committed.
-        }
+        runner.handOff(lane, this); // false: the executor is shutting down with the processor; not committed
     }
 
     private Work<K, V> take() {

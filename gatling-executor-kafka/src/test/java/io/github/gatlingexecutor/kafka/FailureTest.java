@@ -8,11 +8,15 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Deserializer;
+import io.github.gatlingexecutor.GatlingExecutor;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -399,6 +403,162 @@ class FailureTest {
         Set<Thread> left = liveThreads();
         left.removeAll(before);
         assertEquals(Set.of(), left.stream().map(Thread::getName).collect(Collectors.toSet()));
+    }
+
+    /**
+     * Several records run in one executor task (a router's batch under PARTITION order), and the executor clears a
+     * worker's interrupt status only between its tasks: an interrupt one handler left set reached the records after
+     * it in that task (records 6 to 39 of 40 here).
+     */
+    @Test
+    void anInterruptLeftByOneHandlerDoesNotReachTheNextRecords() throws Exception {
+        String topic = EmbeddedKafka.name("interrupt");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            records.add(new ProducerRecord<>(topic, "k" + i, "v" + i));
+        }
+        KAFKA.produce(records);
+        Queue<Long> startedInterrupted = new ConcurrentLinkedQueue<>();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                .topics(topic)
+                .ordering(Ordering.PARTITION)
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> {
+                    if (Thread.currentThread().isInterrupted()) {
+                        startedInterrupted.add(r.offset());
+                    }
+                    if (r.offset() == 5) {
+                        Thread.currentThread().interrupt(); // and returns: the record completes
+                    }
+                })
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, Map.of(new TopicPartition(topic, 0), 40L));
+            assertEquals(List.of(), new ArrayList<>(startedInterrupted), "records that started interrupted");
+        }
+    }
+
+    /**
+     * The failure handler of a record that cannot be deserialized ran at once, as an unordered task, beside the
+     * handlers of the records before it in its partition; such a record has no key, and records without a key are
+     * ordered by partition, as everything is under PARTITION order.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Ordering.class, names = {"PARTITION", "KEY"})
+    void theFailureHandlerOfAnUnreadableRecordRunsAfterTheRecordsBeforeIt(Ordering ordering) throws Exception {
+        String topic = EmbeddedKafka.name("deser-order");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            records.add(new ProducerRecord<>(topic, null, i == 3 ? "bad" : "v" + i));
+        }
+        KAFKA.produce(records);
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, PickyDeserializer.class.getName());
+        CountDownLatch firstStarted = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch failureCalled = new CountDownLatch(1);
+        AtomicInteger earlierDone = new AtomicInteger();
+        AtomicInteger earlierDoneAtFailure = new AtomicInteger(-1);
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .ordering(ordering)
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> {
+                    if (r.offset() == 0) {
+                        firstStarted.countDown();
+                        assertTrue(release.await(30, TimeUnit.SECONDS));
+                    }
+                    if (r.offset() < 3) {
+                        earlierDone.incrementAndGet();
+                    }
+                })
+                .onFailure((r, e) -> {
+                    earlierDoneAtFailure.set(earlierDone.get());
+                    failureCalled.countDown();
+                })
+                .build()) {
+            processor.start();
+            assertTrue(firstStarted.await(30, TimeUnit.SECONDS));
+            // An observation window for the broken order: the failure handler came within tens of milliseconds.
+            boolean early = failureCalled.await(500, TimeUnit.MILLISECONDS);
+            release.countDown();
+            assertTrue(failureCalled.await(30, TimeUnit.SECONDS), "the failure handler was called");
+            assertEquals(3, earlierDoneAtFailure.get(), "records before it done when the failure handler ran"
+                    + (early ? " (it ran while the first still ran)" : ""));
+            awaitCommitted(processor, Map.of(new TopicPartition(topic, 0), 10L));
+        }
+    }
+
+    /**
+     * A close timeout of {@code ChronoUnit.FOREVER} passed build() and made close() overflow: it threw
+     * ArithmeticException, committed nothing and left the consumer's heartbeat thread behind.
+     */
+    @Test
+    void aCloseTimeoutOfForeverClosesNormally() throws Exception {
+        String topic = EmbeddedKafka.name("forever");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            records.add(new ProducerRecord<>(topic, "k" + i, "v" + i));
+        }
+        KAFKA.produce(records);
+        String group = EmbeddedKafka.name("g");
+        KAFKA.warmUp(topic);
+        Set<Thread> before = liveThreads();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic)
+                .commitInterval(ChronoUnit.FOREVER.getDuration()) // only close commits
+                .retryBackoff(ChronoUnit.FOREVER.getDuration())
+                .closeTimeout(ChronoUnit.FOREVER.getDuration())
+                .handler(r -> { })
+                .build();
+        processor.start();
+        await(Duration.ofSeconds(30), "all completed", () -> processor.statistics().completed() == 50);
+        processor.close();
+        assertEquals(Map.of(new TopicPartition(topic, 0), 50L), KAFKA.committed(group));
+        Set<Thread> left = liveThreads();
+        left.removeAll(before);
+        assertEquals(Set.of(), left.stream().map(Thread::getName).collect(Collectors.toSet()));
+    }
+
+    /**
+     * An executor given to the processor may be bounded: the records it refused for capacity were dropped (taken for
+     * a sign that it was shutting down), and their partition's commit stayed behind them for good (about 20 of 300
+     * records ran). A refused hand-off is now made again shortly after.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Ordering.class, names = {"UNORDERED", "KEY"})
+    void recordsABoundedExecutorRefusesRunLater(Ordering ordering) throws Exception {
+        String topic = EmbeddedKafka.name("bounded");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            records.add(new ProducerRecord<>(topic, "k" + i, "v" + i));
+        }
+        KAFKA.produce(records);
+        LongAdder handled = new LongAdder();
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("bounded").coreThreads(2).maxThreads(4)
+                .maxQueued(16).build();
+             KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                .topics(topic)
+                .ordering(ordering)
+                .executor(executor)
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> {
+                    Thread.sleep(1); // a backlog for the bound
+                    handled.increment();
+                })
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, Map.of(new TopicPartition(topic, 0), 300L));
+            assertEquals(300, handled.sum());
+            assertTrue(executor.statistics().rejected() > 0, "the bound refused some: " + executor.statistics());
+        }
     }
 
     private static Set<Thread> liveThreads() {
