@@ -12,7 +12,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The executor's housekeeping thread ({@code <name>-checker}, or made by the configured {@code ThreadFactory}). It
- * never runs a task. It does four jobs:
+ * never runs a task. It does five jobs:
  *
  * <ol>
  *   <li><b>Stuck workers.</b> Every {@code checkPeriod} it looks at each busy worker. One that has run one task for
@@ -27,6 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li><b>The timer.</b> It dispatches due delayed and periodic tasks ({@link TaskTimer}).</li>
  *   <li><b>Idle lanes of busy workers.</b> It releases the lanes that a worker busy in a long task left idle
  *       ({@link #sweepIdleLanes}).</li>
+ *   <li><b>Lanes sent round empty.</b> It releases the emptied lanes that went round the ready queue once more when
+ *       no worker will come round to them soon ({@link #releaseStrandedRounds}).</li>
  *   <li><b>The coarse clock.</b> While any worker is awake it refreshes {@link Engine#stamp}'s clock at least every
  *       {@link #CLOCK_TICK_NANOS}, so that tasks are stamped within a few milliseconds of their arrival even while
  *       every worker is in a long task.</li>
@@ -317,22 +319,29 @@ final class Checker implements Runnable {
         if (engine.stopping()) {
             return; // shutdownNow takes every lane
         }
-        long started = 0;
-        for (Worker w : engine.pool.workers()) {
-            started += w.startedCountOpaque();
-        }
+        long started = engine.pool.startedTasks(); // retired workers' counts included: it only grows
         if (started == roundsWalkedAt || !(stranded || engine.pool.policy.emptyRoundsStranded(now))) {
             return;
         }
         roundsWalkedAt = started;
-        engine.readyQueue.takeEmptyRounds(lane -> {
-            if (lane.releaseIfEmpty()) {
-                lane.unmap();
-            } else if (!lane.isFinished()) {
-                engine.readyQueue.offerLane(lane); // given work since: ours now, so back it goes
-                engine.pool.signalWork();
+        engine.readyQueue.takeEmptyRounds(this::releaseHeldRound);
+    }
+
+    /** A lane sent round empty that this thread took out of the ready queue, and so owns: released, or queued again. */
+    void releaseHeldRound(Lane lane) {
+        if (lane.releaseIfEmpty()) {
+            lane.unmap();
+            if (engine.isShutdown()) {
+                // While we held the lane, a worker that found nothing to run asked whether the executor was
+                // quiescent; the lane was active, so it was not, and the worker parked for good (after shutdown an
+                // idle core worker parks untimed). The release changed the answer: it must ask again, or termination
+                // never comes.
+                engine.wakeForTermination();
             }
-        });
+        } else if (!lane.isFinished()) {
+            engine.readyQueue.offerLane(lane); // given work since: ours now, so back it goes
+            engine.pool.signalWork();
+        }
     }
 
     /**

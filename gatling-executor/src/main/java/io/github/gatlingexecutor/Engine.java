@@ -853,26 +853,34 @@ final class Engine {
     }
 
     boolean awaitTermination(long nanos) throws InterruptedException {
-        if (terminatedAndThreadsGone()) {
-            // Nothing to wait for: true, whatever the caller's interrupt status, which stays as it was (the latch's
-            // await would throw on it, and clear it, even at a count of zero; the JDK's pools return true here).
-            return true;
-        }
         long deadline = System.nanoTime() + nanos;
-        if (!terminated.await(nanos, TimeUnit.NANOSECONDS)) {
+        // Once terminated, nothing is waited for but threads between their last act for the executor and their end
+        // (microseconds): true whatever the caller's interrupt status, which stays as it was, as the JDK's pools do
+        // (the latch's await would throw on it, and clear it, even at a count of zero).
+        if (state != TERMINATED && !terminated.await(nanos, TimeUnit.NANOSECONDS)) {
             return false;
         }
-        // Terminated: what is left are threads between their last act for the executor and their end.
-        for (WeakReference<Thread> ref : exiting) {
-            Thread t = ref.get();
-            if (t != null) {
-                TimeUnit.NANOSECONDS.timedJoin(t, deadline - System.nanoTime()); // returns at once when <= 0
-                if (t.isAlive()) {
-                    return false;
+        boolean interrupted = false;
+        try {
+            for (WeakReference<Thread> ref : exiting) {
+                Thread t = ref.get();
+                while (t != null && t.isAlive()) {
+                    try {
+                        TimeUnit.NANOSECONDS.timedJoin(t, deadline - System.nanoTime()); // at once when <= 0
+                        if (t.isAlive()) {
+                            return false;
+                        }
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
                 }
             }
+            return true;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
-        return true;
     }
 
     void close() {

@@ -9,12 +9,15 @@ import java.util.List;
  *
  * <p>Ownership is the invariant that makes lanes sequential: a lane is <em>active</em> from the submit that finds it
  * idle until the worker that empties it releases it, and while active it is in exactly one place: with the submitter
- * that activated it (until it offers the lane to the ready queue), in the ready queue, or with one worker running a
- * batch of it. Only the owner takes tasks from the lane, so no two tasks of a lane ever run at once.
+ * that activated it (until it offers the lane to the ready queue), in the ready queue, with one worker running a
+ * batch of it, or with the checker, which took it out of the ready queue after it went round empty (until it
+ * releases it or queues it again). Only the owner takes tasks from the lane, so no two tasks of a lane ever run at
+ * once.
  *
  * <p>A lane that has nothing queued and nothing running goes IDLE and stays in the engine's map for a short grace
  * ({@link Worker#IDLE_GRACE_NANOS}), so a context that is used again soon is re-activated with one CAS and no map
- * update. Then it is released: it goes DEAD (terminal) and is removed from the map. Every lane that is not DEAD is the
+ * update. Then it is released: it goes DEAD (terminal) and is removed from the map. A lane the checker holds with
+ * nothing queued goes from ACTIVE straight to DEAD ({@link #releaseIfEmpty}). Every lane that is not DEAD is the
  * one in the map for its context, so a context never has two live lanes; a submitter that finds a DEAD lane looks the
  * context up again.
  */

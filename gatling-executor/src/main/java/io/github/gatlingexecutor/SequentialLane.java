@@ -11,9 +11,9 @@ import java.util.List;
  * <pre>
  *   state = seq &lt;&lt; 3 | mode       seq: tasks accepted so far (the last claimed slot, 1-based)
  *   IDLE      nothing queued or running (new, or emptied within the grace); the next submit activates it
- *   ACTIVE    owned by exactly one thread (activating submitter, ready queue, or a worker)
+ *   ACTIVE    owned by exactly one thread (activating submitter, ready queue, a worker, or the checker)
  *   GROWING   ACTIVE, and the submitter that claimed the first slot of a new chunk is linking it
- *   DEAD      released (terminal); the lane is no longer in the map
+ *   DEAD      released (terminal): from IDLE, or from ACTIVE with nothing queued by the checker; no longer mapped
  *   CLOSED    closed by shutdown (terminal); submits are rejected
  * </pre>
  *

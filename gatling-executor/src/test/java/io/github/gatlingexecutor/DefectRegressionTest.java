@@ -819,4 +819,43 @@ class DefectRegressionTest {
         }
         gate.countDown();
     }
+
+    /**
+     * While the checker held a lane it had taken out of the ready queue empty, a worker that found nothing to run
+     * after shutdown() asked whether the executor was quiescent (no: the lane was active) and parked for good; the
+     * release that followed woke nobody, and the executor never terminated. Here the test takes the lane in the
+     * checker's place (the checker thread is held back by its factory until the end), then hands it to the checker's
+     * release once the worker has parked.
+     */
+    @Test
+    void releasingAnEmptyRoundAfterShutdownLetsTheExecutorTerminate() throws Exception {
+        CountDownLatch checkerGate = cleanup.gate();
+        ThreadFactory factory = r -> TestSupport.isChecker(r)
+                ? new Thread(() -> {
+                    TestSupport.blockQuietly(checkerGate);
+                    r.run();
+                }, "held-checker")
+                : new Thread(r, "round-worker");
+        GatlingExecutor e = cleanup.track(gatling("round-shutdown").coreThreads(1).threadFactory(factory).build());
+        Engine engine = engineOf(e);
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch blocking = new CountDownLatch(1);
+        // Lane a empties while the plain task waits: it goes round the ready queue once more, and the only worker
+        // then runs the plain task, which blocks.
+        e.execute(new Seq("a", () -> e.execute(() -> {
+            blocking.countDown();
+            TestSupport.blockQuietly(gate);
+        })));
+        await(blocking, "the plain task");
+        Lane[] held = new Lane[1];
+        engine.readyQueue.takeEmptyRounds(lane -> held[0] = lane);
+        assertTrue(held[0] != null, "lane a went round empty");
+        e.shutdown();
+        gate.countDown();
+        Thread worker = TestSupport.liveThreads("round-worker").get(0);
+        waitUntil("the worker to park", () -> worker.getState() == Thread.State.WAITING);
+        engine.checker.releaseHeldRound(held[0]);
+        checkerGate.countDown();
+        assertTrue(e.awaitTermination(10, TimeUnit.SECONDS), "not terminated: " + e.statistics());
+    }
 }

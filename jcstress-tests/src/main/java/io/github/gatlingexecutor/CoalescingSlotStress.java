@@ -59,6 +59,6 @@ public class CoalescingSlotStress {
             lane.runBatch(worker, 64);
         }
         r.r1 = ran;
-        r.r3 = (int) engine.statistics().coalesced();
+        r.r3 = (int) engine.coalescedCount();
     }
 }

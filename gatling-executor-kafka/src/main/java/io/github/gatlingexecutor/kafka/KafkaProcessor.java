@@ -243,6 +243,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         }
         closing = true;
         joinPollThread();
+        runner.closed = true; // hand-offs refused for capacity are not tried again from here on
         closeOwnExecutor();
     }
 
@@ -259,6 +260,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         joinPollThread();
         ContextExecutor ex = executor;
         if (givenExecutor == null && ex != null && executorClosed.compareAndSet(false, true)) {
+            runner.stopping = true;
             ex.shutdownNow();
         }
     }
@@ -288,6 +290,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         }
         // The records had their closeTimeout on the polling thread already: what is left is either dropped work or
         // retry timers (which a plain shutdown would still wait for), or handlers overrunning, to be interrupted.
+        runner.stopping = true; // before the interrupts: see RecordRunner#tryHandle
         ex.shutdownNow();
         boolean interrupted = false;
         long deadline = System.nanoTime() + Math.max(closeTimeout.toNanos(), TimeUnit.SECONDS.toNanos(1));
@@ -523,14 +526,15 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     }
 
     /**
-     * The failure handler of a record that cannot be deserialized runs in the record's order, like a handler: such a
-     * record has no key, and records without a key are ordered by partition, so it starts once every earlier record of
-     * its partition is complete (the consumer stops at it, so nothing later is dispatched meanwhile). Polling thread.
+     * The failure handler of a record that cannot be deserialized runs in the record's order, like a handler. Such a
+     * record has no key: under {@code KEY} and {@code KEY_LATEST} it waits for the earlier records of its partition
+     * that have no key (they share one slot), under {@code PARTITION} for every earlier record of its partition, and
+     * under {@code UNORDERED} for nothing. The consumer stops at it, so nothing later is dispatched meanwhile. Looked
+     * at again after each poll until due. Polling thread.
      */
     private void startFailureHandlerWhenDue(PartitionState ps, PartitionState.DeserializationFailure df) {
-        ps.advance();
-        if (!ps.quiet()) {
-            return; // earlier records of the partition still run: looked at again after each poll
+        if (!failureHandlerDue(ps)) {
+            return;
         }
         FailureHandler<K, V> onFailure = runner.failureHandler();
         RecordDeserializationException e = df.error;
@@ -539,7 +543,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         ConsumerRecord<K, V> raw = new ConsumerRecord<>(tp.topic(), tp.partition(), e.offset(), e.timestamp(),
                 e.timestampType(), ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, null, null, e.headers(),
                 Optional.empty());
-        boolean handedOver = runner.handOff(executor, () -> {
+        runner.handOff(executor, () -> {
             try {
                 onFailure.onFailure(raw, e);
                 df.outcome = ACKNOWLEDGED;
@@ -548,9 +552,20 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                         + ", which cannot be deserialized; it is read again after a backoff", t);
                 df.outcome = FAILED;
             }
-        });
-        if (!handedOver) {
-            df.outcome = FAILED; // the executor is shutting down with the processor
+        }, () -> df.outcome = FAILED); // given up: the executor is shutting down
+    }
+
+    private boolean failureHandlerDue(PartitionState ps) {
+        switch (ordering) {
+            case UNORDERED:
+                return true;
+            case PARTITION:
+                ps.advance();
+                return ps.quiet();
+            default:
+                // Every earlier record routed (so each one without a key has claimed the partition's null-key slot),
+                // and that slot holds no claim: they are all done. A keyed record that stays failed holds nothing here.
+                return ps.routedUpTo == ps.sentUpTo && ps.router.noKeylessPending();
         }
     }
 

@@ -26,6 +26,10 @@ final class RecordRunner<K, V> {
     private final long backoffNanos;
     private final long maxBackoffNanos;
     private volatile ScheduledExecutorService executor;
+    /** Set by the processor just before it stops its own executor ({@code shutdownNow}): see {@link #tryHandle}. */
+    volatile boolean stopping;
+    /** Set once the processor is closed: hand-offs refused for capacity are no longer tried again. */
+    volatile boolean closed;
 
     final LongAdder completed = new LongAdder();
     final LongAdder superseded = new LongAdder();
@@ -80,10 +84,11 @@ final class RecordRunner<K, V> {
         ConsumerRecord<K, V> record = w.record;
         // Several records may run in one executor task (a router's batch, a slot's run), and the executor clears a
         // worker's interrupt status only between its tasks: an interrupt an earlier handler left set must not reach
-        // this one. Kept only while the executor is shut down, when it means what the handler's contract says (the
-        // processor is closing and its time has passed). Read after the clear: the interrupt of shutdownNow comes
-        // after its state change, so a status it set is never taken for a stale one.
-        if (Thread.interrupted() && executor.isShutdown()) {
+        // this one. Set again once the processor stops its own executor, as the handler's contract says (the
+        // processor is closing and its time has passed): read after the clear, and written before the executor's
+        // shutdownNow, so an interrupt of that shutdownNow that the clear swallowed is put back.
+        Thread.interrupted();
+        if (stopping) {
             Thread.currentThread().interrupt();
         }
         Throwable error;
@@ -143,32 +148,43 @@ final class RecordRunner<K, V> {
         }
     }
 
-    /** How soon a hand-off that a bounded executor refused for capacity is tried again. */
+    /** How soon a hand-off that a bounded executor refused for capacity is first tried again; it doubles from there. */
     static final long REFUSED_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** The longest wait between two tries of a refused hand-off. */
+    static final long REFUSED_RETRY_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(32);
 
     /**
      * Hands {@code task} to {@code target} (the executor, or a lane of it). An executor given to the processor may be
      * bounded ({@code maxQueued}, {@code maxQueuedPerContext}) and refuse it for capacity; the hand-off is then made
-     * again after {@link #REFUSED_RETRY_NANOS} by the executor's timer (a due scheduled task is never refused for
-     * capacity, and its run hands the task over again), so a refused record waits instead of being dropped with its
-     * partition's commit held behind it for good. Returns false only once the executor is shut down: the processor is
-     * closing, and what was not handed over is not committed.
+     * again by the executor's timer (a due scheduled task is never refused for capacity, and its run hands the task
+     * over again), after {@link #REFUSED_RETRY_NANOS}, doubling up to {@link #REFUSED_RETRY_MAX_NANOS} while it is
+     * refused, so a refused record waits instead of being dropped with its partition's commit held behind it for
+     * good, and a full executor is not asked a thousand times a second per record. Gives up once the executor is
+     * shut down (the processor is closing, and what was not handed over is not committed) or the processor is closed,
+     * and then runs {@code givenUp} (if not null), now or on the timer's retry.
      */
-    boolean handOff(Executor target, Runnable task) {
+    void handOff(Executor target, Runnable task, Runnable givenUp) {
+        handOff(target, task, givenUp, REFUSED_RETRY_NANOS);
+    }
+
+    private void handOff(Executor target, Runnable task, Runnable givenUp, long wait) {
         try {
             target.execute(task);
-            return true;
+            return;
         } catch (RejectedExecutionException refused) {
             ScheduledExecutorService ex = executor;
-            if (ex.isShutdown()) {
-                return false;
+            if (!ex.isShutdown() && !closed) {
+                long next = Math.min(wait * 2, REFUSED_RETRY_MAX_NANOS);
+                try {
+                    ex.schedule(() -> handOff(target, task, givenUp, next), wait, TimeUnit.NANOSECONDS);
+                    return;
+                } catch (RejectedExecutionException closing) {
+                    // shut down meanwhile
+                }
             }
-            try {
-                ex.schedule(() -> handOff(target, task), REFUSED_RETRY_NANOS, TimeUnit.NANOSECONDS);
-                return true;
-            } catch (RejectedExecutionException closing) {
-                return false;
-            }
+        }
+        if (givenUp != null) {
+            givenUp.run();
         }
     }
 

@@ -170,6 +170,9 @@ final class Router<K, V> implements Runnable {
         }
     }
 
+    /** A run of this router the executor would not take (it is shutting down): schedule() tries again after a poll. */
+    private final Runnable unscheduled = () -> sched.set(IDLE);
+
     /** Polling thread: ask the token holder to publish its progress after the record it is on. */
     void wantProgress() {
         if (!progressWanted) {
@@ -208,9 +211,7 @@ final class Router<K, V> implements Runnable {
         ps.track(w);
         slowUntil = now + SLOW_HOLD_NANOS;
         slowStreak = 0;
-        if (!runner.handOff(executor, this)) {
-            sched.set(IDLE); // the executor is closing; schedule() tries again after the next poll
-        }
+        runner.handOff(executor, this, unscheduled); // given up: the executor is closing
     }
 
     // ------------------------------------------------------------------------------------------------- token holder
@@ -301,9 +302,7 @@ final class Router<K, V> implements Runnable {
             mark = after;
         }
         publish();
-        if (!runner.handOff(executor, this)) { // the token goes with it
-            sched.set(IDLE);
-        }
+        runner.handOff(executor, this, unscheduled); // the token goes with it
         return false;
     }
 
@@ -377,7 +376,7 @@ final class Router<K, V> implements Runnable {
             slot.publish(w, owner);
             return;
         }
-        runner.handOff(executor, w); // false: the executor is shutting down with the processor; not committed
+        runner.handOff(executor, w, null); // given up: the executor shuts down with the processor; not committed
     }
 
     /** {@link Ordering#PARTITION}: false when the record failed and now holds the partition until its retry. */
@@ -404,9 +403,8 @@ final class Router<K, V> implements Runnable {
 
     private void retryNow() {
         retryDue = true;
-        if (!runner.handOff(executor, this)) { // the token stayed with the failed record; the timer hands it on
-            sched.set(IDLE);
-        }
+        // The token stayed with the failed record; the timer hands it on.
+        runner.handOff(executor, this, unscheduled);
     }
 
     private void publish() {
@@ -541,6 +539,16 @@ final class Router<K, V> implements Runnable {
 
     private static Object keyOf(Object key) {
         return key instanceof byte[] ? new LaneKey.Bytes((byte[]) key) : key;
+    }
+
+    /**
+     * Polling thread, after reading {@code routedUpTo} (which the router publishes after routing): whether no record
+     * without a key is claimed and unfinished. The slot is created before the first such record is routed, so a
+     * reader that saw that record routed sees the slot.
+     */
+    boolean noKeylessPending() {
+        Slot<K, V> s = nullSlot;
+        return s == null || s.unclaimed();
     }
 
     private Slot<K, V> nullSlot() {

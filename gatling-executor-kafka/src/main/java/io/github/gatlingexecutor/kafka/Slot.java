@@ -167,6 +167,11 @@ final class Slot<K, V> implements Runnable {
         return p0 == packed0 && p1 == packed1;
     }
 
+    /** Whether no record of this key is claimed and unfinished (racy: a claim may come at any time). */
+    boolean unclaimed() {
+        return claims == 0;
+    }
+
     boolean retired() {
         return claims < 0;
     }
@@ -281,7 +286,7 @@ final class Slot<K, V> implements Runnable {
     }
 
     private void resubmit() {
-        runner.handOff(lane, this); // false: the executor is shutting down with the processor; not committed
+        runner.handOff(lane, this, null); // given up: the executor shuts down with the processor; not committed
     }
 
     private Work<K, V> take() {

@@ -493,6 +493,50 @@ class FailureTest {
     }
 
     /**
+     * Under KEY order the failure handler of an unreadable record waits only for the earlier records without a key:
+     * a keyed record that stays failed before it must not hold it (and, through it, the whole partition, which stops
+     * at the unreadable record until its failure handler returns).
+     */
+    @Test
+    void aKeyedRecordThatStaysFailedDoesNotHoldAnUnreadableRecordsFailureHandler() throws Exception {
+        String topic = EmbeddedKafka.name("deser-keyed");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        records.add(new ProducerRecord<>(topic, "stuck", "v0"));
+        records.add(new ProducerRecord<>(topic, null, "bad"));
+        for (int i = 2; i < 10; i++) {
+            records.add(new ProducerRecord<>(topic, "k" + i, "v" + i));
+        }
+        KAFKA.produce(records);
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, PickyDeserializer.class.getName());
+        Set<Long> handled = ConcurrentHashMap.newKeySet();
+        CountDownLatch unreadableHandled = new CountDownLatch(1);
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .retries(0)
+                .retryBackoff(Duration.ofMillis(10))
+                .closeTimeout(Duration.ofMillis(200))
+                .handler(r -> {
+                    if ("stuck".equals(r.key())) {
+                        throw new IllegalStateException("stays failed");
+                    }
+                    handled.add(r.offset());
+                })
+                .onFailure((r, e) -> {
+                    if (!(e instanceof RecordDeserializationException)) {
+                        throw new IllegalStateException("not acknowledged: " + r.offset());
+                    }
+                    unreadableHandled.countDown();
+                })
+                .build()) {
+            processor.start();
+            assertTrue(unreadableHandled.await(30, TimeUnit.SECONDS), "the unreadable record's failure handler ran");
+            await(Duration.ofSeconds(30), "the records after it", () -> handled.size() == 8);
+        }
+    }
+
+    /**
      * A close timeout of {@code ChronoUnit.FOREVER} passed build() and made close() overflow: it threw
      * ArithmeticException, committed nothing and left the consumer's heartbeat thread behind.
      */
