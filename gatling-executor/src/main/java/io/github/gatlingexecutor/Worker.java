@@ -307,7 +307,9 @@ final class Worker implements Runnable {
      * after clearing, so a {@code shutdownNow} that interrupted us during the clear is not undone.
      */
     void runTask(Runnable task) {
-        STARTED.setOpaque(this, started + 1);
+        // Release: a lane this worker rang before this task is visible to a checker that reads this count with
+        // acquire (Checker#sweepIdleLanes; a plain store on x86).
+        STARTED.setRelease(this, started + 1);
         if (engine.admission != null) {
             engine.admission.started(currentLane); // its place is free: wake a waiting submitter, if any
         }
@@ -383,6 +385,10 @@ final class Worker implements Runnable {
 
     long startedCountOpaque() {
         return (long) STARTED.getOpaque(this);
+    }
+
+    long startedCountAcquire() {
+        return (long) STARTED.getAcquire(this);
     }
 
     long executedCountOpaque() {
