@@ -412,13 +412,7 @@ class FailureTest {
      */
     @Test
     void anInterruptLeftByOneHandlerDoesNotReachTheNextRecords() throws Exception {
-        String topic = EmbeddedKafka.name("interrupt");
-        KAFKA.createTopic(topic, 1);
-        List<ProducerRecord<String, String>> records = new ArrayList<>();
-        for (int i = 0; i < 40; i++) {
-            records.add(new ProducerRecord<>(topic, "k" + i, "v" + i));
-        }
-        KAFKA.produce(records);
+        String topic = topicOfKeyedRecords("interrupt", 40);
         Queue<Long> startedInterrupted = new ConcurrentLinkedQueue<>();
         try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
                         KAFKA.consumerProperties(EmbeddedKafka.name("g")))
@@ -542,13 +536,7 @@ class FailureTest {
      */
     @Test
     void aCloseTimeoutOfForeverClosesNormally() throws Exception {
-        String topic = EmbeddedKafka.name("forever");
-        KAFKA.createTopic(topic, 1);
-        List<ProducerRecord<String, String>> records = new ArrayList<>();
-        for (int i = 0; i < 50; i++) {
-            records.add(new ProducerRecord<>(topic, "k" + i, "v" + i));
-        }
-        KAFKA.produce(records);
+        String topic = topicOfKeyedRecords("forever", 50);
         String group = EmbeddedKafka.name("g");
         KAFKA.warmUp(topic);
         Set<Thread> before = liveThreads();
@@ -577,13 +565,7 @@ class FailureTest {
     @ParameterizedTest
     @EnumSource(value = Ordering.class, names = {"UNORDERED", "KEY"})
     void recordsABoundedExecutorRefusesRunLater(Ordering ordering) throws Exception {
-        String topic = EmbeddedKafka.name("bounded");
-        KAFKA.createTopic(topic, 1);
-        List<ProducerRecord<String, String>> records = new ArrayList<>();
-        for (int i = 0; i < 300; i++) {
-            records.add(new ProducerRecord<>(topic, "k" + i, "v" + i));
-        }
-        KAFKA.produce(records);
+        String topic = topicOfKeyedRecords("bounded", 300);
         LongAdder handled = new LongAdder();
         try (GatlingExecutor executor = GatlingExecutor.builder().name("bounded").coreThreads(2).maxThreads(4)
                 .maxQueued(16).build();
@@ -603,6 +585,18 @@ class FailureTest {
             assertEquals(300, handled.sum());
             assertTrue(executor.statistics().rejected() > 0, "the bound refused some: " + executor.statistics());
         }
+    }
+
+    /** A new topic of one partition holding {@code n} records, key {@code k<i>} and value {@code v<i>}. */
+    private static String topicOfKeyedRecords(String prefix, int n) throws Exception {
+        String topic = EmbeddedKafka.name(prefix);
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            records.add(new ProducerRecord<>(topic, "k" + i, "v" + i));
+        }
+        KAFKA.produce(records);
+        return topic;
     }
 
     private static Set<Thread> liveThreads() {
