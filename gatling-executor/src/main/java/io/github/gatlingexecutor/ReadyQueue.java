@@ -129,23 +129,12 @@ final class ReadyQueue extends ReadyQueueTail {
 
     /** Whether no item is queued (racy, like any emptiness check of a concurrent queue). */
     boolean isEmpty() {
-        for (Node p = head.next; p != null; ) {
-            if (p.item != null) {
-                return false;
-            }
-            Node q = p.next;
-            if (q == p) {
-                p = head.next; // fell behind the head
-            } else {
-                p = q;
-            }
-        }
-        return true;
+        return countUpTo(1) == 0;
     }
 
     /**
-     * How many items are queued, counting no further than {@code max} (racy, like {@link #isEmpty}; an item met twice
-     * by a walk that fell behind the head may count twice). For sizing, where only "fewer than max" matters.
+     * How many items are queued, counting no further than {@code max} (racy, like any walk: an item met twice by a walk
+     * that fell behind the head may count twice). For emptiness and sizing, where only "fewer than max" matters.
      */
     int countUpTo(int max) {
         int n = 0;

@@ -389,7 +389,11 @@ final class SequentialLane extends Lane {
 
     @Override
     boolean queuedNothing() {
-        long s = state;
+        return activeAndEmpty(state);
+    }
+
+    /** Active, and every slot claimed up to {@code s} taken: nothing queued. */
+    private boolean activeAndEmpty(long s) {
         return mode(s) == ACTIVE && seq(s) == (long) TAKEN_SEQ.getOpaque(this);
     }
 
@@ -403,7 +407,7 @@ final class SequentialLane extends Lane {
     @Override
     boolean releaseIfEmpty() {
         long s = state;
-        if (mode(s) != ACTIVE || seq(s) != (long) TAKEN_SEQ.getOpaque(this)) {
+        if (!activeAndEmpty(s)) {
             return false;
         }
         if (STATE.compareAndSet(this, s, state(seq(s), DEAD))) {
