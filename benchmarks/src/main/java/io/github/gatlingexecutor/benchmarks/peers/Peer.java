@@ -96,6 +96,17 @@ public record Peer(String name, boolean ordered, IntFunction<OrderedExecutorAdap
         return new Peer("SOFAJRaft Mpsc group", true, keys -> new JraftAdapter(cores));
     }
 
+    /**
+     * The shard design probe (not an executor: see {@link io.github.gatlingexecutor.benchmarks.probe.ShardProbe}),
+     * bare and with per-context records; joins the ordered peers only with {@code -Dprobe.shard=true}.
+     */
+    public static List<Peer> shardProbes(int cores) {
+        return List.of(
+                new Peer("Shard probe", true, keys -> new ShardProbeAdapter("Shard probe", keys, cores, false)),
+                new Peer("Shard probe + context records", true,
+                        keys -> new ShardProbeAdapter("Shard probe + context records", keys, cores, true)));
+    }
+
     /** Needs JDK 21+: check {@link VirtualThreads#available()}. */
     public static Peer virtualPerContext() {
         return new Peer("virtual thread per context", true, VirtualThreads::perContext);
@@ -145,6 +156,9 @@ public record Peer(String name, boolean ordered, IntFunction<OrderedExecutorAdap
         peers.add(guava(cores));
         peers.add(netty(cores));
         peers.add(jraft(cores));
+        if (Boolean.getBoolean("probe.shard")) {
+            peers.addAll(shardProbes(cores));
+        }
         if (VirtualThreads.available()) {
             peers.add(virtualPerContext());
         }
