@@ -437,7 +437,8 @@ public final class ShardProbe implements AutoCloseable {
                 if (n == 0) {
                     return ran;
                 }
-                if (ch != s.consumerChunk) {
+                boolean moved = ch != s.consumerChunk;
+                if (moved) {
                     s.consumerChunk = ch; // before the CAS: a new owner reads the claimed entries from it
                 }
                 boolean divertedAny;
@@ -454,7 +455,10 @@ public final class ShardProbe implements AutoCloseable {
                     }
                     divertedAny = false;
                 }
-                ch.prev = null;
+                if (moved) {
+                    // Only on a move: the header line holds what every submit reads (base, slots).
+                    ch.prev = null;
+                }
                 for (int k = 0; k < n; k++) {
                     int j = (first + k) << 1;
                     Object context = ch.slots[j];
