@@ -99,11 +99,10 @@ public final class ShardProbe implements AutoCloseable {
         return laneMap.computeIfAbsent(key, k -> new Lane(k, shard));
     }
 
-    /** Per-context records now live (with lanes). */
-    public int liveContexts() {
-        return laneMap.size();
-    }
-
+    /**
+     * The bare variant's handle. A diversion knows a context by its handle, so each key must have one handle (the
+     * comparison runner keeps one per key).
+     */
     final class Handle implements Executor {
         final Shard shard;
 
