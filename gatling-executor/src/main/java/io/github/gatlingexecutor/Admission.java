@@ -317,10 +317,24 @@ final class Admission {
                 if (Thread.currentThread().isInterrupted()) {
                     throw refused(task, shown, limitMessage(me.last, shown) + "; interrupted while waiting for room");
                 }
-                long remaining = policy.maxWaitNanos - (System.nanoTime() - start);
+                long now = System.nanoTime();
+                long remaining = policy.maxWaitNanos - (now - start);
                 if (remaining <= 0) {
                     throw refused(task, shown, limitMessage(me.last, shown) + "; no room within maxWait ("
                             + java.time.Duration.ofNanos(policy.maxWaitNanos) + ")");
+                }
+                Long callerDeadline = Engine.invokeDeadline();
+                if (callerDeadline != null) {
+                    long left = callerDeadline - now;
+                    if (left <= 0) {
+                        countRejected();
+                        String reason = limitMessage(me.last, shown) + "; no room within the caller's invokeAll"
+                                + " or invokeAny timeout";
+                        Jfr.taskRejected(engine, shown, reason);
+                        throw new CallerTimedOut("executor " + engine.settings.name + ": " + reason + "; rejected "
+                                + task);
+                    }
+                    remaining = Math.min(remaining, left);
                 }
                 lock.unlock();
                 try {
@@ -401,6 +415,19 @@ final class Admission {
         countRejected();
         if (Jfr.taskRejectedEnabled()) {
             Jfr.taskRejected(engine, shown, limitMessage(outcome, shown));
+        }
+    }
+
+    /**
+     * A task of a timed {@code invokeAll} or {@code invokeAny} whose timeout passed while it waited for room: refused
+     * and counted like one whose {@code maxWait} ran out; the call then ends as its contract says (see
+     * {@link Engine#invokeAll}).
+     */
+    static final class CallerTimedOut extends RejectedExecutionException {
+        private static final long serialVersionUID = 1L;
+
+        CallerTimedOut(String message) {
+            super(message);
         }
     }
 

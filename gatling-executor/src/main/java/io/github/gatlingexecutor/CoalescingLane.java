@@ -92,16 +92,27 @@ final class CoalescingLane extends Lane {
             if (!replacing) {
                 PENDING_SINCE.setOpaque(this, engine.stamp());
             }
-            if (SLOT.compareAndSet(this, s, task)) {
-                SUBMITTED.getAndAdd(this, 1L);
-                if (s == IDLE) {
-                    return ACTIVATED;
+            // Announced before the CAS: see Engine#skipBegins.
+            boolean skip = replacing && ScheduledTask.isPeriodic(s);
+            if (skip) {
+                engine.skipBegins();
+            }
+            try {
+                if (SLOT.compareAndSet(this, s, task)) {
+                    SUBMITTED.getAndAdd(this, 1L);
+                    if (s == IDLE) {
+                        return ACTIVATED;
+                    }
+                    if (replacing) {
+                        engine.replaced(s);
+                        return REPLACED;
+                    }
+                    return ACCEPTED;
                 }
-                if (replacing) {
-                    engine.replaced(s);
-                    return REPLACED;
+            } finally {
+                if (skip) {
+                    engine.skipEnds();
                 }
-                return ACCEPTED;
             }
         }
     }
@@ -116,10 +127,20 @@ final class CoalescingLane extends Lane {
             if (s == IDLE || s == BUSY || s == DEAD || s == CLOSED) {
                 return false;
             }
-            if (SLOT.compareAndSet(this, s, task)) {
-                SUBMITTED.getAndAdd(this, 1L);
-                engine.replaced(s);
-                return true;
+            boolean skip = ScheduledTask.isPeriodic(s);
+            if (skip) {
+                engine.skipBegins();
+            }
+            try {
+                if (SLOT.compareAndSet(this, s, task)) {
+                    SUBMITTED.getAndAdd(this, 1L);
+                    engine.replaced(s);
+                    return true;
+                }
+            } finally {
+                if (skip) {
+                    engine.skipEnds();
+                }
             }
         }
     }

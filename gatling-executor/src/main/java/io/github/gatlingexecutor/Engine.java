@@ -481,6 +481,18 @@ final class Engine {
         return f;
     }
 
+    /**
+     * The deadline of the timed {@code invokeAll} or {@code invokeAny} dispatching its tasks on this thread, for a
+     * submit that waits for room ({@link Admission#await}): without it, each task could wait its whole
+     * {@code maxWait} and the call overran its own timeout. Read only by a submitter about to park.
+     */
+    private static final ThreadLocal<Long> INVOKE_DEADLINE = new ThreadLocal<>();
+
+    /** See {@link #INVOKE_DEADLINE}; null outside a timed invokeAll or invokeAny. */
+    static Long invokeDeadline() {
+        return INVOKE_DEADLINE.get();
+    }
+
     <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> tasks, boolean timed, long nanos)
             throws InterruptedException {
         Objects.requireNonNull(tasks, "tasks");
@@ -493,11 +505,22 @@ final class Engine {
         try {
             // The deadline is checked before each dispatch, as AbstractExecutorService does: with a timeout that has
             // passed (zero or less) no task is submitted, and every future is returned cancelled.
-            for (TaskFuture<T> f : futures) {
-                if (timed && deadline - System.nanoTime() <= 0) {
-                    return new ArrayList<>(futures); // finally cancels them all, the ones never submitted included
+            if (timed) {
+                INVOKE_DEADLINE.set(deadline);
+            }
+            try {
+                for (TaskFuture<T> f : futures) {
+                    if (timed && deadline - System.nanoTime() <= 0) {
+                        return new ArrayList<>(futures); // finally cancels them all, the ones never submitted too
+                    }
+                    dispatch(f, false);
                 }
-                dispatch(f, false);
+            } catch (Admission.CallerTimedOut timedOut) {
+                return new ArrayList<>(futures); // the timeout passed while a task waited for room: as above
+            } finally {
+                if (timed) {
+                    INVOKE_DEADLINE.remove();
+                }
             }
             for (TaskFuture<T> f : futures) {
                 if (f.isDone()) {
@@ -546,8 +569,19 @@ final class Engine {
         }
         long deadline = System.nanoTime() + nanos;
         try {
-            for (TaskFuture<T> f : futures) {
-                dispatch(f, false);
+            if (timed) {
+                INVOKE_DEADLINE.set(deadline);
+            }
+            try {
+                for (TaskFuture<T> f : futures) {
+                    dispatch(f, false);
+                }
+            } catch (Admission.CallerTimedOut timedOut) {
+                throw new TimeoutException("no room for the tasks within the timeout");
+            } finally {
+                if (timed) {
+                    INVOKE_DEADLINE.remove();
+                }
             }
             ExecutionException last = null;
             for (int pending = futures.size(); pending > 0; pending--) {
@@ -622,6 +656,37 @@ final class Engine {
         if (!queued) {
             task.cancel(false);
         }
+    }
+
+    /**
+     * A periodic task whose run a coalescing submit replaced: its next run goes on the timer. It never started, so
+     * from {@code shutdownNow} on it is the caller's: the timer takes it until {@code shutdownNow}'s last drain
+     * (see {@link #stopAndDrain}) instead of refusing it, and only a refusal cancels it.
+     */
+    void rescheduleSkipped(ScheduledTask<?> task) {
+        boolean queued;
+        try {
+            queued = timer.putBackSkipped(task);
+        } catch (RejectedExecutionException checkerGone) {
+            queued = false;
+        }
+        if (!queued) {
+            task.cancel(false);
+        }
+    }
+
+    /**
+     * A submitter is about to replace a coalescing lane's pending periodic run ({@code skipEnds} when its CAS failed,
+     * or once the task is back on the timer). Counted from before the CAS, so {@code shutdownNow}, which closes every
+     * coalescing lane with a CAS on the same slot, sees every replacement that won against its close and waits for
+     * its put-back. Only this rare case pays the count; a plain coalescing submit does not.
+     */
+    void skipBegins() {
+        skipsInFlight.incrementAndGet();
+    }
+
+    void skipEnds() {
+        skipsInFlight.decrementAndGet();
     }
 
     /**
@@ -702,6 +767,9 @@ final class Engine {
         wakeForTermination();
     }
 
+    /** Replacing submits of periodic runs in flight (see {@link #skipBegins}). */
+    private final AtomicInteger skipsInFlight = new AtomicInteger();
+
     List<Runnable> shutdownNow() {
         draining.incrementAndGet();
         try {
@@ -742,6 +810,15 @@ final class Engine {
         }
         returned.addAndGet(out.size());
         out.addAll(notDue);
+        // A submit that replaced a periodic task's pending run before its lane closed puts the task back on the timer
+        // for its next period; it never started, so it is the caller's. Every such submit announced itself before its
+        // CAS (skipBegins), and the lanes are closed now, so no new one can begin: wait for the put-backs (a few
+        // instructions each, under the timer's lock), then take them.
+        int waits = 0;
+        while (skipsInFlight.get() != 0) {
+            waits = Waiting.pause(waits);
+        }
+        out.addAll(timer.drainAfterStop());
         return out;
     }
 

@@ -107,8 +107,13 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
     void skipRun() {
         if (!isDone()) {
             time = nextTime();
-            engine.reschedule(this);
+            engine.rescheduleSkipped(this);
         }
+    }
+
+    /** Whether {@code task} is a periodic scheduled task (whose replacement in a lane skips a run). */
+    static boolean isPeriodic(Runnable task) {
+        return task instanceof ScheduledTask && ((ScheduledTask<?>) task).isPeriodic();
     }
 
     /** The task could not enter the pool when due: complete its future exceptionally rather than drop it. */

@@ -1,7 +1,11 @@
 package io.github.gatlingexecutor;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 
 /**
  * How the public snapshots ({@link ExecutorStatistics}, {@link ContextStatistics}) are read from the engine's
@@ -104,38 +108,101 @@ final class Snapshots {
     }
 
     /**
-     * The k lanes with the oldest waiting task seen so far, oldest first: two arrays of k, insertion in place, no
-     * allocation per lane offered (a walk may offer a million). A lane offered twice (it moved from the queue to a
-     * worker during the walk) is kept once.
+     * The k lanes with the oldest waiting task seen so far. A heap with the youngest kept lane at its root, so a lane
+     * no older than that one (most of a long walk, which goes roughly oldest first) is turned away with one compare
+     * and touches nothing else; the arrays grow with what is kept, not with k. A lane offered twice (it moved between
+     * the queue and a worker during the walk) is kept once: the kept lanes are also in an identity set. A walk over a
+     * million waiting lanes costs O(n log k) whatever k is, and memory follows min(k, lanes waiting).
      */
     private static final class TopLanes {
-        final Object[] lanes; // lanes, not cast while offered (see ReadyQueue.Visitor)
-        final long[] stamps;
-        int size;
+        private final int k;
+        private Object[] lanes = new Object[16]; // not cast while offered (see ReadyQueue.Visitor)
+        private long[] stamps = new long[16];
+        private int size;
+        private final Set<Object> kept = Collections.newSetFromMap(new IdentityHashMap<>());
 
         TopLanes(int k) {
-            lanes = new Object[k];
-            stamps = new long[k];
+            this.k = k;
         }
 
         void offer(Object lane, long stamp) {
-            if (stamp == Lane.NO_WAITING || (size == lanes.length && stamp - stamps[size - 1] >= 0)) {
+            if (stamp == Lane.NO_WAITING || (size == k && stamp - stamps[0] >= 0)) {
                 return; // nothing waits, or not older than the youngest kept
             }
-            for (int i = 0; i < size; i++) {
-                if (lanes[i] == lane) {
+            if (!kept.add(lane)) {
+                return;
+            }
+            if (size == k) {
+                kept.remove(lanes[0]);
+                lanes[0] = lane;
+                stamps[0] = stamp;
+                siftDown(0);
+                return;
+            }
+            if (size == lanes.length) {
+                int capacity = (int) Math.min(k, 2L * lanes.length);
+                lanes = Arrays.copyOf(lanes, capacity);
+                stamps = Arrays.copyOf(stamps, capacity);
+            }
+            lanes[size] = lane;
+            stamps[size] = stamp;
+            siftUp(size++);
+        }
+
+        /** The kept lanes, oldest first; empties the heap. */
+        Object[] oldestFirst() {
+            Object[] out = new Object[size];
+            for (int i = size - 1; i >= 0; i--) {
+                out[i] = lanes[0];
+                size--;
+                lanes[0] = lanes[size];
+                stamps[0] = stamps[size];
+                lanes[size] = null;
+                siftDown(0);
+            }
+            return out;
+        }
+
+        /** Whether the task stamped {@code a} arrived after the one stamped {@code b} (stamps may wrap). */
+        private static boolean younger(long a, long b) {
+            return a - b > 0;
+        }
+
+        private void siftUp(int i) {
+            while (i > 0) {
+                int parent = (i - 1) >>> 1;
+                if (!younger(stamps[i], stamps[parent])) {
                     return;
                 }
+                swap(i, parent);
+                i = parent;
             }
-            int i = Math.min(size, lanes.length - 1);
-            while (i > 0 && stamp - stamps[i - 1] < 0) {
-                lanes[i] = lanes[i - 1];
-                stamps[i] = stamps[i - 1];
-                i--;
+        }
+
+        private void siftDown(int i) {
+            for (;;) {
+                int child = 2 * i + 1;
+                if (child >= size) {
+                    return;
+                }
+                if (child + 1 < size && younger(stamps[child + 1], stamps[child])) {
+                    child++;
+                }
+                if (!younger(stamps[child], stamps[i])) {
+                    return;
+                }
+                swap(i, child);
+                i = child;
             }
-            lanes[i] = lane;
-            stamps[i] = stamp;
-            size = Math.min(size + 1, lanes.length);
+        }
+
+        private void swap(int i, int j) {
+            Object lane = lanes[i];
+            lanes[i] = lanes[j];
+            lanes[j] = lane;
+            long stamp = stamps[i];
+            stamps[i] = stamps[j];
+            stamps[j] = stamp;
         }
     }
 
@@ -176,11 +243,11 @@ final class Snapshots {
         if (k == 0) {
             return out;
         }
-        TopLanes top = new TopLanes(Math.min(k, 1 << 20));
+        TopLanes top = new TopLanes(k);
         oldestWaiting(top);
         long now = System.nanoTime();
-        for (int i = 0; i < top.size; i++) {
-            ContextStatistics cs = statisticsOf((Lane) top.lanes[i], now);
+        for (Object lane : top.oldestFirst()) {
+            ContextStatistics cs = statisticsOf((Lane) lane, now);
             if (cs.queued() > 0) { // else it started its last waiting task since the walk
                 out.add(cs);
             }

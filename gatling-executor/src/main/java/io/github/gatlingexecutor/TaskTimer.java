@@ -39,6 +39,8 @@ final class TaskTimer {
     private final TimerQueue delayed = new TimerQueue();
     /** Periodic tasks not yet done, wherever their next run waits. Guarded by lock. */
     private final Set<ScheduledTask<?>> periodic = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** Set by {@link #drainAfterStop}: no skipped periodic run is taken back after it. Guarded by lock. */
+    private boolean drainedAfterStop;
     /** Completions that came up while the lock was held; run after it is released. Guarded by lock. */
     private final List<Runnable> afterUnlock = new ArrayList<>();
 
@@ -52,10 +54,24 @@ final class TaskTimer {
      * task is then not kept, so a schedule call that throws never runs its task.
      */
     boolean schedule(ScheduledTask<?> task) {
+        return schedule(task, false);
+    }
+
+    /**
+     * A periodic task whose pending run a coalescing submit replaced (see {@link Engine#rescheduleSkipped}): as
+     * {@link #schedule}, except that during {@code shutdownNow} it is kept until {@link #drainAfterStop}, which hands
+     * it to the caller (the timer dispatches nothing once STOP is written).
+     */
+    boolean putBackSkipped(ScheduledTask<?> task) {
+        return schedule(task, true);
+    }
+
+    private boolean schedule(ScheduledTask<?> task, boolean skipped) {
         boolean first;
         lock.lock();
         try {
-            if (engine.state() != Engine.RUNNING) {
+            int state = engine.state();
+            if (state != Engine.RUNNING && !(skipped && state == Engine.STOP && !drainedAfterStop)) {
                 return false;
             }
             delayed.add(task);
@@ -97,7 +113,14 @@ final class TaskTimer {
         // Decided by the delay asked for, not by the clock: a positive delay that has run out by now still goes to
         // the checker, as it always does, whatever the machine's load.
         if (!dueNow) {
-            return schedule(task);
+            if (!schedule(task)) {
+                return false;
+            }
+            // Until it is due only the checker holds the task, and the checker is a daemon: with no worker alive, a
+            // program whose main thread returned would exit and drop it. ScheduledThreadPoolExecutor starts a core
+            // thread for a delayed task; so does this.
+            engine.pool.ensureWorker();
+            return true;
         }
         if (engine.state() != Engine.RUNNING) {
             return false;
@@ -278,6 +301,20 @@ final class TaskTimer {
         }
         notDue.removeIf(ScheduledTask::isDone);
         return notDue;
+    }
+
+    /**
+     * shutdownNow's last look, after its lanes are closed and the put-backs of skipped periodic runs are done: those
+     * tasks, for the caller; after it the timer takes no more.
+     */
+    List<ScheduledTask<?>> drainAfterStop() {
+        lock.lock();
+        try {
+            drainedAfterStop = true;
+        } finally {
+            lock.unlock();
+        }
+        return drain();
     }
 
     /** True if no task waits to become due; a dispatch in flight holds the lock, so it is either seen or finished. */

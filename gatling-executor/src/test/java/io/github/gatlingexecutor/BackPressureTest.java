@@ -171,6 +171,33 @@ class BackPressureTest {
         assertTrue(ran.containsAll(List.of("new", "plain", "late")) && !ran.contains("old"), ran.toString());
     }
 
+    /**
+     * A timed {@code invokeAll} or {@code invokeAny} keeps its own timeout when its tasks must wait for room: each
+     * waited up to {@code maxWait} (here 30 s) before, and the call overran its timeout by that much and threw
+     * {@code RejectedExecutionException}. Now {@code invokeAll} returns its futures, all done, and {@code invokeAny}
+     * throws {@code TimeoutException}, each once its timeout has passed.
+     */
+    @Test
+    void aTimedInvokeKeepsItsTimeoutWhileItsTasksWaitForRoom() throws Exception {
+        GatlingExecutor ex = v.track(gatling("invoke-full").coreThreads(1).maxThreads(1).maxQueued(1)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        CountDownLatch gate = v.gate();
+        hold(ex, gate);
+        ex.execute(() -> { }); // the one place: the executor is full
+        List<java.util.concurrent.Callable<String>> tasks = List.of(() -> "a", () -> "b");
+        long start = System.nanoTime();
+        List<java.util.concurrent.Future<String>> all = ex.invokeAll(tasks, 200, TimeUnit.MILLISECONDS);
+        assertEquals(2, all.size());
+        assertTrue(all.stream().allMatch(java.util.concurrent.Future::isCancelled), all.toString());
+        assertThrows(java.util.concurrent.TimeoutException.class,
+                () -> ex.invokeAny(tasks, 200, TimeUnit.MILLISECONDS));
+        // Both calls ended by their own 200 ms, not by maxWait: a bound with room for a slow machine.
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(15), "a timed invoke waited for maxWait");
+        assertEquals(2, ex.statistics().rejected(), "each call's waiting task counts as refused");
+        gate.countDown();
+        awaitQuiescent(ex);
+    }
+
     @Test
     void coalescingLanesAreNotLimitedPerContext() {
         GatlingExecutor ex = v.track(gatling("coal").coreThreads(1).maxThreads(1).maxQueuedPerContext(1).build());

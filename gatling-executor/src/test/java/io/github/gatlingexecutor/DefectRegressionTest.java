@@ -325,6 +325,51 @@ class DefectRegressionTest {
         periodic.cancel(false);
     }
 
+    /**
+     * A periodic coalescing task whose pending run a submit replaced is in no queue until that submitter puts it back
+     * on the timer; a {@code shutdownNow} in that window made the put-back fail and cancelled the task, which had
+     * never started: neither run nor returned (24 of 300 rounds in an outside audit). The only worker is held by a
+     * task that ignores interrupts, so the periodic task can only wait; a second thread keeps replacing its runs.
+     */
+    @Test
+    @Timeout(60)
+    void aPeriodicTaskWhoseRunWasJustReplacedIsReturnedByShutdownNow() throws Exception {
+        for (int round = 0; round < 200; round++) {
+            GatlingExecutor e = cleanup.track(gatling("skip-vs-stop").coreThreads(1).maxThreads(1).build());
+            AtomicBoolean release = new AtomicBoolean();
+            CountDownLatch holding = new CountDownLatch(1);
+            e.execute(() -> {
+                holding.countDown();
+                while (!release.get()) {
+                    Thread.onSpinWait(); // deaf to shutdownNow's interrupt: the periodic task never runs
+                }
+            });
+            await(holding, "the task holding the only worker");
+            ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Coal("c", NOOP), 0, 20, TimeUnit.MICROSECONDS);
+            AtomicInteger replacements = new AtomicInteger();
+            Thread replacer = new Thread(() -> {
+                try {
+                    for (;;) {
+                        e.execute(new Coal("c", NOOP));
+                        replacements.incrementAndGet();
+                    }
+                } catch (RejectedExecutionException shutDown) {
+                    // done
+                }
+            });
+            replacer.start();
+            int enough = 50 + 50 * (round % 4);
+            waitUntil("replacements under way", () -> replacements.get() >= enough);
+            List<Runnable> returned = e.shutdownNow();
+            replacer.join(10_000);
+            release.set(true);
+            assertTrue(e.awaitTermination(10, TimeUnit.SECONDS), "round " + round + ": not terminated");
+            assertTrue(returned.contains(periodic), "round " + round + ": the periodic task, which never ran, was "
+                    + "not returned (cancelled: " + periodic.isCancelled() + ")");
+            assertFalse(periodic.isDone(), "round " + round + ": returned, yet done");
+        }
+    }
+
     /** Two distinct tasks that are equal. */
     private static final class EqualTask implements Runnable {
         final AtomicInteger runs = new AtomicInteger();

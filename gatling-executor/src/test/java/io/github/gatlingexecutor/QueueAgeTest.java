@@ -136,4 +136,78 @@ class QueueAgeTest {
         awaitQuiescent(ex);
         assertTrue(ex.busiestContexts(10).isEmpty());
     }
+
+    /**
+     * Of many waiting lanes, {@code busiestContexts(k)} keeps the k oldest, oldest first, and with a k above the
+     * number waiting it lists them all. Stamps come from a coarse clock, so lanes submitted close together tie: the
+     * checks are on ages, not on an exact order of contexts.
+     */
+    @Test
+    void busiestContextsKeepsTheOldestKOfManyWaitingLanes() {
+        GatlingExecutor ex = v.track(oneWorker("busiest-many").build());
+        CountDownLatch gate = v.gate();
+        holdWorker(ex, gate);
+        int lanes = 3_000;
+        for (int i = 0; i < lanes; i++) {
+            ex.sequential(i).execute(() -> { });
+            if (i % 500 == 0) {
+                TestSupport.sleep(5); // a few distinct stamps
+            }
+        }
+        List<ContextStatistics> all = ex.busiestContexts(Integer.MAX_VALUE);
+        assertEquals(lanes, all.size());
+        assertOldestFirst(all);
+        assertEquals(lanes, all.stream().map(ContextStatistics::context).distinct().count(), "a lane listed twice");
+        for (int k : new int[] {1, 10, 700, lanes - 1}) {
+            List<ContextStatistics> top = ex.busiestContexts(k);
+            assertEquals(k, top.size());
+            assertOldestFirst(top);
+            // No lane left out is older than a kept one. Both lists come from the same held worker, so no lane
+            // changed between them; ages are compared within the one list of all, so both sides are of one moment.
+            java.util.Map<Object, java.time.Duration> age = new java.util.HashMap<>();
+            all.forEach(c -> age.put(c.context(), c.oldestQueuedAge()));
+            java.time.Duration youngestKept = top.stream().map(c -> age.get(c.context()))
+                    .min(java.util.Comparator.naturalOrder()).orElseThrow();
+            java.util.Set<Object> keptContexts = top.stream().map(ContextStatistics::context)
+                    .collect(Collectors.toSet());
+            for (ContextStatistics c : all) {
+                if (!keptContexts.contains(c.context())) {
+                    assertTrue(c.oldestQueuedAge().compareTo(youngestKept) <= 0,
+                            "k=" + k + ": left out " + c + ", older than a kept lane (" + youngestKept + ")");
+                }
+            }
+        }
+        gate.countDown();
+        awaitQuiescent(ex);
+    }
+
+    private static void assertOldestFirst(List<ContextStatistics> list) {
+        for (int i = 1; i < list.size(); i++) {
+            assertTrue(list.get(i - 1).oldestQueuedAge().compareTo(list.get(i).oldestQueuedAge()) >= 0,
+                    "not oldest first at " + i + ": " + list.get(i - 1) + " then " + list.get(i));
+        }
+    }
+
+    /**
+     * The call's memory follows the lanes waiting, not k: with nothing waiting, {@code busiestContexts(MAX_VALUE)}
+     * allocated 12 MB (arrays of min(k, 2^20)) and threw {@code OutOfMemoryError} under a 12 MB heap, and with many
+     * lanes waiting it took time in k times lanes (a million lanes, k = a million: about two minutes).
+     */
+    @Test
+    void busiestContextsWithAHugeKAllocatesForWhatWaitsNotForK() {
+        GatlingExecutor ex = v.track(oneWorker("busiest-huge-k").build());
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        org.junit.jupiter.api.Assumptions.assumeTrue(mx instanceof com.sun.management.ThreadMXBean,
+                "no per-thread allocation counter on this JVM");
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) mx;
+        long me = Thread.currentThread().getId();
+        ex.busiestContexts(Integer.MAX_VALUE); // loads and links what the call uses
+        long before = threads.getThreadAllocatedBytes(me);
+        for (int i = 0; i < 10; i++) {
+            assertTrue(ex.busiestContexts(Integer.MAX_VALUE).isEmpty());
+        }
+        long perCall = (threads.getThreadAllocatedBytes(me) - before) / 10;
+        assertTrue(perCall < 16 * 1024, "busiestContexts(MAX_VALUE) on an idle executor allocated " + perCall
+                + " bytes per call");
+    }
 }
