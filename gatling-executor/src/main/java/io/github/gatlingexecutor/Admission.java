@@ -327,12 +327,8 @@ final class Admission {
                 if (callerDeadline != null) {
                     long left = callerDeadline - now;
                     if (left <= 0) {
-                        countRejected();
-                        String reason = limitMessage(me.last, shown) + "; no room within the caller's invokeAll"
-                                + " or invokeAny timeout";
-                        Jfr.taskRejected(engine, shown, reason);
-                        throw new CallerTimedOut("executor " + engine.settings.name + ": " + reason + "; rejected "
-                                + task);
+                        throw new CallerTimedOut(refusal(task, shown, limitMessage(me.last, shown)
+                                + "; no room within the caller's invokeAll or invokeAny timeout"));
                     }
                     remaining = Math.min(remaining, left);
                 }
@@ -432,9 +428,14 @@ final class Admission {
     }
 
     private RejectedExecutionException refused(Runnable task, Object context, String why) {
+        return new RejectedExecutionException(refusal(task, context, why));
+    }
+
+    /** Counts and reports a refusal for capacity; returns its message. */
+    private String refusal(Runnable task, Object context, String why) {
         countRejected();
         Jfr.taskRejected(engine, context, why);
-        return new RejectedExecutionException("executor " + engine.settings.name + ": " + why + "; rejected " + task);
+        return "executor " + engine.settings.name + ": " + why + "; rejected " + task;
     }
 
     private void join(Waiter me, int why) {

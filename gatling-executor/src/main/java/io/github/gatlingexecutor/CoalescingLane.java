@@ -92,27 +92,34 @@ final class CoalescingLane extends Lane {
             if (!replacing) {
                 PENDING_SINCE.setOpaque(this, engine.stamp());
             }
-            // Announced before the CAS: see Engine#skipBegins.
-            boolean skip = replacing && ScheduledTask.isPeriodic(s);
-            if (skip) {
-                engine.skipBegins();
+            if (install(s, task)) {
+                return s == IDLE ? ACTIVATED : replacing ? REPLACED : ACCEPTED;
             }
-            try {
-                if (SLOT.compareAndSet(this, s, task)) {
-                    SUBMITTED.getAndAdd(this, 1L);
-                    if (s == IDLE) {
-                        return ACTIVATED;
-                    }
-                    if (replacing) {
-                        engine.replaced(s);
-                        return REPLACED;
-                    }
-                    return ACCEPTED;
-                }
-            } finally {
-                if (skip) {
-                    engine.skipEnds();
-                }
+        }
+    }
+
+    /**
+     * The one CAS of a submit: {@code task} in place of {@code s}, counted; a replaced pending task is handed to
+     * {@link Engine#replaced}. A pending periodic run is announced before the CAS (see {@link Engine#skipBegins}).
+     */
+    private boolean install(Runnable s, Runnable task) {
+        boolean replacing = s != IDLE && s != BUSY;
+        boolean skip = replacing && ScheduledTask.isPeriodic(s);
+        if (skip) {
+            engine.skipBegins();
+        }
+        try {
+            if (!SLOT.compareAndSet(this, s, task)) {
+                return false;
+            }
+            SUBMITTED.getAndAdd(this, 1L);
+            if (replacing) {
+                engine.replaced(s);
+            }
+            return true;
+        } finally {
+            if (skip) {
+                engine.skipEnds();
             }
         }
     }
@@ -127,20 +134,8 @@ final class CoalescingLane extends Lane {
             if (s == IDLE || s == BUSY || s == DEAD || s == CLOSED) {
                 return false;
             }
-            boolean skip = ScheduledTask.isPeriodic(s);
-            if (skip) {
-                engine.skipBegins();
-            }
-            try {
-                if (SLOT.compareAndSet(this, s, task)) {
-                    SUBMITTED.getAndAdd(this, 1L);
-                    engine.replaced(s);
-                    return true;
-                }
-            } finally {
-                if (skip) {
-                    engine.skipEnds();
-                }
+            if (install(s, task)) {
+                return true;
             }
         }
     }

@@ -505,22 +505,8 @@ final class Engine {
         try {
             // The deadline is checked before each dispatch, as AbstractExecutorService does: with a timeout that has
             // passed (zero or less) no task is submitted, and every future is returned cancelled.
-            if (timed) {
-                INVOKE_DEADLINE.set(deadline);
-            }
-            try {
-                for (TaskFuture<T> f : futures) {
-                    if (timed && deadline - System.nanoTime() <= 0) {
-                        return new ArrayList<>(futures); // finally cancels them all, the ones never submitted too
-                    }
-                    dispatch(f, false);
-                }
-            } catch (Admission.CallerTimedOut timedOut) {
-                return new ArrayList<>(futures); // the timeout passed while a task waited for room: as above
-            } finally {
-                if (timed) {
-                    INVOKE_DEADLINE.remove();
-                }
+            if (!dispatchAll(futures, timed, deadline, true)) {
+                return new ArrayList<>(futures); // finally cancels them all, the ones never submitted included
             }
             for (TaskFuture<T> f : futures) {
                 if (f.isDone()) {
@@ -549,6 +535,32 @@ final class Engine {
         }
     }
 
+    /**
+     * Dispatches the tasks of an {@code invokeAll} or {@code invokeAny} in order. False if the call's timeout passed
+     * first: while a task waited for room (see {@link #INVOKE_DEADLINE}), or, with {@code checkEach}, before a
+     * dispatch.
+     */
+    private <T> boolean dispatchAll(List<TaskFuture<T>> futures, boolean timed, long deadline, boolean checkEach) {
+        if (timed) {
+            INVOKE_DEADLINE.set(deadline);
+        }
+        try {
+            for (TaskFuture<T> f : futures) {
+                if (checkEach && timed && deadline - System.nanoTime() <= 0) {
+                    return false;
+                }
+                dispatch(f, false);
+            }
+            return true;
+        } catch (Admission.CallerTimedOut timedOut) {
+            return false;
+        } finally {
+            if (timed) {
+                INVOKE_DEADLINE.remove();
+            }
+        }
+    }
+
     <T> T invokeAny(Collection<? extends Callable<T>> tasks, boolean timed, long nanos)
             throws InterruptedException, ExecutionException, TimeoutException {
         Objects.requireNonNull(tasks, "tasks");
@@ -569,19 +581,10 @@ final class Engine {
         }
         long deadline = System.nanoTime() + nanos;
         try {
-            if (timed) {
-                INVOKE_DEADLINE.set(deadline);
-            }
-            try {
-                for (TaskFuture<T> f : futures) {
-                    dispatch(f, false);
-                }
-            } catch (Admission.CallerTimedOut timedOut) {
+            // Every task is submitted whatever the clock says, as AbstractExecutorService's invokeAny does; only a
+            // wait for room ends at the deadline.
+            if (!dispatchAll(futures, timed, deadline, false)) {
                 throw new TimeoutException("no room for the tasks within the timeout");
-            } finally {
-                if (timed) {
-                    INVOKE_DEADLINE.remove();
-                }
             }
             ExecutionException last = null;
             for (int pending = futures.size(); pending > 0; pending--) {
@@ -643,32 +646,18 @@ final class Engine {
     }
 
     /**
-     * A periodic task finished (or skipped) a run: queue its next run, or stop it if the executor is shutting down.
-     * The checker cannot fail to start here: it is what dispatched this run.
+     * A periodic task finished a run ({@code skipped} false) or had its pending run replaced in a coalescing lane
+     * ({@code skipped}): queue its next run, or stop it if the executor is shutting down. A skipped task never
+     * started, so from {@code shutdownNow} on it is the caller's: the timer takes it until {@code shutdownNow}'s
+     * last drain (see {@link #stopAndDrain}) instead of refusing it, and only a refusal cancels it. The checker
+     * cannot fail to start here: it is what dispatched this run.
      */
-    void reschedule(ScheduledTask<?> task) {
+    void reschedule(ScheduledTask<?> task, boolean skipped) {
         boolean queued;
         try {
-            queued = timer.schedule(task);
+            queued = timer.schedule(task, skipped);
         } catch (RejectedExecutionException checkerGone) {
             queued = false; // cannot happen while the checker that dispatched the run lives; never throw from here
-        }
-        if (!queued) {
-            task.cancel(false);
-        }
-    }
-
-    /**
-     * A periodic task whose run a coalescing submit replaced: its next run goes on the timer. It never started, so
-     * from {@code shutdownNow} on it is the caller's: the timer takes it until {@code shutdownNow}'s last drain
-     * (see {@link #stopAndDrain}) instead of refusing it, and only a refusal cancels it.
-     */
-    void rescheduleSkipped(ScheduledTask<?> task) {
-        boolean queued;
-        try {
-            queued = timer.putBackSkipped(task);
-        } catch (RejectedExecutionException checkerGone) {
-            queued = false;
         }
         if (!queued) {
             task.cancel(false);
@@ -695,7 +684,7 @@ final class Engine {
      */
     void replaced(Runnable replaced) {
         coalesced.increment();
-        if (replaced instanceof ScheduledTask && ((ScheduledTask<?>) replaced).isPeriodic()) {
+        if (ScheduledTask.isPeriodic(replaced)) {
             ((ScheduledTask<?>) replaced).skipRun();
         } else if (replaced instanceof Future) {
             timer.cancelReplaced((Future<?>) replaced);

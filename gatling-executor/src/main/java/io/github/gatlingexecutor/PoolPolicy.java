@@ -15,7 +15,8 @@ package io.github.gatlingexecutor;
  * <ol>
  *   <li><b>Core starts on demand.</b> Work offered while no worker is idle or searching starts a core worker if the
  *       pool is below its core size; otherwise the checker is nudged to look at the busy workers soon, unless a
- *       searcher is only yielding (it polls again in microseconds).</li>
+ *       searcher is only yielding (it polls again in microseconds). A delayed task scheduled while no worker lives
+       starts one too ({@link #delayedTaskScheduled}).</li>
  *   <li><b>Auxiliary starts only for blocking.</b> After each look of the checker, if work waits and no worker is
  *       idle, start {@code cores - running} workers ({@code running}: busy workers neither stuck nor blocked off
  *       their CPU), and at least one when some worker is stuck and none runs, but never more than the items
@@ -71,6 +72,17 @@ final class PoolPolicy {
             pool.tryStart(false);
         } else if (!pool.searcherYielding()) {
             engine.checker.nudge(); // every worker is busy: let the checker see whether they are blocked
+        }
+    }
+
+    /**
+     * Rule 1, for a delayed task: until it is due only the checker holds it, and the checker is a daemon, so with no
+     * worker alive a program whose main thread returned would exit and drop it. {@code ScheduledThreadPoolExecutor}
+     * starts a core thread for a delayed task; so does this.
+     */
+    void delayedTaskScheduled(WorkerPool pool) {
+        if (pool.threads() == 0) {
+            pool.tryStart(false);
         }
     }
 

@@ -86,7 +86,7 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
         }
         if (again) {
             time = nextTime();
-            engine.reschedule(this);
+            engine.reschedule(this, false);
         }
     }
 
@@ -107,7 +107,7 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
     void skipRun() {
         if (!isDone()) {
             time = nextTime();
-            engine.rescheduleSkipped(this);
+            engine.reschedule(this, true);
         }
     }
 

@@ -49,24 +49,14 @@ final class TaskTimer {
     }
 
     /**
-     * Adds a task (a new one, or a periodic task's next run). Returns false once the executor is shut down. Throws
-     * {@link RejectedExecutionException} if the checker thread, which dispatches due tasks, cannot be started: the
-     * task is then not kept, so a schedule call that throws never runs its task.
+     * Adds a task (a new one, or a periodic task's next run). Returns false once the executor is shut down, except
+     * that a periodic task whose pending run was replaced ({@code skipped}, see {@link Engine#reschedule}) is also
+     * taken during {@code shutdownNow}, until {@link #drainAfterStop} hands it to the caller (the timer dispatches
+     * nothing once STOP is written). Throws {@link RejectedExecutionException} if the checker thread, which
+     * dispatches due tasks, cannot be started: the task is then not kept, so a schedule call that throws never runs
+     * its task.
      */
-    boolean schedule(ScheduledTask<?> task) {
-        return schedule(task, false);
-    }
-
-    /**
-     * A periodic task whose pending run a coalescing submit replaced (see {@link Engine#rescheduleSkipped}): as
-     * {@link #schedule}, except that during {@code shutdownNow} it is kept until {@link #drainAfterStop}, which hands
-     * it to the caller (the timer dispatches nothing once STOP is written).
-     */
-    boolean putBackSkipped(ScheduledTask<?> task) {
-        return schedule(task, true);
-    }
-
-    private boolean schedule(ScheduledTask<?> task, boolean skipped) {
+    boolean schedule(ScheduledTask<?> task, boolean skipped) {
         boolean first;
         lock.lock();
         try {
@@ -113,13 +103,10 @@ final class TaskTimer {
         // Decided by the delay asked for, not by the clock: a positive delay that has run out by now still goes to
         // the checker, as it always does, whatever the machine's load.
         if (!dueNow) {
-            if (!schedule(task)) {
+            if (!schedule(task, false)) {
                 return false;
             }
-            // Until it is due only the checker holds the task, and the checker is a daemon: with no worker alive, a
-            // program whose main thread returned would exit and drop it. ScheduledThreadPoolExecutor starts a core
-            // thread for a delayed task; so does this.
-            engine.pool.ensureWorker();
+            engine.pool.policy.delayedTaskScheduled(engine.pool);
             return true;
         }
         if (engine.state() != Engine.RUNNING) {

@@ -334,13 +334,6 @@ final class WorkerPool {
         return started;
     }
 
-    /** Starts a core worker if none is alive or starting (see TaskTimer#scheduleNew); a failed start is counted. */
-    void ensureWorker() {
-        if (threads == 0) {
-            tryStart(false);
-        }
-    }
-
     /** Starts a worker in a slot already reserved; on any failure gives the slot back and leaves nothing behind. */
     private boolean startWorker(boolean core, int n) {
         // From here until the thread runs, every failure gives the reserved slot back and leaves nothing registered.

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -28,11 +27,7 @@ class JfrNotStartedTest {
     @Test
     @Timeout(60)
     void anExecutorInAJvmWithoutARecordingNeverLoadsJfrsEventMachinery() throws Exception {
-        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
-        ProcessBuilder pb = new ProcessBuilder(List.of(java, "-Xlog:class+load=info:stdout", "-cp",
-                System.getProperty("java.class.path"), Child.class.getName()));
-        pb.redirectErrorStream(true);
-        Process p = pb.start();
+        Process p = TestSupport.childJvm(List.of("-Xlog:class+load=info:stdout"), Child.class);
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the child JVM did not end");
         assertEquals(0, p.exitValue(), out);

@@ -3,7 +3,6 @@ package io.github.gatlingexecutor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -24,11 +23,7 @@ class ScheduledJvmExitTest {
     @ValueSource(strings = {"delayed-then-shutdown", "delayed", "heartbeat"})
     @Timeout(60)
     void aScheduledTaskRunsAfterMainReturns(String form) throws Exception {
-        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
-        ProcessBuilder pb = new ProcessBuilder(List.of(java, "-cp", System.getProperty("java.class.path"),
-                Child.class.getName(), form));
-        pb.redirectErrorStream(true);
-        Process p = pb.start();
+        Process p = TestSupport.childJvm(List.of(), Child.class, form);
         // The heartbeat never ends by itself: read until its third run, then stop the child.
         StringBuilder out = new StringBuilder();
         var in = p.getInputStream();

@@ -195,6 +195,21 @@ final class TestSupport {
         }
     }
 
+    /**
+     * Starts {@code main} in a JVM of its own, on this JVM's class path, with its output and errors on one stream:
+     * for a contract that only another JVM can show (what it loads, whether it exits).
+     */
+    static Process childJvm(List<String> jvmOptions, Class<?> main, String... args) throws java.io.IOException {
+        List<String> command = new ArrayList<>();
+        command.add(System.getProperty("java.home") + java.io.File.separator + "bin" + java.io.File.separator + "java");
+        command.addAll(jvmOptions);
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(main.getName());
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).redirectErrorStream(true).start();
+    }
+
     /** Sleeps for scenarios that are about time (a blocked task, a delay that must pass). */
     static void sleep(long millis) {
         try {
