@@ -29,9 +29,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *       ({@link #sweepIdleLanes}).</li>
  *   <li><b>Lanes sent round empty.</b> It releases the emptied lanes that went round the ready queue once more when
  *       no worker will come round to them soon ({@link #releaseStrandedRounds}).</li>
- *   <li><b>The coarse clock.</b> While any worker is awake it refreshes {@link Engine#stamp}'s clock at least every
- *       {@link #CLOCK_TICK_NANOS}, so that tasks are stamped within a few milliseconds of their arrival even while
- *       every worker is in a long task.</li>
+ *   <li><b>The coarse clock.</b> While any worker is awake and tasks flow it refreshes {@link Engine#stamp}'s clock
+ *       at least every {@link #CLOCK_TICK_NANOS}, so that tasks are stamped within a few milliseconds of their arrival
+ *       even while every worker is in a long task. When nothing was submitted or started for a tick it marks the
+ *       clock stale instead and sleeps on ({@link #stalled}).</li>
  * </ol>
  *
  * It parks between jobs, so an idle executor costs one wake-up per check period. It ends once the executor is shut
@@ -61,6 +62,17 @@ final class Checker implements Runnable {
      * them sees the other, so a worker that resumes work never leaves the clock unrefreshed for a whole check period.
      */
     private volatile boolean dozing;
+    /**
+     * Set while the checker sleeps past a clock tick with workers awake but nothing flowing: no task submitted or
+     * started since its last tick (a task that sleeps, with nothing queued behind). Ticking every few milliseconds
+     * then refreshed a clock nobody read, at a few percent of a core. It marks the clock stale first, so the next
+     * submitter reads the time itself; that submitter restarts the clock with a CAS and then reads this flag, and the
+     * checker writes this flag and then reads the clock once more: one of them sees the other, so ticking resumes
+     * with the flow (see {@link #clockRestarted}).
+     */
+    private volatile boolean stalled;
+    /** Tasks submitted plus tasks started, as of the last tick: what moved since shows whether work flows. */
+    private long flowMark = -1;
 
     Checker(Engine engine) {
         this.engine = engine;
@@ -122,6 +134,50 @@ final class Checker implements Runnable {
             return true;
         }
         return false;
+    }
+
+    /**
+     * Nothing flows: marks the clock stale and {@link #stalled}, and returns whether the checker may sleep past the
+     * next tick (false if a submitter restarted the clock meanwhile). The flag is written with a volatile store and
+     * the clock then read with a volatile load; the submitter does the opposite (see {@link #clockRestarted}).
+     */
+    boolean stallClock() {
+        engine.clockStale();
+        stalled = true;
+        if (!engine.clockStaleVolatile()) {
+            stalled = false;
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * A submitter found the clock stale and set it (a CAS: a full fence before this read): if the checker sleeps for
+     * want of flow, ticking resumes. Returns whether it woke the checker.
+     */
+    boolean clockRestarted() {
+        if (stalled) {
+            stalled = false;
+            Thread t = thread;
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /** Whether the checker sleeps for want of flow and no submitter has woken it (for tests of the hand-shake). */
+    boolean isStalled() {
+        return stalled;
+    }
+
+    /** Whether anything was submitted or started since the last call (and so whether someone stamps tasks). */
+    private boolean flowing() {
+        long mark = engine.submittedCount() + engine.pool.startedTasks();
+        boolean moved = mark != flowMark;
+        flowMark = mark;
+        return moved;
     }
 
     /** A worker came back from parking: if the checker dozes, it wakes to keep the coarse clock fresh. */
@@ -221,7 +277,12 @@ final class Checker implements Runnable {
             }
             if (wait > CLOCK_TICK_NANOS) {
                 if (anyWorkerAwake()) {
-                    wait = CLOCK_TICK_NANOS;
+                    boolean submittersWait = engine.admission != null && engine.admission.waitingSubmitters() > 0;
+                    if (flowing() || submittersWait) {
+                        wait = CLOCK_TICK_NANOS;
+                    } else if (!stallClock()) {
+                        wait = CLOCK_TICK_NANOS;
+                    }
                 } else {
                     dozing = true;
                     if (anyWorkerAwake()) { // see dozing: written, then the park states read again
@@ -235,6 +296,7 @@ final class Checker implements Runnable {
                 Thread.interrupted(); // only a stray interrupt could get here; the loop re-reads everything
             }
             dozing = false;
+            stalled = false;
         }
     }
 

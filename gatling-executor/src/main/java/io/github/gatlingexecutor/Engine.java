@@ -62,6 +62,14 @@ final class Engine {
 
     private volatile int state = RUNNING;
     /**
+     * A worker start failed and left no worker alive. Work then waits with nobody to run it, and if the checker could
+     * not start either, nobody to retry: a submit that appends to an active lane wakes nobody, and the lane was
+     * activated when the start failed. While this is set, such a submit asks for a worker too, and so does shutdown
+     * and every wait for termination. A field of the engine, whose line submitters read anyway and nobody writes per
+     * task; written only on the way in and out of this state.
+     */
+    private volatile boolean starved;
+    /**
      * shutdownNow calls that have not finished draining. Incremented before STOP is written, so whoever sees STOP and
      * a zero here knows every accepted task has been drained or has run; termination (which drops the lane maps)
      * waits for it.
@@ -133,7 +141,9 @@ final class Engine {
             // Only over STALE: a worker's fresher tick must not be overwritten, and a worker that marked the clock
             // stale again since is about to park, so our value must not pose as a fresh one for long either; the
             // task we stamp wakes a worker or joins an active lane, whose worker ticks.
-            CLOCK.compareAndSet(clockCell, CLOCK_SLOT, STALE, t);
+            if (CLOCK.compareAndSet(clockCell, CLOCK_SLOT, STALE, t)) {
+                checker.clockRestarted(); // a full fence before its read (see Checker#stalled)
+            }
         }
         return t;
     }
@@ -156,6 +166,11 @@ final class Engine {
 
     void clockStale() {
         CLOCK.setOpaque(clockCell, CLOCK_SLOT, STALE);
+    }
+
+    /** Whether the clock is stale, read with a volatile load (for the hand-shake of {@link Checker#stalled}). */
+    boolean clockStaleVolatile() {
+        return (long) CLOCK.getVolatile(clockCell, CLOCK_SLOT) == STALE;
     }
 
     boolean stopping() {
@@ -353,6 +368,9 @@ final class Engine {
                 if (coalescing && ((CoalescingLane) lane).replacePending(task)) {
                     break;
                 }
+                if (limit > 0 && ((SequentialLane) lane).full(limit)) {
+                    return Admission.FULL_CONTEXT; // refused before it takes a place (see SequentialLane#full)
+                }
                 reserved = adm.reserve(force);
                 if (reserved == Admission.FULL_EXECUTOR) {
                     discardIfUnused(lane); // it may have been created just now
@@ -361,6 +379,9 @@ final class Engine {
             }
             int outcome = lane.offer(task, limit);
             if (outcome == Lane.ACCEPTED) {
+                if (starved) {
+                    pool.signalWork();
+                }
                 break;
             }
             if (outcome == Lane.ACTIVATED) {
@@ -368,6 +389,9 @@ final class Engine {
                 break;
             }
             if (outcome == Lane.REPLACED) {
+                if (starved) {
+                    pool.signalWork();
+                }
                 if (reserved >= 0) {
                     adm.release(); // the replaced task's place is ours: the one reserved is not needed
                     reserved = -1;
@@ -753,7 +777,21 @@ final class Engine {
         if (admission != null) {
             admission.shutdown(); // parked submitters wake and are rejected
         }
+        retryIfStarved();
         wakeForTermination();
+    }
+
+    void starved(boolean noWorker) {
+        if (starved != noWorker) {
+            starved = noWorker;
+        }
+    }
+
+    /** Asks for a worker if the last start failed with none alive (see {@link #starved}); a start after STOP is refused. */
+    private void retryIfStarved() {
+        if (starved) {
+            pool.signalWork();
+        }
     }
 
     /** Replacing submits of periodic runs in flight (see {@link #skipBegins}). */
@@ -923,7 +961,7 @@ final class Engine {
         // Once terminated, nothing is waited for but threads between their last act for the executor and their end
         // (microseconds): true whatever the caller's interrupt status, which stays as it was, as the JDK's pools do
         // (the latch's await would throw on it, and clear it, even at a count of zero).
-        if (state != TERMINATED && !terminated.await(nanos, TimeUnit.NANOSECONDS)) {
+        if (state != TERMINATED && !awaitTerminated(deadline)) {
             return false;
         }
         boolean interrupted = false;
@@ -945,6 +983,25 @@ final class Engine {
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Waits for termination. While no worker lives because the thread factory failed (see {@link #starved}), the wait
+     * asks for a worker once per check period: accepted work must still run, and nothing else may be left to ask (a
+     * factory that failed for the checker too). {@code close()} then returns once the factory works again.
+     */
+    private boolean awaitTerminated(long deadline) throws InterruptedException {
+        for (;;) {
+            retryIfStarved();
+            long left = deadline - System.nanoTime();
+            long wait = starved ? Math.min(left, settings.checkPeriodNanos) : left;
+            if (terminated.await(wait, TimeUnit.NANOSECONDS)) {
+                return true;
+            }
+            if (deadline - System.nanoTime() <= 0) {
+                return false;
             }
         }
     }

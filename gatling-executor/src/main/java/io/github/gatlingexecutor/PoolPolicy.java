@@ -96,8 +96,8 @@ final class PoolPolicy {
         if (engine.readyQueue.isEmpty() || engine.stopping()) {
             return false;
         }
-        if (pool.threads() < pool.coreTarget()) {
-            pool.tryStart(false);
+        if (pool.threads() < pool.coreTarget() && pool.tryStart(false)) {
+            return false; // the refilled core worker takes the work: the next look sees whether it runs
         }
         if (notBusy > 0) {
             pool.signalWork(); // an idle worker takes the work without a new thread

@@ -138,6 +138,12 @@ final class SequentialLane extends Lane {
      */
     @SuppressWarnings("unused") // accessed through HEAD_SEEN
     private long headSeen;
+    /**
+     * Tasks {@code shutdownNow} took back from this lane (written once, before the drain's head): the drain marks
+     * them TAKEN like started ones, and statistics must not count them as run. While the drain goes on, a statistics
+     * read may still count some of them.
+     */
+    private volatile int drained;
 
     SequentialLane(Engine engine, Object context) {
         super(engine, context);
@@ -173,13 +179,8 @@ final class SequentialLane extends Lane {
             }
             long seq = seq(s);
             // Exact against s: the CAS below succeeds only if s is still the state, and taken only moves on.
-            if (limit > 0 && mode == ACTIVE && seq - (long) HEAD_SEEN.getOpaque(this) >= limit) {
-                // Maybe full: the copy may be stale (it only moves on). Read the worker's, remember it.
-                long headSeq = (long) TAKEN_SEQ.getAcquire(this);
-                HEAD_SEEN.setOpaque(this, headSeq);
-                if (seq - headSeq >= limit) {
-                    return FULL;
-                }
+            if (limit > 0 && mode == ACTIVE && holdsAtLeast(seq, limit)) {
+                return FULL;
             }
             Chunk c = producerChunk; // after the volatile read of s: the chunk of s, if the CAS succeeds
             long next = seq + 1;
@@ -207,6 +208,32 @@ final class SequentialLane extends Lane {
             }
             grown.tasks[0] = null;
         }
+    }
+
+    /**
+     * Whether {@code limit} or more tasks wait now, for a bounded submit to look before it takes a place in the
+     * executor: a place taken and given back would show its refused task in {@code submitted()} and {@code queued()}
+     * for a moment. True is exact at the read of the state (see {@link #holdsAtLeast}); false may be stale, and the
+     * offer then decides.
+     */
+    boolean full(int limit) {
+        long s = state;
+        return mode(s) == ACTIVE && holdsAtLeast(seq(s), limit);
+    }
+
+    /**
+     * Whether {@code limit} or more of the tasks up to {@code seq} have not been taken. The submitters' copy of
+     * {@code taken} may be stale (it only moves on, so it can only overstate the count): when it says full, the
+     * worker's own is read and remembered. Read after {@code seq}, {@code taken} is at least what it was then, so
+     * true means the lane held that many waiting tasks when {@code seq} was read.
+     */
+    private boolean holdsAtLeast(long seq, int limit) {
+        if (seq - (long) HEAD_SEEN.getOpaque(this) < limit) {
+            return false;
+        }
+        long headSeq = (long) TAKEN_SEQ.getAcquire(this);
+        HEAD_SEEN.setOpaque(this, headSeq);
+        return seq - headSeq >= limit;
     }
 
     @Override
@@ -483,6 +510,7 @@ final class SequentialLane extends Lane {
             h = i;
             waits = 0;
         }
+        drained = moved;
         head(c, h);
         return moved;
     }
@@ -522,7 +550,7 @@ final class SequentialLane extends Lane {
 
     @Override
     long executedCount() {
-        return scan(false);
+        return scan(false) - drained; // the drain marks what it returns TAKEN too: those never ran
     }
 
     @Override

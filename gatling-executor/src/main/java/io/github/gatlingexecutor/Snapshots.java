@@ -38,9 +38,8 @@ final class Snapshots {
         long oldest = oldestWaiting(null);
         Admission adm = engine.admission;
         WorkerPool pool = engine.pool;
-        int threads = pool.threads();
-        // The count is raised when a slot is reserved, the peak once its thread has started (see
-        // WorkerPool#startWorker): a read between the two takes the count.
+        // Threads whose start has not yet reached the count (or a failed start's slot) are not threads yet.
+        int threads = pool.liveThreads();
         int peak = Math.max(pool.peakThreads(), threads);
         return new ExecutorStatistics(submittedCount, p[0], coalescedCount, p[1] + engine.failedFutureCount(),
                 returnedCount, engine.liveContexts(), threads, peak, pool.coreTarget(), p[3], p[4], p[2],
@@ -120,19 +119,26 @@ final class Snapshots {
         private long[] stamps = new long[16];
         private int size;
         private final Set<Object> kept = Collections.newSetFromMap(new IdentityHashMap<>());
+        /** Whether a lane with a waiting task was not kept (turned away, or pushed out by an older one). */
+        boolean turnedAway;
 
         TopLanes(int k) {
             this.k = k;
         }
 
         void offer(Object lane, long stamp) {
-            if (stamp == Lane.NO_WAITING || (size == k && stamp - stamps[0] >= 0)) {
-                return; // nothing waits, or not older than the youngest kept
+            if (stamp == Lane.NO_WAITING) {
+                return;
+            }
+            if (size == k && stamp - stamps[0] >= 0) {
+                turnedAway = true; // not older than the youngest kept (or kept already: at worst one walk more)
+                return;
             }
             if (!kept.add(lane)) {
                 return;
             }
             if (size == k) {
+                turnedAway = true;
                 kept.remove(lanes[0]);
                 lanes[0] = lane;
                 stamps[0] = stamp;
@@ -216,42 +222,82 @@ final class Snapshots {
         return b - a < 0 ? b : a; // nanoTime values: compare by difference
     }
 
+    /**
+     * Every lane with queued or running work: the active lanes of both maps, and the lanes workers are in. After
+     * {@code shutdownNow} a lane whose task still runs is closed (its queue was returned), and only its worker still
+     * knows it.
+     */
     List<ContextStatistics> contexts() {
         long now = System.nanoTime();
         List<ContextStatistics> out = new ArrayList<>();
+        Set<Lane> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Worker w : engine.pool.workers()) {
+            Lane lane = w.currentLane;
+            if (lane != null && seen.add(lane)) {
+                out.add(statisticsOf(lane, now));
+            }
+        }
         for (Lane lane : engine.lanes(false).values()) {
-            if (lane.isActive()) {
+            if (lane.isActive() && !seen.contains(lane)) {
                 out.add(statisticsOf(lane, now));
             }
         }
         for (Lane lane : engine.lanes(true).values()) {
-            if (lane.isActive()) {
+            if (lane.isActive() && !seen.contains(lane)) {
                 out.add(statisticsOf(lane, now));
             }
         }
         return out;
     }
 
+    /**
+     * Read in the order that keeps the figures coherent while tasks flow: what ran first, then what waits, then what
+     * was submitted. Every count only grows, and a task is submitted before it waits and waits before it runs, so
+     * {@code executed + queued <= submitted} holds in the result (read the other way round, a burst between the reads
+     * showed more executed than submitted).
+     */
     private static ContextStatistics statisticsOf(Lane lane, long now) {
+        long executed = lane.executedCount();
+        long queued = lane.queuedCount();
         long stamp = lane.oldestStamp();
-        return new ContextStatistics(lane.context, lane.coalescing(), lane.submittedCount(), lane.executedCount(),
-                lane.queuedCount(), stamp == Lane.NO_WAITING ? 0 : age(now, stamp));
+        long submitted = lane.submittedCount();
+        return new ContextStatistics(lane.context, lane.coalescing(), submitted, executed, queued,
+                stamp == Lane.NO_WAITING ? 0 : age(now, stamp));
     }
 
+    /**
+     * The walk keeps the k oldest lanes it sees, but a kept lane may start its last waiting task before it is read
+     * (the oldest lanes are the ones nearest the head of the ready queue, which workers poll as the walk goes): then
+     * it is dropped, and if the walk turned lanes away, it is walked again keeping more, so that k lanes waiting are
+     * not answered with fewer. At most {@link #BUSIEST_WALKS} walks: on a machine where every kept lane starts each
+     * time, an answer a few lanes short is better than a call that does not return.
+     */
     List<ContextStatistics> busiest(int k) {
-        List<ContextStatistics> out = new ArrayList<>(Math.min(k, 64));
         if (k == 0) {
-            return out;
+            return new ArrayList<>();
         }
-        TopLanes top = new TopLanes(k);
-        oldestWaiting(top);
-        long now = System.nanoTime();
-        for (Object lane : top.oldestFirst()) {
-            ContextStatistics cs = statisticsOf((Lane) lane, now);
-            if (cs.queued() > 0) { // else it started its last waiting task since the walk
-                out.add(cs);
+        int keep = k;
+        for (int walk = 1; ; walk++) {
+            TopLanes top = new TopLanes(keep);
+            oldestWaiting(top);
+            boolean turnedAway = top.turnedAway;
+            long now = System.nanoTime();
+            List<ContextStatistics> out = new ArrayList<>(Math.min(k, 64));
+            for (Object lane : top.oldestFirst()) {
+                ContextStatistics cs = statisticsOf((Lane) lane, now);
+                if (cs.queued() > 0) { // else it started its last waiting task since the walk
+                    out.add(cs);
+                    if (out.size() == k) {
+                        return out;
+                    }
+                }
             }
+            if (!turnedAway || walk == BUSIEST_WALKS) {
+                return out;
+            }
+            keep = (int) Math.min(Integer.MAX_VALUE, 2L * keep + 16);
         }
-        return out;
     }
+
+    private static final int BUSIEST_WALKS = 3;
 }

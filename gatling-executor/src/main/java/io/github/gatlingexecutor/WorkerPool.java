@@ -52,6 +52,7 @@ final class WorkerPool {
     private volatile int threads;      // reserved worker slots: live workers plus ones being started
     private volatile int coreTarget;   // the core size, raised by core bumps
     private volatile int peakThreads;
+    private volatile int liveThreads; // guarded by 'this' for writes: workers whose thread started and has not ended
     private int retiring; // guarded by 'this': idle auxiliary workers allowed to end that have not ended yet
 
     /** Copy-on-write under 'this': read without a lock by the checker, shutdown and statistics. */
@@ -379,13 +380,14 @@ final class WorkerPool {
             return false;
         }
         synchronized (this) {
-            // Raised only once a thread runs: a start that failed was never a thread (the count threads() reports
-            // includes reserved slots, and a snapshot takes the larger of the two).
-            int live = Math.min(n + 1, threads);
+            // Counted only once its thread runs: a start that fails was never a thread, though it held a slot in
+            // 'threads' (for the cap) while it tried; a factory may take a while to fail.
+            int live = ++liveThreads;
             if (peakThreads < live) {
                 peakThreads = live;
             }
         }
+        engine.starved(false);
         Jfr.threadStarted(engine, w, core ? "below the core size" : "work waits behind stuck or blocked workers");
         if (!core) {
             boolean bumped = false;
@@ -408,7 +410,9 @@ final class WorkerPool {
     }
 
     private void startFailed() {
-        THREADS.getAndAdd(this, -1);
+        if ((int) THREADS.getAndAdd(this, -1) == 1) {
+            engine.starved(true); // no worker lives: see Engine#starved
+        }
         countStartFailure();
         engine.threadsChanged();
     }
@@ -445,6 +449,8 @@ final class WorkerPool {
             if (w.retired) {
                 retiring--;
             }
+            // A thread may end before its starter counted it (see startWorker): then this count is briefly one low.
+            liveThreads--;
             THREADS.getAndAdd(this, -1);
         }
         Jfr.threadRetired(engine, w, w.retired ? "idle for auxiliaryKeepAlive"
@@ -514,6 +520,11 @@ final class WorkerPool {
 
     int peakThreads() {
         return peakThreads;
+    }
+
+    /** Worker threads running now, for statistics: unlike {@link #threads()}, no slot of a start in progress. */
+    int liveThreads() {
+        return Math.max(0, liveThreads);
     }
 
     void interruptAll() {

@@ -1,5 +1,6 @@
 package io.github.gatlingexecutor;
 
+import static io.github.gatlingexecutor.TestSupport.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -17,6 +18,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -117,6 +119,63 @@ class FaultInjectionTest {
         ExecutorStatistics s = executor.statistics();
         assertEquals(factory.failures.get(), s.threadStartFailures(), s.toString());
         assertEquals(2, factory.made.size(), "only the two core threads could be made");
+    }
+
+    /**
+     * The first worker and the checker both fail to start (the factory's first two calls), so no thread is left to
+     * retry. Before the fix, the lane had been activated by the submit whose start failed, every later submit to it
+     * was a plain append that woke nobody, and its tasks never ran (100 of 100, 3 of 3 runs of an outside audit).
+     */
+    @Test
+    @Timeout(30)
+    void aLaneWhoseWorkerCouldNotStartRunsWhenItsNextTaskComes() throws Exception {
+        RecordingFactory factory = new RecordingFactory(n -> n <= 2 ? 1 : 0);
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("starved-lane").coreThreads(1)
+                .threadFactory(factory).build());
+        AtomicInteger ran = new AtomicInteger();
+        Executor lane = executor.sequential("a");
+        lane.execute(ran::incrementAndGet);
+        assertEquals(2, factory.failures.get(), "the worker and the checker should both have failed");
+        assertEquals(0, executor.statistics().threads());
+        lane.execute(ran::incrementAndGet); // the factory works again: this submit must get a worker
+        TestSupport.waitUntil("both tasks to run", () -> ran.get() == 2, executor::toString, 10_000);
+    }
+
+    /**
+     * The same two failures, and then only {@code close()}: it waited for a termination that needed the stranded task
+     * to run, and nothing asked for a worker again (close hung, 4 of 4 runs).
+     */
+    @Test
+    @Timeout(30)
+    void closeAfterEveryStartFailedRunsTheAcceptedTaskOnceTheFactoryWorks() throws Exception {
+        RecordingFactory factory = new RecordingFactory(n -> n <= 2 ? 1 : 0);
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("starved-close").coreThreads(1)
+                .threadFactory(factory).checkPeriod(Duration.ofMillis(20)).build());
+        AtomicInteger ran = new AtomicInteger();
+        executor.sequential("a").execute(ran::incrementAndGet);
+        assertEquals(0, ran.get());
+        executor.close();
+        assertEquals(1, ran.get(), () -> "the accepted task did not run: " + executor.statistics());
+        assertTrue(executor.isTerminated());
+    }
+
+    /**
+     * The first worker failed to start; the checker's next look refilled the core and, in the same look, started an
+     * auxiliary worker for the same single task (5 of 5 runs).
+     */
+    @Test
+    @Timeout(30)
+    void aRefilledCoreWorkerComesAloneForOneTask() throws Exception {
+        RecordingFactory factory = new RecordingFactory(n -> n == 1 ? 1 : 0);
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("refill-alone").coreThreads(1)
+                .threadFactory(factory).checkPeriod(Duration.ofMillis(20)).build());
+        CountDownLatch ran = new CountDownLatch(1);
+        executor.execute(ran::countDown);
+        await(ran, "the task");
+        TestSupport.sleep(200); // several more looks of the checker
+        ExecutorStatistics s = executor.statistics();
+        assertEquals(0, s.auxiliaryThreadsStarted(), s.toString());
+        assertEquals(1, s.peakThreads(), s.toString());
     }
 
     /**

@@ -59,6 +59,35 @@ class SemanticsHandOffTest {
                 + TestSupport.liveThreads(prefix));
     }
 
+    /**
+     * A worker in a long wait with nothing queued: nothing is stamped, so the checker has no clock to keep fresh. It
+     * ticked every 4 ms all the same (about 23 ms of CPU a second, found by an outside audit); it now sleeps until
+     * its next look, or until a submit needs the clock.
+     */
+    @Test
+    void aTaskThatWaitsLongCostsTheCheckerAlmostNoCpu() {
+        assumeTrue(ManagementFactory.getThreadMXBean().isThreadCpuTimeSupported(), "no thread CPU time here");
+        GatlingExecutor e = cleanup.track(gatling("long-wait").coreThreads(1).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch waiting = new CountDownLatch(1);
+        e.execute(() -> {
+            waiting.countDown();
+            TestSupport.blockQuietly(gate);
+        });
+        await(waiting, "the waiting task");
+        TestSupport.sleep(300); // past the checker's first look at it
+        String checker = e.name() + "-checker";
+        long before = TestSupport.cpuNanosOfThreads(checker);
+        TestSupport.sleep(1000);
+        long usedMicros = TimeUnit.NANOSECONDS.toMicros(TestSupport.cpuNanosOfThreads(checker) - before);
+        gate.countDown();
+        assertTrue(usedMicros < 8_000, "the checker used " + usedMicros + " us of CPU in 1 s");
+        // The flow resumes: a task submitted now is stamped from a fresh clock, and ages stay true.
+        CountDownLatch ran = new CountDownLatch(1);
+        e.execute(ran::countDown);
+        await(ran, "a task after the wait");
+    }
+
     @Test
     void submittedTasksRunInParallelOnThePool() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("handoff").coreThreads(4).build());

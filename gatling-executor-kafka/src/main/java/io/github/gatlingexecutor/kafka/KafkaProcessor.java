@@ -123,6 +123,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     private final RecordRunner<K, V> runner;
 
     private final AtomicInteger state = new AtomicInteger(NEW);
+    private final Object lifecycle = new Object();
     private final AtomicBoolean executorClosed = new AtomicBoolean();
     private volatile boolean closing;
     private volatile boolean halted;
@@ -202,29 +203,48 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      *                               closed)
      */
     public void start() {
-        if (!state.compareAndSet(NEW, RUNNING_STATE)) {
-            throw new IllegalStateException(state.get() == CLOSED ? "KafkaProcessor is closed"
-                    : "KafkaProcessor is already started");
+        // Under the lifecycle lock, so that a close() racing this start waits until there is a consumer, an executor
+        // and a polling thread to close (it found none, returned, and left them running).
+        synchronized (lifecycle) {
+            if (!state.compareAndSet(NEW, RUNNING_STATE)) {
+                throw new IllegalStateException(state.get() == CLOSED ? "KafkaProcessor is closed"
+                        : "KafkaProcessor is already started");
+            }
+            try {
+                consumer = new KafkaConsumer<>(config, ErrorGuardingDeserializer.of(keyDeserializer, config, true),
+                        ErrorGuardingDeserializer.of(valueDeserializer, config, false));
+            } catch (RuntimeException e) {
+                state.set(CLOSED);
+                throw e;
+            }
+            ContextExecutor ex = givenExecutor != null ? givenExecutor
+                    : GatlingExecutor.builder().name("kafka-" + groupId).build();
+            executor = ex;
+            runner.executor(ex);
+            Thread t = new Thread(this::pollLoop, "kafka-" + groupId + "-poll");
+            pollThread = t;
+            t.start();
         }
-        try {
-            consumer = new KafkaConsumer<>(config, keyDeserializer, valueDeserializer);
-        } catch (RuntimeException e) {
-            state.set(CLOSED);
-            throw e;
-        }
-        ContextExecutor ex = givenExecutor != null ? givenExecutor
-                : GatlingExecutor.builder().name("kafka-" + groupId).build();
-        executor = ex;
-        runner.executor(ex);
-        Thread t = new Thread(this::pollLoop, "kafka-" + groupId + "-poll");
-        pollThread = t;
-        t.start();
     }
 
-    /** A snapshot of the counters; cheap, callable from any thread at any time. */
+    /**
+     * A snapshot of the counters; cheap, callable from any thread at any time. What finished is read before what was
+     * polled: the polling thread counts records as polled before it hands them out, so {@code completed()} never
+     * exceeds {@code polled()}.
+     */
     public KafkaStatistics statistics() {
-        return new KafkaStatistics(polled, runner.completed.sum(), runner.superseded.sum(), runner.failed.sum(),
-                runner.retried.sum(), pausedView, committed);
+        long completed = runner.completed.sum();
+        long superseded = runner.superseded.sum();
+        long failed = runner.failed.sum();
+        long retried = runner.retried.sum();
+        return new KafkaStatistics(polled, completed, superseded, failed, retried, pausedView, committed);
+    }
+
+    /** Moves the state to CLOSED; returns the state before. Waits for a start in progress (see {@link #start}). */
+    private int markClosed() {
+        synchronized (lifecycle) {
+            return state.getAndSet(CLOSED);
+        }
     }
 
     /**
@@ -237,7 +257,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      */
     @Override
     public void close() {
-        int previous = state.getAndSet(CLOSED);
+        int previous = markClosed();
         if (previous == NEW) {
             return;
         }
@@ -253,7 +273,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      */
     void halt() {
         halted = true;
-        if (state.getAndSet(CLOSED) == NEW) {
+        if (markClosed() == NEW) {
             return;
         }
         closing = true;
@@ -357,7 +377,9 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         } catch (InterruptException e) {
             Thread.interrupted(); // nobody should interrupt this thread; polling goes on until close()
             return;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // An Error too (from an interceptor, say; a deserializer's is turned into a RecordDeserializationException
+            // by ErrorGuardingDeserializer): it ended the polling thread, and the processor stopped with nobody told.
             if (!closing) {
                 LOG.log(Level.WARNING, "Poll failed; polling again shortly", e);
                 LockSupport.parkNanos(this, CONSUMER_ERROR_PAUSE_NANOS);
@@ -377,7 +399,6 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         if (records.isEmpty()) {
             return;
         }
-        long n = 0;
         for (TopicPartition tp : records.partitions()) {
             PartitionState ps = partitions.get(tp);
             if (ps == null) {
@@ -389,21 +410,21 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 continue;
             }
             long last = list.get(size - 1).offset();
+            long newlyPolled = size;
             if (ps.deserialization != null && last >= ps.deserialization.offset) {
                 // Read again, and this time it could be deserialized; it counted as polled when it first failed.
                 ps.deserialization = null;
-                n--;
+                newlyPolled--;
             }
             ps.dispatched += size;
             ps.sentUpTo = last + 1;
             ps.nextOffset = last + 1;
-            n += size;
+            polled += newlyPolled; // before the router may finish any of them (see statistics())
             @SuppressWarnings("unchecked")
             Router<K, V> router = (Router<K, V>) ps.router;
             router.offer(list);
             schedule(router);
         }
-        polled += n;
     }
 
     private void schedule(Router<?, ?> router) {
@@ -915,7 +936,11 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
         private void requireSetting(String name, String why) {
             Object v = config.get(name);
-            if (v == null || String.valueOf(v).isBlank()) {
+            // A list value (the consumer accepts one for bootstrap.servers) counts as missing when it names nothing.
+            boolean empty = v instanceof java.util.Collection
+                    ? ((java.util.Collection<?>) v).stream().allMatch(e -> e == null || String.valueOf(e).isBlank())
+                    : v == null || String.valueOf(v).isBlank();
+            if (empty) {
                 throw new IllegalArgumentException(name + " is required in the consumer properties (" + why + ")");
             }
         }

@@ -381,6 +381,10 @@ final class Router<K, V> implements Runnable {
 
     /** {@link Ordering#PARTITION}: false when the record failed and now holds the partition until its retry. */
     private boolean inPartitionOrder(ConsumerRecord<K, V> r, long s) {
+        // Everything before r is finished (or tracked): publish that before r runs. Published only after it, the
+        // records before a record that runs long (or never returns) were neither counted nor committed while it ran,
+        // nor at revocation or close. A record's worth of counting per record, in this ordering only.
+        publishUpTo(r.offset(), s);
         Work<K, V> w = spareWork(r, s);
         int outcome = runner.tryHandle(w);
         if (outcome != RecordRunner.RETRY) {
@@ -408,6 +412,11 @@ final class Router<K, V> implements Runnable {
     }
 
     private void publish() {
+        publishUpTo(lastOffset + 1, seq);
+    }
+
+    /** Publishes the records finished here, and that every record below {@code upTo} ({@code count} of them) is done or tracked. */
+    private void publishUpTo(long upTo, long count) {
         if (doneHere > 0) {
             runner.completed.add(doneHere);
             ps.completedMany(doneHere);
@@ -418,9 +427,9 @@ final class Router<K, V> implements Runnable {
         // the revocation (or the close) skip them, so their next owner would never see them. Revocation is sticky and
         // read after every drop of this run, so no drop escapes this check; the commit stays at what was routed
         // before, and the next owner processes the rest again.
-        if (seq != publishedSeq && !ps.revoked) {
-            publishedSeq = seq;
-            ps.routed(lastOffset + 1, seq);
+        if (count != publishedSeq && !ps.revoked) {
+            publishedSeq = count;
+            ps.routed(upTo, count);
         }
     }
 

@@ -51,6 +51,9 @@ class BuilderTest {
     void missingConsumerSettingsAreNamed() {
         rejected("bootstrap.servers", p -> p.remove("bootstrap.servers"), b -> { });
         rejected("bootstrap.servers", p -> p.put("bootstrap.servers", " "), b -> { });
+        // A list, as the consumer also accepts: an empty one names no broker (it used to fail only at start()).
+        rejected("bootstrap.servers", p -> p.put("bootstrap.servers", java.util.List.of()), b -> { });
+        rejected("bootstrap.servers", p -> p.put("bootstrap.servers", java.util.List.of(" ")), b -> { });
         rejected("group.id", p -> p.remove("group.id"), b -> { });
         rejected("key.deserializer", p -> p.remove("key.deserializer"), b -> { });
         rejected("value.deserializer", p -> p.remove("value.deserializer"), b -> { });

@@ -1,0 +1,75 @@
+package io.github.gatlingexecutor.kafka;
+
+import java.nio.ByteBuffer;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.serialization.Deserializer;
+
+/**
+ * The processor's view of a configured deserializer: an {@link Error} it throws becomes a
+ * {@link SerializationException}. The consumer wraps only a {@link RuntimeException} of a deserializer in a
+ * {@code RecordDeserializationException} (which names the record's partition and offset, so the record can reach the
+ * failure handler and be skipped after it); an {@code Error} left the consumer's {@code poll} bare, naming no record,
+ * and ended the polling thread. A deserializer that overflows its stack on one malformed value is such a case.
+ */
+final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
+    private final Deserializer<T> delegate;
+
+    private ErrorGuardingDeserializer(Deserializer<T> delegate) {
+        this.delegate = delegate;
+    }
+
+    /**
+     * Guards {@code given}, or, if null, the deserializer the consumer properties name, made and configured as the
+     * consumer would make it (the consumer configures only the deserializers it makes itself).
+     */
+    @SuppressWarnings("unchecked")
+    static <T> Deserializer<T> of(Deserializer<T> given, Map<String, Object> config, boolean isKey) {
+        Deserializer<T> d = given;
+        if (d == null) {
+            ConsumerConfig cc = new ConsumerConfig(config);
+            d = cc.getConfiguredInstance(isKey ? ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG
+                    : ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, Deserializer.class);
+            d.configure(cc.originals(), isKey);
+        }
+        return new ErrorGuardingDeserializer<>(d);
+    }
+
+    @Override
+    public T deserialize(String topic, byte[] data) {
+        try {
+            return delegate.deserialize(topic, data);
+        } catch (Error e) {
+            throw failed(e);
+        }
+    }
+
+    @Override
+    public T deserialize(String topic, Headers headers, byte[] data) {
+        try {
+            return delegate.deserialize(topic, headers, data);
+        } catch (Error e) {
+            throw failed(e);
+        }
+    }
+
+    @Override
+    public T deserialize(String topic, Headers headers, ByteBuffer data) {
+        try {
+            return delegate.deserialize(topic, headers, data);
+        } catch (Error e) {
+            throw failed(e);
+        }
+    }
+
+    private SerializationException failed(Error e) {
+        return new SerializationException("The deserializer " + delegate.getClass().getName() + " threw " + e, e);
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}
