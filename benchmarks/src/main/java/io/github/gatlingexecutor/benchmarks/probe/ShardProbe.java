@@ -40,6 +40,10 @@ import java.util.concurrent.locks.LockSupport;
  * release store). A sweep every millisecond releases a record that was idle for a whole period, with one CAS on the
  * producer count. A released record stays usable as a handle: its next submit revives it, or moves to the key's
  * live record. No line is written by both sides per task.
+ *
+ * <p><b>Counts kept by the worker alone</b> ({@code -Dprobe.ownerRecords}, bare variant only): 1, a count on a line of
+ * the handle that no submit reads; 2, a count found through a worker-local map, as a record looked up by context
+ * would be. They ask whether the records' cost is the record or the producer's write to it.
  */
 public final class ShardProbe implements AutoCloseable {
     /** Entries per chunk; each entry is two slots (context, task). */
@@ -94,20 +98,52 @@ public final class ShardProbe implements AutoCloseable {
         h ^= h >>> 16;
         Shard shard = shards[Math.floorMod(h, shards.length)];
         if (!lanes) {
-            return new Handle(shard);
+            return new Handle(shard, key);
         }
         return laneMap.computeIfAbsent(key, k -> new Lane(k, shard));
     }
+
+    /** The bare variant's handle, in three lines: padding, what a submit reads (shard, key), what a worker writes. */
+    abstract static class HandlePad0 {
+        long p00, p01, p02, p03, p04, p05, p06, p07;
+    }
+
+    abstract static class HandleFields extends HandlePad0 {
+        Shard shard;
+        Object key;
+    }
+
+    abstract static class HandlePad1 extends HandleFields {
+        long p10, p11, p12, p13, p14, p15, p16, p17;
+    }
+
+    abstract static class HandleConsumer extends HandlePad1 {
+        long executed;
+    }
+
+    static final VarHandle HANDLE_EXECUTED;
+
+    static {
+        try {
+            HANDLE_EXECUTED = MethodHandles.lookup().findVarHandle(HandleConsumer.class, "executed", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Owner-side records: 0 none, 1 a count on the handle's own line, 2 a worker-local map lookup per task. */
+    static final int OWNER_RECORDS = Integer.getInteger("probe.ownerRecords", 0);
 
     /**
      * The bare variant's handle. A diversion knows a context by its handle, so each key must have one handle (the
      * comparison runner keeps one per key).
      */
-    final class Handle implements Executor {
-        final Shard shard;
+    final class Handle extends HandleConsumer implements Executor {
+        long p20, p21, p22, p23, p24, p25, p26, p27;
 
-        Handle(Shard shard) {
+        Handle(Shard shard, Object key) {
             this.shard = shard;
+            this.key = key;
         }
 
         @Override
@@ -337,6 +373,7 @@ public final class ShardProbe implements AutoCloseable {
         final long[] seenCtl = new long[shards.length];
         final long[] seenAt = new long[shards.length];
         final ArrayList<Lane> ring = new ArrayList<>();
+        final HashMap<Object, long[]> records = new HashMap<>();
         long nextSweep;
         long idleSince;
         long lastScan;
@@ -506,6 +543,17 @@ public final class ShardProbe implements AutoCloseable {
                 task.run();
             } catch (Throwable ignored) {
                 // the probe's tasks do not throw; the executor hands a throwable to its handler
+            }
+            if (OWNER_RECORDS == 1 && !lanes) {
+                Handle h = (Handle) context;
+                HANDLE_EXECUTED.setRelease(h, h.executed + 1);
+            } else if (OWNER_RECORDS == 2 && !lanes) {
+                Object key = ((Handle) context).key;
+                long[] rec = records.get(key);
+                if (rec == null) {
+                    records.put(key, rec = new long[1]);
+                }
+                rec[0]++;
             }
             if (lanes) {
                 Lane l = (Lane) context;
