@@ -149,6 +149,16 @@ final class Admission {
         }
     }
 
+    /**
+     * Whether the executor looks full, without taking a place: true may be stale (the started count read is never
+     * above the true one, and is refreshed only when the cheap read says full), so a caller that then takes a place
+     * with {@link #reserve} gets the exact answer.
+     */
+    boolean looksFull() {
+        long before = counts.get(ACCEPTED);
+        return before - counts.getOpaque(STARTED_SEEN) >= total && before - refreshStarted() >= total;
+    }
+
     private long refreshStarted() {
         long started = engine.pool.startedTasks();
         if (started - counts.getOpaque(STARTED_SEEN) > 0) {

@@ -64,15 +64,17 @@ final class Checker implements Runnable {
     private volatile boolean dozing;
     /**
      * Set while the checker sleeps past a clock tick with workers awake but nothing flowing: no task submitted or
-     * started since its last tick (a task that sleeps, with nothing queued behind). Ticking every few milliseconds
+     * started for a few ticks (a task that sleeps, with nothing queued behind). Ticking every few milliseconds
      * then refreshed a clock nobody read, at a few percent of a core. It marks the clock stale first, so the next
-     * submitter reads the time itself; that submitter restarts the clock with a CAS and then reads this flag, and the
-     * checker writes this flag and then reads the clock once more: one of them sees the other, so ticking resumes
-     * with the flow (see {@link #clockRestarted}).
+     * submitter reads the time itself; whoever sets the clock again (that submitter, or a worker's tick) does so with
+     * a CAS from stale and then reads this flag, and the checker writes this flag and then reads the clock once more:
+     * one of them sees the other, so ticking resumes with the flow (see {@link #clockRestarted}).
      */
     private volatile boolean stalled;
     /** Tasks submitted plus tasks started, as of the last tick: what moved since shows whether work flows. */
     private long flowMark = -1;
+    /** Ticks in a row that found nothing flowing; the clock stalls after {@link #QUIET_TICKS_TO_STALL}. */
+    private int quietTicks;
 
     Checker(Engine engine) {
         this.engine = engine;
@@ -172,12 +174,19 @@ final class Checker implements Runnable {
         return stalled;
     }
 
-    /** Whether anything was submitted or started since the last call (and so whether someone stamps tasks). */
+    /**
+     * Whether anything was submitted or started in the last few ticks (and so whether someone stamps tasks). A few,
+     * not one: each stall costs the submitter that ends it a wake-up of this thread, and a trickle of tasks a few
+     * milliseconds apart would pay it per task.
+     */
     private boolean flowing() {
         long mark = engine.submittedCount() + engine.pool.startedTasks();
-        boolean moved = mark != flowMark;
-        flowMark = mark;
-        return moved;
+        if (mark != flowMark) {
+            flowMark = mark;
+            quietTicks = 0;
+            return true;
+        }
+        return ++quietTicks < QUIET_TICKS_TO_STALL;
     }
 
     /** A worker came back from parking: if the checker dozes, it wakes to keep the coarse clock fresh. */
@@ -275,12 +284,15 @@ final class Checker implements Runnable {
             if (nextDue != Long.MAX_VALUE) {
                 wait = Math.min(wait, nextDue - now);
             }
+            boolean stalling = false;
             if (wait > CLOCK_TICK_NANOS) {
                 if (anyWorkerAwake()) {
                     boolean submittersWait = engine.admission != null && engine.admission.waitingSubmitters() > 0;
                     if (flowing() || submittersWait) {
                         wait = CLOCK_TICK_NANOS;
-                    } else if (!stallClock()) {
+                    } else if (stallClock()) {
+                        stalling = true;
+                    } else {
                         wait = CLOCK_TICK_NANOS;
                     }
                 } else {
@@ -294,6 +306,11 @@ final class Checker implements Runnable {
             if (wait > 0 && !wakeRequested) {
                 LockSupport.parkNanos(this, wait);
                 Thread.interrupted(); // only a stray interrupt could get here; the loop re-reads everything
+            }
+            if (stalling && !stalled) {
+                // A restart of the clock woke us: work flows again, though its submitter may not have counted its
+                // task yet. Counted as flow, so the next tick does not stall again at once.
+                quietTicks = 0;
             }
             dozing = false;
             stalled = false;
@@ -493,6 +510,8 @@ final class Checker implements Runnable {
     private static final long SWEEP_TICK_NANOS = 2_000_000L;
     /** The longest the coarse clock goes without a refresh while a worker is awake (see {@link Engine#stamp}). */
     static final long CLOCK_TICK_NANOS = 4_000_000L;
+    /** Quiet ticks before the clock stalls (see {@link #flowing}): 16 ms with nothing submitted or started. */
+    private static final int QUIET_TICKS_TO_STALL = 4;
     /** How soon the checker looks again after it had to start workers for a backlog. */
     private static final long BACKLOG_RECHECK_NANOS = 5_000_000L;
 

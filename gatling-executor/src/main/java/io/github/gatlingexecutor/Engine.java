@@ -64,9 +64,10 @@ final class Engine {
     /**
      * A worker start failed and left no worker alive. Work then waits with nobody to run it, and if the checker could
      * not start either, nobody to retry: a submit that appends to an active lane wakes nobody, and the lane was
-     * activated when the start failed. While this is set, such a submit asks for a worker too, and so does shutdown
-     * and every wait for termination. A field of the engine, whose line submitters read anyway and nobody writes per
-     * task; written only on the way in and out of this state.
+     * activated when the start failed. While this is set, every submit asks for a worker first (whether it appends,
+     * replaces or is refused), and so do shutdown and every wait for termination. A field of the engine, whose line
+     * submitters read anyway and nobody writes per task; written only on the way in and out of this state, under the
+     * pool's lock (see WorkerPool#startFailed).
      */
     private volatile boolean starved;
     /**
@@ -141,9 +142,7 @@ final class Engine {
             // Only over STALE: a worker's fresher tick must not be overwritten, and a worker that marked the clock
             // stale again since is about to park, so our value must not pose as a fresh one for long either; the
             // task we stamp wakes a worker or joins an active lane, whose worker ticks.
-            if (CLOCK.compareAndSet(clockCell, CLOCK_SLOT, STALE, t)) {
-                checker.clockRestarted(); // a full fence before its read (see Checker#stalled)
-            }
+            restartClock(t);
         }
         return t;
     }
@@ -159,8 +158,23 @@ final class Engine {
 
     void tick(long now) {
         long t = (long) CLOCK.getOpaque(clockCell, CLOCK_SLOT);
-        if (t == STALE || now - t >= TICK_NANOS) {
+        if (t == STALE) {
+            // As a submitter restarts it: a worker that set it with a plain store and then went into a long task left
+            // it frozen at this value, with the checker asleep on it.
+            restartClock(now);
+        } else if (now - t >= TICK_NANOS) {
             CLOCK.setOpaque(clockCell, CLOCK_SLOT, now);
+        }
+    }
+
+    /**
+     * Sets a stale clock, and wakes the checker if it sleeps on the stale clock ({@link Checker#stalled}). The CAS is
+     * a full fence before the checker's flag is read: with the checker's volatile write of its flag before its
+     * volatile read of the clock, one of the two sees the other. Nothing if someone set the clock first.
+     */
+    private void restartClock(long now) {
+        if (CLOCK.compareAndSet(clockCell, CLOCK_SLOT, STALE, now)) {
+            checker.clockRestarted();
         }
     }
 
@@ -237,6 +251,9 @@ final class Engine {
      * accepted (always true unless {@code offer}).
      */
     boolean submit(int kind, Object context, Runnable task, LaneHandle handle, boolean internal, boolean offer) {
+        // First, whatever the outcome: a submit that appends, replaces or is refused because nothing runs must not
+        // leave the stranded work without a worker (see starved).
+        retryIfStarved();
         if (admission == null) {
             if (offer) {
                 try {
@@ -368,8 +385,10 @@ final class Engine {
                 if (coalescing && ((CoalescingLane) lane).replacePending(task)) {
                     break;
                 }
-                if (limit > 0 && ((SequentialLane) lane).full(limit)) {
-                    return Admission.FULL_CONTEXT; // refused before it takes a place (see SequentialLane#full)
+                if (limit > 0 && !adm.looksFull() && ((SequentialLane) lane).full(limit)) {
+                    // Refused before it takes a place (see SequentialLane#full). Only when the executor has room, so
+                    // that a submit both limits refuse still meets the executor's first, as it did.
+                    return Admission.FULL_CONTEXT;
                 }
                 reserved = adm.reserve(force);
                 if (reserved == Admission.FULL_EXECUTOR) {
@@ -379,9 +398,6 @@ final class Engine {
             }
             int outcome = lane.offer(task, limit);
             if (outcome == Lane.ACCEPTED) {
-                if (starved) {
-                    pool.signalWork();
-                }
                 break;
             }
             if (outcome == Lane.ACTIVATED) {
@@ -389,9 +405,6 @@ final class Engine {
                 break;
             }
             if (outcome == Lane.REPLACED) {
-                if (starved) {
-                    pool.signalWork();
-                }
                 if (reserved >= 0) {
                     adm.release(); // the replaced task's place is ours: the one reserved is not needed
                     reserved = -1;

@@ -141,6 +141,7 @@ final class Worker implements Runnable {
     @Override
     public void run() {
         CURRENT.set(this);
+        pool.running(this);
         try {
             for (;;) {
                 if (engine.stopping()) {

@@ -380,14 +380,8 @@ final class WorkerPool {
             return false;
         }
         synchronized (this) {
-            // Counted only once its thread runs: a start that fails was never a thread, though it held a slot in
-            // 'threads' (for the cap) while it tried; a factory may take a while to fail.
-            int live = ++liveThreads;
-            if (peakThreads < live) {
-                peakThreads = live;
-            }
+            engine.starved(false); // see startFailed
         }
-        engine.starved(false);
         Jfr.threadStarted(engine, w, core ? "below the core size" : "work waits behind stuck or blocked workers");
         if (!core) {
             boolean bumped = false;
@@ -410,8 +404,13 @@ final class WorkerPool {
     }
 
     private void startFailed() {
-        if ((int) THREADS.getAndAdd(this, -1) == 1) {
-            engine.starved(true); // no worker lives: see Engine#starved
+        synchronized (this) {
+            // Under the lock a successful start clears the mark under, so that a start succeeding meanwhile cannot
+            // clear it before this sets it and leave it set with a worker alive (every submit would then signal for
+            // nothing). The count was 1: this start's own slot, so no other start is under way and no worker lives.
+            if ((int) THREADS.getAndAdd(this, -1) == 1 && liveThreads <= 0) {
+                engine.starved(true); // see Engine#starved
+            }
         }
         countStartFailure();
         engine.threadsChanged();
@@ -438,6 +437,21 @@ final class WorkerPool {
         }
     }
 
+    /**
+     * Called by every worker first thing on its own thread: from here it is a thread for statistics. Counted by the
+     * thread itself, not by its starter after {@code start()}: a start that fails was never a thread (though it held
+     * a slot in {@code threads}, for the cap, while the factory took its time to fail), and a starter descheduled
+     * right after {@code start()} would have let the new worker run tasks before it counted.
+     */
+    void running(Worker w) {
+        synchronized (this) {
+            int live = ++liveThreads;
+            if (peakThreads < live) {
+                peakThreads = live;
+            }
+        }
+    }
+
     /** Called by every worker as its thread ends, whatever the reason. */
     void exited(Worker w) {
         synchronized (this) {
@@ -449,8 +463,7 @@ final class WorkerPool {
             if (w.retired) {
                 retiring--;
             }
-            // A thread may end before its starter counted it (see startWorker): then this count is briefly one low.
-            liveThreads--;
+            liveThreads--; // counted by this thread in running(), which came first
             THREADS.getAndAdd(this, -1);
         }
         Jfr.threadRetired(engine, w, w.retired ? "idle for auxiliaryKeepAlive"

@@ -142,6 +142,25 @@ class FaultInjectionTest {
     }
 
     /**
+     * The same two failures under a bounded executor, and only coalescing submits after: each replaces the waiting
+     * task in one CAS, which returned before the starved check that appends and activations made (the task never ran,
+     * and the factory was never asked again).
+     */
+    @Test
+    @Timeout(30)
+    void aCoalescingLaneWhoseWorkerCouldNotStartRunsWhenItsNextUpdateComes() throws Exception {
+        RecordingFactory factory = new RecordingFactory(n -> n <= 2 ? 1 : 0);
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("starved-coalescing").coreThreads(1)
+                .maxQueued(1000).threadFactory(factory).build());
+        AtomicInteger ran = new AtomicInteger();
+        Executor lane = executor.coalescing("c");
+        lane.execute(ran::incrementAndGet);
+        assertEquals(0, executor.statistics().threads());
+        lane.execute(ran::incrementAndGet); // replaces the first: the factory works again, so it must get a worker
+        TestSupport.waitUntil("the last update to run", () -> ran.get() == 1, executor::toString, 10_000);
+    }
+
+    /**
      * The same two failures, and then only {@code close()}: it waited for a termination that needed the stranded task
      * to run, and nothing asked for a worker again (close hung, 4 of 4 runs).
      */

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -34,6 +35,29 @@ class QueueAgeTest {
 
     private static GatlingExecutor.Builder oneWorker(String name) {
         return gatling(name).coreThreads(1).maxThreads(1);
+    }
+
+    /**
+     * The checker stops ticking the coarse clock while nothing flows, and must start again when anyone sets the clock.
+     * A worker that set it at the end of a batch (without waking the checker) and then went into a long task left it
+     * frozen there: a task submitted 400 ms later read an age of about 340 ms the moment it was accepted.
+     */
+    @Test
+    void aTaskStampedAfterAQuietSpellReadsItsTrueAge() {
+        GatlingExecutor ex = v.track(oneWorker("frozen-clock").batchSize(4).checkPeriod(Duration.ofSeconds(1))
+                .blockedThreshold(Duration.ofSeconds(10)).build());
+        CountDownLatch gate = v.gate();
+        Executor lane = ex.sequential("b");
+        lane.execute(() -> TestSupport.sleep(60)); // the checker's clock stalls meanwhile: nothing else flows
+        for (int i = 0; i < 3; i++) {
+            lane.execute(() -> { });
+        }
+        lane.execute(() -> TestSupport.blockQuietly(gate)); // the next batch: the worker ticks, then waits long
+        TestSupport.sleep(400);
+        ex.sequential("d").execute(() -> { });
+        Duration age = TestSupport.lane(ex, "d", false).oldestQueuedAge();
+        gate.countDown();
+        assertTrue(age.toMillis() < 100, "a task accepted just now read an age of " + age);
     }
 
     @Test

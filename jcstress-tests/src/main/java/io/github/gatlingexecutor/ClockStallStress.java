@@ -12,7 +12,8 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.ZZZ_Result;
 
 /**
- * The checker's clock stall ({@link Checker#stallClock}) against a submitter that stamps a task ({@link Engine#stamp}):
+ * The checker's clock stall ({@link Checker#stallClock}) against a submitter that stamps a task ({@link Engine#stamp},
+ * whose restart of a stale clock is the one a worker's tick uses too):
  * when nothing flows, the checker marks the coarse clock stale and sleeps past its tick; the next submitter reads the
  * time itself, sets the clock and must wake the checker, or the clock it set would go unrefreshed until the next look
  * and later tasks would be stamped too early. Result: (the checker chose to sleep, the submitter found the clock stale

@@ -23,7 +23,9 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
 
     /**
      * Guards {@code given}, or, if null, the deserializer the consumer properties name, made and configured as the
-     * consumer would make it (the consumer configures only the deserializers it makes itself).
+     * consumer would make it (the consumer configures only the deserializers it makes itself). One difference: the
+     * consumer adds the client id it generates when none is set to the configuration it hands its own deserializers;
+     * this one sees the properties as given.
      */
     @SuppressWarnings("unchecked")
     static <T> Deserializer<T> of(Deserializer<T> given, Map<String, Object> config, boolean isKey) {
@@ -41,6 +43,8 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
     public T deserialize(String topic, byte[] data) {
         try {
             return delegate.deserialize(topic, data);
+        } catch (OutOfMemoryError e) {
+            throw e; // the heap's state, not the record's: the record must not be skipped as unreadable
         } catch (Error e) {
             throw failed(e);
         }
@@ -50,6 +54,8 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
     public T deserialize(String topic, Headers headers, byte[] data) {
         try {
             return delegate.deserialize(topic, headers, data);
+        } catch (OutOfMemoryError e) {
+            throw e; // the heap's state, not the record's: the record must not be skipped as unreadable
         } catch (Error e) {
             throw failed(e);
         }
@@ -59,6 +65,8 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
     public T deserialize(String topic, Headers headers, ByteBuffer data) {
         try {
             return delegate.deserialize(topic, headers, data);
+        } catch (OutOfMemoryError e) {
+            throw e; // the heap's state, not the record's: the record must not be skipped as unreadable
         } catch (Error e) {
             throw failed(e);
         }

@@ -3,6 +3,8 @@ package io.github.gatlingexecutor.kafka;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RecordDeserializationException;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -37,6 +39,19 @@ final class PartitionState {
     volatile long routedUpTo = -1;
     /** Records the router is done with in that sense. */
     volatile long routedCount;
+
+    private static final VarHandle ROUTED_UP_TO;
+    private static final VarHandle ROUTED_COUNT;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            ROUTED_UP_TO = l.findVarHandle(PartitionState.class, "routedUpTo", long.class);
+            ROUTED_COUNT = l.findVarHandle(PartitionState.class, "routedCount", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** The router (or whoever holds its token) appends here. */
     private Work<?, ?> inFlightTail;
@@ -86,10 +101,15 @@ final class PartitionState {
         completed.addAndGet(n);
     }
 
-    /** The router's progress: published after the in-flight entries below it. */
+    /**
+     * The router's progress: published after the in-flight entries below it. Release stores, not volatile ones: the
+     * reader acquires {@code routedUpTo} first, which orders the count and the entries before it; no later read of the
+     * router's needs them ordered (the router publishes before every record under PARTITION order, and a StoreLoad
+     * fence per record bought nothing there).
+     */
     void routed(long upTo, long count) {
-        routedCount = count;
-        routedUpTo = upTo;
+        ROUTED_COUNT.setOpaque(this, count);
+        ROUTED_UP_TO.setRelease(this, upTo);
         if (draining) {
             LockSupport.unpark(pollThread);
         }
