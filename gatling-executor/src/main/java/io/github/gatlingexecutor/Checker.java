@@ -154,19 +154,14 @@ final class Checker implements Runnable {
     }
 
     /**
-     * A submitter found the clock stale and set it (a CAS: a full fence before this read): if the checker sleeps for
-     * want of flow, ticking resumes. Returns whether it woke the checker.
+     * Someone set the stale clock (a submitter stamping a task, or a worker's tick; a CAS, so a full fence before this
+     * read): if the checker sleeps for want of flow, ticking resumes.
      */
-    boolean clockRestarted() {
+    void clockRestarted() {
         if (stalled) {
             stalled = false;
-            Thread t = thread;
-            if (t != null) {
-                LockSupport.unpark(t);
-            }
-            return true;
+            unparkThread();
         }
-        return false;
     }
 
     /** Whether the checker sleeps for want of flow and no submitter has woken it (for tests of the hand-shake). */
@@ -193,10 +188,14 @@ final class Checker implements Runnable {
     void workerResumed() {
         if (dozing) {
             dozing = false;
-            Thread t = thread;
-            if (t != null) {
-                LockSupport.unpark(t);
-            }
+            unparkThread();
+        }
+    }
+
+    private void unparkThread() {
+        Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t);
         }
     }
 

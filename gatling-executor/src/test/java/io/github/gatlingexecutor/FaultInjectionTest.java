@@ -28,6 +28,8 @@ import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Fault injection: a failing thread factory, tasks that throw {@link Error}s, a handler that throws, interrupts
@@ -123,41 +125,28 @@ class FaultInjectionTest {
 
     /**
      * The first worker and the checker both fail to start (the factory's first two calls), so no thread is left to
-     * retry. Before the fix, the lane had been activated by the submit whose start failed, every later submit to it
-     * was a plain append that woke nobody, and its tasks never ran (100 of 100, 3 of 3 runs of an outside audit).
+     * retry. Before the fix, the lane had been activated by the submit whose start failed, and every later submit to
+     * it woke nobody: a sequential append (100 of 100 tasks never ran, in 3 of 3 runs of an outside audit), or, once
+     * that was mended, a coalescing replacement through the bounded path's one CAS. The factory works from its third
+     * call on, so the next submit, of any kind, must get a worker.
      */
-    @Test
+    @ParameterizedTest(name = "coalescing={0}, bounded={1}")
+    @CsvSource({"false, false", "false, true", "true, false", "true, true"})
     @Timeout(30)
-    void aLaneWhoseWorkerCouldNotStartRunsWhenItsNextTaskComes() throws Exception {
+    void aLaneWhoseWorkerCouldNotStartRunsWhenItsNextTaskComes(boolean coalescing, boolean bounded)
+            throws Exception {
         RecordingFactory factory = new RecordingFactory(n -> n <= 2 ? 1 : 0);
-        GatlingExecutor executor = track(GatlingExecutor.builder().name("starved-lane").coreThreads(1)
-                .threadFactory(factory).build());
+        GatlingExecutor.Builder builder = GatlingExecutor.builder().name("starved-lane").coreThreads(1)
+                .threadFactory(factory);
+        GatlingExecutor executor = track((bounded ? builder.maxQueued(1000) : builder).build());
         AtomicInteger ran = new AtomicInteger();
-        Executor lane = executor.sequential("a");
+        Executor lane = coalescing ? executor.coalescing("a") : executor.sequential("a");
         lane.execute(ran::incrementAndGet);
         assertEquals(2, factory.failures.get(), "the worker and the checker should both have failed");
         assertEquals(0, executor.statistics().threads());
-        lane.execute(ran::incrementAndGet); // the factory works again: this submit must get a worker
-        TestSupport.waitUntil("both tasks to run", () -> ran.get() == 2, executor::toString, 10_000);
-    }
-
-    /**
-     * The same two failures under a bounded executor, and only coalescing submits after: each replaces the waiting
-     * task in one CAS, which returned before the starved check that appends and activations made (the task never ran,
-     * and the factory was never asked again).
-     */
-    @Test
-    @Timeout(30)
-    void aCoalescingLaneWhoseWorkerCouldNotStartRunsWhenItsNextUpdateComes() throws Exception {
-        RecordingFactory factory = new RecordingFactory(n -> n <= 2 ? 1 : 0);
-        GatlingExecutor executor = track(GatlingExecutor.builder().name("starved-coalescing").coreThreads(1)
-                .maxQueued(1000).threadFactory(factory).build());
-        AtomicInteger ran = new AtomicInteger();
-        Executor lane = executor.coalescing("c");
-        lane.execute(ran::incrementAndGet);
-        assertEquals(0, executor.statistics().threads());
-        lane.execute(ran::incrementAndGet); // replaces the first: the factory works again, so it must get a worker
-        TestSupport.waitUntil("the last update to run", () -> ran.get() == 1, executor::toString, 10_000);
+        lane.execute(ran::incrementAndGet); // a coalescing one replaces the first, which then never runs
+        int expected = coalescing ? 1 : 2;
+        TestSupport.waitUntil("the tasks to run", () -> ran.get() == expected, executor::toString, 10_000);
     }
 
     /**
