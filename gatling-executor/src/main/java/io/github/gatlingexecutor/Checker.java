@@ -31,8 +31,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *       no worker will come round to them soon ({@link #releaseStrandedRounds}).</li>
  *   <li><b>The coarse clock.</b> While any worker is awake and tasks flow it refreshes {@link Engine#stamp}'s clock
  *       at least every {@link #CLOCK_TICK_NANOS}, so that tasks are stamped within a few milliseconds of their arrival
- *       even while every worker is in a long task. When nothing was submitted or started for a tick it marks the
- *       clock stale instead and sleeps on ({@link #stalled}).</li>
+ *       even while every worker is in a long task. When nothing was submitted or started for a few ticks it marks
+ *       the clock stale instead and sleeps on ({@link #stalled}).</li>
  * </ol>
  *
  * It parks between jobs, so an idle executor costs one wake-up per check period. It ends once the executor is shut
@@ -140,8 +140,9 @@ final class Checker implements Runnable {
 
     /**
      * Nothing flows: marks the clock stale and {@link #stalled}, and returns whether the checker may sleep past the
-     * next tick (false if a submitter restarted the clock meanwhile). The flag is written with a volatile store and
-     * the clock then read with a volatile load; the submitter does the opposite (see {@link #clockRestarted}).
+     * next tick (false if someone restarted the clock meanwhile). The flag is written with a volatile store and the
+     * clock then read with a volatile load; whoever restarts the clock does the opposite (see
+     * {@link Engine#restartClock}).
      */
     boolean stallClock() {
         engine.clockStale();
@@ -164,7 +165,7 @@ final class Checker implements Runnable {
         }
     }
 
-    /** Whether the checker sleeps for want of flow and no submitter has woken it (for tests of the hand-shake). */
+    /** Whether the checker sleeps for want of flow and nobody has woken it (for tests of the hand-shake). */
     boolean isStalled() {
         return stalled;
     }

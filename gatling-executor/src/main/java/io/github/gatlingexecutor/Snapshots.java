@@ -38,7 +38,8 @@ final class Snapshots {
         long oldest = oldestWaiting(null);
         Admission adm = engine.admission;
         WorkerPool pool = engine.pool;
-        // Threads whose start has not yet reached the count (or a failed start's slot) are not threads yet.
+        // Each worker counts itself on its own thread (WorkerPool#running): a slot held by a start that may yet fail
+        // is not a thread.
         int threads = pool.liveThreads();
         int peak = Math.max(pool.peakThreads(), threads);
         return new ExecutorStatistics(submittedCount, p[0], coalescedCount, p[1] + engine.failedFutureCount(),

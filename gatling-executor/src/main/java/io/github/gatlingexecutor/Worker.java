@@ -141,7 +141,7 @@ final class Worker implements Runnable {
     @Override
     public void run() {
         CURRENT.set(this);
-        pool.running(this);
+        pool.running();
         try {
             for (;;) {
                 if (engine.stopping()) {

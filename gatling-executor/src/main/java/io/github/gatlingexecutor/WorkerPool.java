@@ -443,7 +443,7 @@ final class WorkerPool {
      * a slot in {@code threads}, for the cap, while the factory took its time to fail), and a starter descheduled
      * right after {@code start()} would have let the new worker run tasks before it counted.
      */
-    void running(Worker w) {
+    void running() {
         synchronized (this) {
             int live = ++liveThreads;
             if (peakThreads < live) {

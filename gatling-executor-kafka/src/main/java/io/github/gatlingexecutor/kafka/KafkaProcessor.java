@@ -211,8 +211,15 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                         : "KafkaProcessor is already started");
             }
             try {
-                consumer = new KafkaConsumer<>(config, ErrorGuardingDeserializer.of(keyDeserializer, config, true),
-                        ErrorGuardingDeserializer.of(valueDeserializer, config, false));
+                Deserializer<K> keys = ErrorGuardingDeserializer.of(keyDeserializer, config, true);
+                Deserializer<V> values;
+                try {
+                    values = ErrorGuardingDeserializer.of(valueDeserializer, config, false);
+                } catch (RuntimeException e) {
+                    keys.close(); // as the consumer closes both when its construction fails
+                    throw e;
+                }
+                consumer = new KafkaConsumer<>(config, keys, values);
             } catch (RuntimeException e) {
                 state.set(CLOSED);
                 throw e;
