@@ -23,7 +23,8 @@ package io.github.gatlingexecutor;
  *       waiting. A CPU-bound backlog that already fills the cores starts none (SPEC point 6: never more workers than
  *       cores for CPU-bound work), and growth is damped to one thread per core per look.</li>
  *   <li><b>Refill.</b> A pool below its core size with work waiting (a thread factory failed earlier) starts a core
- *       worker at the next look.</li>
+ *       worker at the next look. The refilled worker counts against the items waiting, so a refill and an auxiliary
+ *       start never come for the same task.</li>
  *   <li><b>Core bump.</b> Every {@code coreBumpThreshold}-th auxiliary start raises the core size by one, up to
  *       {@code maxThreads}: a load that keeps needing auxiliary workers gets them for good.</li>
  *   <li><b>Retirement.</b> An auxiliary worker idle for {@code auxiliaryKeepAlive} ends, unless that would take the
@@ -89,30 +90,30 @@ final class PoolPolicy {
     /**
      * Rules 2 and 3, after one look of the checker: {@code running} busy workers neither stuck nor blocked off their
      * CPU, {@code stuck} workers in one task for {@code blockedThreshold}, {@code notBusy} workers that are not in an
-     * item (searching, parked, or about to run). Returns whether it started an auxiliary worker (work is backing up
-     * behind blocked workers, and the checker looks again within a few milliseconds).
+     * item (searching, parked, or about to run). Returns whether it started a worker, auxiliary or a core refill (work
+     * is backing up, and the checker looks again within a few milliseconds).
      */
     boolean inspected(WorkerPool pool, int running, int stuck, int notBusy) {
         if (engine.readyQueue.isEmpty() || engine.stopping()) {
             return false;
         }
-        if (pool.threads() < pool.coreTarget() && pool.tryStart(false)) {
-            return false; // the refilled core worker takes the work: the next look sees whether it runs
-        }
+        boolean refilled = pool.threads() < pool.coreTarget() && pool.tryStart(false);
         if (notBusy > 0) {
             pool.signalWork(); // an idle worker takes the work without a new thread
-            return false;
+            return refilled;
         }
         // With no worker running at all, even a machine whose cores are taken by stuck tasks needs one more thread.
         int toStart = Math.max(CORES - running, stuck > 0 && running == 0 ? 1 : 0);
         // No more than the items waiting: each new worker takes one, and a lane runs on one thread at a time. (Started
         // for cores alone, the last of an even number of blocked tasks on two cores brought an idle thread with it.)
-        toStart = Math.min(toStart, Math.max(1, engine.readyQueue.countUpTo(toStart)));
+        // A core worker refilled in this look takes one of them (it and an auxiliary worker came for one task).
+        int waiting = Math.max(1, engine.readyQueue.countUpTo(toStart + 1));
+        toStart = Math.min(toStart, waiting - (refilled ? 1 : 0));
         int started = 0;
         while (started < toStart && pool.tryStart(true)) {
             started++;
         }
-        return started > 0;
+        return started > 0 || refilled;
     }
 
     /**
