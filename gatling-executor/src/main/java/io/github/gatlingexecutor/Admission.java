@@ -398,10 +398,11 @@ final class Admission {
      * unordered task).
      */
     String limitMessage(int outcome, Object shown) {
-        String in = shown == null ? "" : " (context " + shown + ")";
+        String name = Messages.describe(shown);
+        String in = shown == null ? "" : " (context " + name + ")";
         switch (outcome) {
             case FULL_CONTEXT:
-                return "maxQueuedPerContext (" + perContext + ") reached for context " + shown;
+                return "maxQueuedPerContext (" + perContext + ") reached for context " + name;
             case FULL_EXECUTOR:
                 return "maxQueued (" + total + ") reached" + in;
             default:
@@ -445,7 +446,7 @@ final class Admission {
     private String refusal(Runnable task, Object context, String why) {
         countRejected();
         Jfr.taskRejected(engine, context, why);
-        return "executor " + engine.settings.name + ": " + why + "; rejected " + task;
+        return "executor " + engine.settings.name + ": " + why + "; rejected " + Messages.describe(task);
     }
 
     private void join(Waiter me, int why) {

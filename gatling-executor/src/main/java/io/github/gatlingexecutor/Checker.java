@@ -418,7 +418,7 @@ final class Checker implements Runnable {
                 engine.wakeForTermination();
             }
         } else if (!lane.isFinished()) {
-            engine.readyQueue.offerLane(lane); // given work since: ours now, so back it goes
+            engine.readyQueue.offerLane(lane, engine.stamp()); // given work since: ours now, so back it goes
             engine.pool.signalWork();
         }
     }

@@ -480,7 +480,7 @@ final class Engine {
     }
 
     private void makeReady(Lane lane) {
-        readyQueue.offerLane(lane);
+        readyQueue.offerLane(lane, stamp());
         pool.signalWork();
     }
 
@@ -489,7 +489,8 @@ final class Engine {
     }
 
     private RejectedExecutionException reject(Runnable task) {
-        return new RejectedExecutionException("executor " + settings.name + " has been shut down; rejected " + task);
+        return new RejectedExecutionException("executor " + settings.name + " has been shut down; rejected "
+                + Messages.describe(task));
     }
 
     /** Submits a future (or a due scheduled task) to wherever its kind says. */
@@ -654,6 +655,7 @@ final class Engine {
         @SuppressWarnings("unchecked")
         Callable<V> c = command != null ? (Callable<V>) Executors.callable(command) : callable;
         ScheduledTask<V> st = ScheduledTask.of(this, task, c, triggerTime(delay, unit), 0);
+        hashNow(st);
         if (!timer.scheduleNew(st, delay <= 0)) {
             throw reject(st);
         }
@@ -670,10 +672,24 @@ final class Engine {
         long p = Math.max(1, Math.min(unit.toNanos(period), Long.MAX_VALUE >> 2));
         ScheduledTask<Void> st = ScheduledTask.of(this, command, Executors.callable(command, null),
                 triggerTime(initialDelay, unit), fixedRate ? p : -p);
+        hashNow(st);
         if (!timer.scheduleNew(st, initialDelay <= 0)) {
             throw reject(st);
         }
         return st;
+    }
+
+    /**
+     * A delayed lane task's context is hashed when the task comes due, at its lane's lookup, on the checker: a
+     * {@code hashCode} that throws would fail the task there, long after the call. Hashed once here, it throws at the
+     * call (SPEC point 11), and nothing is scheduled. (One whose {@code hashCode} throws only later still fails its
+     * future when due, and is not counted as a task that ran.)
+     */
+    private static void hashNow(ScheduledTask<?> task) {
+        Object context = task.context;
+        if (context != null) {
+            context.hashCode();
+        }
     }
 
     private static long triggerTime(long delay, TimeUnit unit) {

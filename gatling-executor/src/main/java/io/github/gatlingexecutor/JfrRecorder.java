@@ -190,7 +190,7 @@ final class JfrRecorder {
         TaskRejectedEvent e = new TaskRejectedEvent();
         if (e.isEnabled()) {
             e.executor = engine.settings.name;
-            e.context = context == null ? "" : describe(context);
+            e.context = context == null ? "" : Messages.describe(context);
             e.limit = limit;
             e.commit();
         }
@@ -214,15 +214,7 @@ final class JfrRecorder {
     }
 
     private static String contextOf(Lane lane) {
-        return lane == null ? "" : describe(lane.context);
-    }
-
-    private static String describe(Object context) {
-        try {
-            return String.valueOf(context);
-        } catch (RuntimeException | Error toStringFailed) {
-            return context.getClass().getName(); // a context's toString must not break a worker or the checker
-        }
+        return lane == null ? "" : Messages.describe(lane.context);
     }
 
     /** The caller's task class, not the future that wraps it. */

@@ -60,6 +60,13 @@ abstract class Lane {
      */
     int lastWorkerId;
     /**
+     * When the lane last went into the ready queue (the coarse clock, {@link Engine#stamp}). Written by whoever owns
+     * the lane, just before it queues it; read by the next owner, which took it out of the queue (the queue's link
+     * CAS and the poll's swap order the two). Tells the worker how long a trip round the queue takes now (see
+     * SequentialLane#runBatch).
+     */
+    long queuedAt;
+    /**
      * When the lane last went idle (System.nanoTime). Written by the owner just before the CAS that makes the lane
      * idle, so whoever reads the idle state reads this stamp or a later one; used only to decide when to release.
      */

@@ -67,7 +67,8 @@ final class ReadyQueue extends ReadyQueueTail {
      * once more after it emptied, see SequentialLane#runBatch) gets {@link Lane#NO_WAITING}, which tells a walker to
      * read the lane itself: the tasks appended since are only there.
      */
-    void offerLane(Lane lane) {
+    void offerLane(Lane lane, long now) {
+        lane.queuedAt = now; // before the link CAS that publishes the lane to the next owner
         offer(new Node(lane, lane.oldestStamp(), true));
     }
 

@@ -118,7 +118,7 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
 
     /** The task could not enter the pool when due: complete its future exceptionally rather than drop it. */
     void failDispatch(Throwable cause) {
-        setException(cause);
+        failUnstarted(cause);
     }
 
     /**

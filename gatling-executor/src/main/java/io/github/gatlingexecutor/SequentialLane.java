@@ -73,6 +73,13 @@ final class SequentialLane extends Lane {
     static final int FIRST_CHUNK = 4;
     static final int MAX_CHUNK = 64;
 
+    /**
+     * An emptied lane is sent round the ready queue once more only if its last trip round it took less than this, as
+     * the coarse clock tells it (which moves in steps of a millisecond, so one step is not read as a long trip): its
+     * next trip, empty and mapped, then most likely ends within a few milliseconds too.
+     */
+    static final long ROUND_LIMIT_NANOS = 2 * Worker.IDLE_GRACE_NANOS;
+
     /** Spins a worker may wait on an emptied lane for its next task while nothing else is queued (a few µs). */
     private static final int LINGER = 48;
 
@@ -290,13 +297,17 @@ final class SequentialLane extends Lane {
                     }
                     waits = LINGER; // the CPU is wanted elsewhere: give the lane up now
                 }
-                if (empty && ran > 0 && !worker.stopping() && !engine.readyQueue.isEmpty()) {
+                if (empty && ran > 0 && !worker.stopping() && !engine.readyQueue.isEmpty()
+                        && engine.stamp() - queuedAt < ROUND_LIMIT_NANOS) {
                     // Empty, and other work waits: keep the lane active and send it round the ready queue once
                     // more, as after a full batch, instead of making it idle. Its next tasks are then plain appends
                     // for their submitters; made idle here, the next one would pay an activation (a ready-queue
                     // offer and a wake-up check). Over many contexts at full load the lane has usually been given
                     // more by the time it comes round; if not, that visit runs nothing (ran == 0), and makes it
                     // idle: a lane goes round empty at most once per visit that ran something.
+                    // Only while a trip round the queue is short (see ROUND_LIMIT_NANOS): an empty lane stays
+                    // mapped, and counts as live, until it comes round, and behind a backlog of 300,000 lanes that
+                    // was up to half a second (SPEC point 4 allows a few milliseconds).
                     head(c, h);
                     return MORE;
                 }

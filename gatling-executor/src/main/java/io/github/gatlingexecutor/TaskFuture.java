@@ -66,6 +66,15 @@ class TaskFuture<V> extends FutureTask<V> {
         }
     }
 
+    /**
+     * Completes the future with {@code cause} for a task that never started (it could not enter its lane): not a
+     * task's failure, so not in {@code failed()}, which counts only tasks that ran (its count would otherwise
+     * exceed {@code executed()} and {@code submitted()}).
+     */
+    void failUnstarted(Throwable cause) {
+        super.setException(cause);
+    }
+
     @Override
     protected void done() {
         task = null;
@@ -99,8 +108,8 @@ class TaskFuture<V> extends FutureTask<V> {
 
     /** What a wait for tasks queued behind the waiting task in its own sequential {@code context} throws. */
     static IllegalStateException waitsForItself(Object context) {
-        return new IllegalStateException("a task of sequential context " + context + " waits for a task queued"
-                + " behind it in the same context; it would wait forever");
+        return new IllegalStateException("a task of sequential context " + Messages.describe(context)
+                + " waits for a task queued behind it in the same context; it would wait forever");
     }
 
     /** Whether this task runs in the sequential lane the calling thread is running a task of, so only after it. */

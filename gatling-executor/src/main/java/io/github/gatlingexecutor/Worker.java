@@ -174,7 +174,7 @@ final class Worker implements Runnable {
                         // way keep the worker.
                         endTake();
                         if (currentLane == lane) {
-                            engine.readyQueue.offerLane(lane);
+                            engine.readyQueue.offerLane(lane, engine.stamp());
                             currentLane = null;
                         }
                         engine.reportUncaught(outsideAnyTask);
@@ -289,11 +289,12 @@ final class Worker implements Runnable {
             // The batch budget is spent and the lane has more. Rotate it behind the other queued work, unless
             // there is none: then going round the queue would only cost an enqueue and a dequeue.
             if (!engine.readyQueue.isEmpty()) {
-                engine.readyQueue.offerLane(lane); // ownership passes to the queue here...
+                engine.readyQueue.offerLane(lane, clock); // ownership passes to the queue here...
                 currentLane = null;            // ...so nothing that can throw comes in between
                 pool.signalWork();
                 return;
             }
+            lane.queuedAt = clock; // kept, as if it had gone round an empty queue
         }
         currentLane = null; // idle (no longer ours), or left to shutdownNow
         if (outcome == Lane.IDLED) {
@@ -328,7 +329,9 @@ final class Worker implements Runnable {
             FAILED.setOpaque(this, failed + 1);
             engine.reportUncaught(failure);
         } finally {
-            EXECUTED.setOpaque(this, executed + 1);
+            // Release: a snapshot that reads this count with acquire, then startedCount, sees a started count that
+            // covers it (WorkerPool#counters; a plain store on x86).
+            EXECUTED.setRelease(this, executed + 1);
             runningTask = null;
             if (slow != null) {
                 Jfr.endSlowTask(slow, engine, currentLane, task);
@@ -394,6 +397,10 @@ final class Worker implements Runnable {
 
     long executedCountOpaque() {
         return (long) EXECUTED.getOpaque(this);
+    }
+
+    long executedCountAcquire() {
+        return (long) EXECUTED.getAcquire(this);
     }
 
     long failedCountOpaque() {

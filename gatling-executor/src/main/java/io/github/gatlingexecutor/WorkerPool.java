@@ -522,8 +522,12 @@ final class WorkerPool {
         long busy = 0;
         long started = foldedStarted;
         for (Worker w : workers) {
+            // Executed first, with acquire, then started: a task counts as started before it counts as executed, so
+            // this order gives started >= executed for every worker. Read the other way round, a task that started
+            // and ended between the two reads counted as executed only, and the snapshot's submitted (raised to what
+            // had left the queue) came out below executed.
+            executed += w.executedCountAcquire();
             started += w.startedCountOpaque();
-            executed += w.executedCountOpaque();
             failed += w.failedCountOpaque();
             transfers += w.transferCountOpaque();
             busy += w.isBusyOpaque() ? 1 : 0;

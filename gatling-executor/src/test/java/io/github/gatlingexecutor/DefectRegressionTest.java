@@ -515,11 +515,17 @@ class DefectRegressionTest {
         }
     }
 
-    /** A context whose hashCode throws an Error (a caller's bug that shows only when the task is dispatched). */
+    /**
+     * A context whose hashCode throws an Error when the checker dispatches its task (a caller's bug that shows only
+     * then: one that throws at once throws at the call, where the task is scheduled).
+     */
     private static final class PoisonContext {
         @Override
         public int hashCode() {
-            throw new AssertionError("hashCode of a broken context");
+            if (Thread.currentThread().getName().endsWith("-checker")) {
+                throw new AssertionError("hashCode of a broken context");
+            }
+            return 1;
         }
     }
 
@@ -534,6 +540,7 @@ class DefectRegressionTest {
         ScheduledFuture<?> poisoned = e.schedule(new Seq(new PoisonContext(), NOOP), 1, TimeUnit.MILLISECONDS);
         ExecutionException failure = assertThrows(ExecutionException.class, () -> poisoned.get(5, TimeUnit.SECONDS));
         assertInstanceOf(AssertionError.class, failure.getCause());
+        assertEquals(0, e.statistics().failed(), "a task that never ran counted as failed");
         ScheduledFuture<String> later = e.schedule(() -> "still ticking", 5, TimeUnit.MILLISECONDS);
         assertEquals("still ticking", later.get(5, TimeUnit.SECONDS));
         e.shutdown();

@@ -804,7 +804,7 @@ class LincheckLaneTest {
             Lane lane = (Lane) item;
             int outcome;
             while ((outcome = lane.runBatch(w, 1)) == Lane.MORE) {
-                e.readyQueue.offerLane(lane);
+                e.readyQueue.offerLane(lane, e.stamp());
                 if (!keepRunningAfterRequeue) {
                     break;
                 }

@@ -155,7 +155,7 @@ class LincheckReadyQueueTest {
             check(lane.offer(() -> { }, 0) == Lane.ACTIVATED, "activated");
             check(lane.runBatch(w, 64) == Lane.MORE, "sent round");
             ReadyQueue q = new ReadyQueue();
-            q.offerLane(lane);
+            q.offerLane(lane, 0);
             Object[] polled = new Object[1];
             int[] outcome = new int[1];
             boolean[] taken = new boolean[1];
@@ -166,7 +166,7 @@ class LincheckReadyQueueTest {
                         if (l.releaseIfEmpty()) {
                             released[0] = true;
                         } else {
-                            q.offerLane(l); // still ours: back in the queue
+                            q.offerLane(l, 0); // still ours: back in the queue
                         }
                     }),
                     () -> outcome[0] = lane.offer(() -> { }, 0));

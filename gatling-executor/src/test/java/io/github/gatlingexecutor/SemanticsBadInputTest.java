@@ -16,7 +16,13 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
@@ -112,6 +118,101 @@ class SemanticsBadInputTest {
         assertEquals("ok", TestSupport.get(e.submit(() -> "ok")));
         e.shutdown();
         assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    /** A context or task (an entity with a lazy field, say) whose {@code toString} throws. */
+    private static final class Unprintable implements Runnable {
+        @Override
+        public void run() {
+        }
+
+        @Override
+        public String toString() {
+            throw new IllegalStateException("not loaded");
+        }
+    }
+
+    /**
+     * The messages of a refusal name the context and the task: a {@code toString} that threw replaced the
+     * {@code RejectedExecutionException} with its own exception, and the refusal went uncounted in {@code rejected()}.
+     * The same held for a refusal after shutdown and for a task that waits for its own lane.
+     */
+    @Test
+    void aToStringThatThrowsNeverReplacesTheExceptionOfTheCall() throws Exception {
+        for (Overflow overflow : List.of(Overflow.reject(), Overflow.block(Duration.ofMillis(20)))) {
+            GatlingExecutor e = cleanup.track(gatling("unprintable").coreThreads(1).maxQueuedPerContext(1)
+                    .overflow(overflow).build());
+            Object context = new Unprintable();
+            Executor lane = e.sequential(context);
+            CountDownLatch gate = cleanup.gate();
+            CountDownLatch holding = new CountDownLatch(1);
+            lane.execute(() -> {
+                holding.countDown();
+                TestSupport.blockQuietly(gate);
+            });
+            await(holding, "the lane's first task to start");
+            lane.execute(() -> { }); // its one place
+            long rejected = e.statistics().rejected();
+            RejectedExecutionException refused = assertThrows(RejectedExecutionException.class,
+                    () -> lane.execute(new Unprintable()), overflow.toString());
+            assertTrue(refused.getMessage().contains("maxQueuedPerContext"), refused.getMessage());
+            assertEquals(rejected + 1, e.statistics().rejected(), "the refusal was not counted (" + overflow + ")");
+            gate.countDown();
+            e.shutdown();
+            assertThrows(RejectedExecutionException.class, () -> e.execute(new Unprintable()));
+            assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        }
+
+        GatlingExecutor e = cleanup.track(gatling("unprintable-wait").coreThreads(1).build());
+        Object context = new Unprintable();
+        Callable<Throwable> waiter = new SeqCallable<>(context, () -> {
+            Future<?> behind = e.submit(new Seq(context, () -> { }));
+            try {
+                behind.get();
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
+        Future<Throwable> waited = e.submit(waiter);
+        assertTrue(TestSupport.get(waited) instanceof IllegalStateException, "a wait for its own lane: " + waited);
+    }
+
+    /**
+     * A delayed lane task is hashed into its lane when it comes due: a context whose {@code hashCode} throws failed the
+     * task then, on the checker, and counted it in {@code failed()} although it never ran or counted as submitted.
+     * It now throws at the call; one that starts throwing only later still fails its future, uncounted.
+     */
+    @Test
+    void aDelayedTaskWhoseContextCannotBeHashedFailsAtTheCall() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("unhashable").coreThreads(1).build());
+        Object unhashable = new Object() {
+            @Override
+            public int hashCode() {
+                throw new IllegalStateException("boom-hash");
+            }
+        };
+        assertThrows(IllegalStateException.class,
+                () -> e.schedule(new Seq(unhashable, () -> { }), 20, TimeUnit.MILLISECONDS));
+        assertThrows(IllegalStateException.class,
+                () -> e.scheduleAtFixedRate(new Seq(unhashable, () -> { }), 20, 20, TimeUnit.MILLISECONDS));
+        AtomicInteger hashes = new AtomicInteger();
+        Object unhashableLater = new Object() {
+            @Override
+            public int hashCode() {
+                if (hashes.incrementAndGet() > 1) {
+                    throw new IllegalStateException("boom-hash-later");
+                }
+                return 1;
+            }
+        };
+        ScheduledFuture<?> later = e.schedule(new Seq(unhashableLater, () -> { }), 20, TimeUnit.MILLISECONDS);
+        ExecutionException failed = assertThrows(ExecutionException.class,
+                () -> later.get(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        assertEquals("boom-hash-later", failed.getCause().getMessage());
+        ExecutorStatistics s = e.statistics();
+        assertEquals(0, s.failed(), "a task that never ran counted as failed: " + s);
+        assertEquals(0, s.submitted(), s.toString());
     }
 
     private static void assertIaeNaming(String setting, String value, Executable call) {

@@ -190,6 +190,54 @@ class SemanticsLaneLifecycleTest {
     }
 
     /**
+     * A lane emptied while other work waits used to go round the ready queue once more, mapped and live, however long
+     * that round took: behind a backlog of lanes with one task each, every finished lane stayed live until the worker
+     * had gone through the whole backlog (half a second for 300,000 lanes). Now only when its last trip round the queue
+     * was short ({@link SequentialLane#ROUND_LIMIT_NANOS}): here every trip is longer, so the finished lanes go idle at
+     * once and are released after the grace (the worker releases the oldest early once its idle ring is full).
+     */
+    @Test
+    void lanesFinishedBehindALongBacklogAreReleasedWhileTheBacklogRuns() {
+        // One worker and no other (no auxiliary worker while the first is held): the visits are in queue order.
+        GatlingExecutor e = cleanup.track(gatling("backlog").coreThreads(1).maxThreads(1).build());
+        int lanes = 4 * Worker.IDLE_RING;
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch holding = new CountDownLatch(1);
+        e.execute(() -> {
+            holding.countDown();
+            blockQuietly(gate);
+        });
+        await(holding, "the worker to be held");
+        // Sampled from inside the backlog: the lanes still live beyond those not yet visited. The lanes that are
+        // finished and still mapped are idle ones within their grace (an idle ring at most) and the running one.
+        AtomicLong mostFinishedLive = new AtomicLong();
+        CountDownLatch done = new CountDownLatch(1);
+        for (int i = 0; i < lanes; i++) {
+            int notVisited = lanes - 1 - i;
+            boolean sample = (i & 255) == 255;
+            e.sequential(i).execute(() -> {
+                if (sample) {
+                    long finishedLive = e.statistics().liveContexts() - notVisited;
+                    mostFinishedLive.accumulateAndGet(finishedLive, Math::max);
+                }
+                if (notVisited == 0) {
+                    done.countDown();
+                }
+            });
+        }
+        // Every trip is longer than the limit, whatever the coarse clock's step.
+        long queuedUntil = System.nanoTime();
+        waitUntil("the lanes to have waited longer than a short trip",
+                () -> System.nanoTime() - queuedUntil > 3 * SequentialLane.ROUND_LIMIT_NANOS, () -> "");
+        gate.countDown();
+        await(done, "the backlog to run");
+        assertTrue(mostFinishedLive.get() <= Worker.IDLE_RING + 1, "lanes whose only task had run stayed live behind "
+                + "the backlog: up to " + mostFinishedLive.get() + " of " + lanes + " at once");
+        waitUntil("every lane released", () -> e.statistics().liveContexts() == 0,
+                () -> e.contextStatistics().size() + " live");
+    }
+
+    /**
      * Lanes are released and re-created constantly while several producers use the same few contexts: two lanes of
      * one context must never exist at once (no overlap), and no task is lost or reordered.
      */
