@@ -74,9 +74,11 @@ final class SequentialLane extends Lane {
     static final int MAX_CHUNK = 64;
 
     /**
-     * An emptied lane is sent round the ready queue once more only if its last trip round it took less than this, as
-     * the coarse clock tells it (which moves in steps of a millisecond, so one step is not read as a long trip): its
-     * next trip, empty and mapped, then most likely ends within a few milliseconds too.
+     * An emptied lane is sent round the ready queue once more only if less than this passed, by the coarse clock,
+     * between its last queueing and its emptying (the trip round the queue and the visit that emptied it): its next
+     * trip, empty and mapped, then most likely ends within a few milliseconds too. The coarse clock moves in steps
+     * of 1 ms while workers tick it and of up to 4 ms when only the checker does, so a short trip across a step may
+     * read as long; that only makes the lane go idle, the old way, at the cost of an activation.
      */
     static final long ROUND_LIMIT_NANOS = 2 * Worker.IDLE_GRACE_NANOS;
 

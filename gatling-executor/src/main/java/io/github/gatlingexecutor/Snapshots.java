@@ -27,8 +27,15 @@ final class Snapshots {
         // counters counted as waiting: thousands over a limit of 64). Submitted is the second read, raised to what
         // left the queue: a submit counts itself just after its task is in the lane, where a worker may already have
         // started it, and every task that left the queue was accepted.
+        // Failures are read before the tasks started, so every failure seen is of a task seen started: a future's
+        // failure is counted while its task runs (a volatile add, after the worker's release store of started), a
+        // thrown one by the worker before its executed count (see WorkerPool#counters). A task that failed has run,
+        // so executed is raised to the failures seen: failed <= executed <= submitted in every snapshot.
         long acceptedBefore = engine.submittedCount();
+        long failedFutures = engine.failedFutureCount();
         long[] p = engine.pool.counters();
+        long failed = p[1] + failedFutures;
+        long executed = Math.max(p[0], failed);
         long coalescedCount = engine.coalescedCount();
         long returnedCount = engine.returnedCount();
         long left = p[7] + coalescedCount + returnedCount;
@@ -42,7 +49,7 @@ final class Snapshots {
         // is not a thread.
         int threads = pool.liveThreads();
         int peak = Math.max(pool.peakThreads(), threads);
-        return new ExecutorStatistics(submittedCount, p[0], coalescedCount, p[1] + engine.failedFutureCount(),
+        return new ExecutorStatistics(submittedCount, executed, coalescedCount, failed,
                 returnedCount, engine.liveContexts(), threads, peak, pool.coreTarget(), p[3], p[4], p[2],
                 engine.checker.blockedDetections(), p[5], (int) p[6], engine.settings.maxThreads, queued,
                 adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),

@@ -326,7 +326,9 @@ final class Worker implements Runnable {
         try {
             task.run();
         } catch (Throwable failure) {
-            FAILED.setOpaque(this, failed + 1);
+            // Release, before the handler sees the failure (so whoever it tells finds it in failed()): a snapshot that
+            // reads this count with acquire, then startedCount, sees the failed task started (WorkerPool#counters).
+            FAILED.setRelease(this, failed + 1);
             engine.reportUncaught(failure);
         } finally {
             // Release: a snapshot that reads this count with acquire, then startedCount, sees a started count that
@@ -405,6 +407,10 @@ final class Worker implements Runnable {
 
     long failedCountOpaque() {
         return (long) FAILED.getOpaque(this);
+    }
+
+    long failedCountAcquire() {
+        return (long) FAILED.getAcquire(this);
     }
 
     long transferCountOpaque() {

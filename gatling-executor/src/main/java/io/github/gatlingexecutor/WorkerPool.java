@@ -522,13 +522,15 @@ final class WorkerPool {
         long busy = 0;
         long started = foldedStarted;
         for (Worker w : workers) {
-            // Executed first, with acquire, then started: a task counts as started before it counts as executed, so
-            // this order gives started >= executed for every worker. Read the other way round, a task that started
-            // and ended between the two reads counted as executed only, and the snapshot's submitted (raised to what
-            // had left the queue) came out below executed.
+            // Failed and executed first, each with acquire, then started: a task counts as started before it counts
+            // as failed or executed (release stores), so this order gives started >= failed and started >= executed
+            // for every worker. Read the other way round, a task that started and ended between the two reads
+            // counted as executed (or failed) only, and the snapshot's submitted (raised to what had left the queue)
+            // came out below it. Failed is counted before executed (before the handler is called), so a snapshot
+            // may see a failure whose task has not yet counted as executed; Snapshots#executor covers that.
+            failed += w.failedCountAcquire();
             executed += w.executedCountAcquire();
             started += w.startedCountOpaque();
-            failed += w.failedCountOpaque();
             transfers += w.transferCountOpaque();
             busy += w.isBusyOpaque() ? 1 : 0;
         }

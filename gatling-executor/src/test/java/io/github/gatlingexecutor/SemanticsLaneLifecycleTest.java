@@ -200,7 +200,7 @@ class SemanticsLaneLifecycleTest {
     void lanesFinishedBehindALongBacklogAreReleasedWhileTheBacklogRuns() {
         // One worker and no other (no auxiliary worker while the first is held): the visits are in queue order.
         GatlingExecutor e = cleanup.track(gatling("backlog").coreThreads(1).maxThreads(1).build());
-        int lanes = 4 * Worker.IDLE_RING;
+        int lanes = 8 * Worker.IDLE_RING;
         CountDownLatch gate = cleanup.gate();
         CountDownLatch holding = new CountDownLatch(1);
         e.execute(() -> {
@@ -214,7 +214,7 @@ class SemanticsLaneLifecycleTest {
         CountDownLatch done = new CountDownLatch(1);
         for (int i = 0; i < lanes; i++) {
             int notVisited = lanes - 1 - i;
-            boolean sample = (i & 255) == 255;
+            boolean sample = (i & 127) == 127;
             e.sequential(i).execute(() -> {
                 if (sample) {
                     long finishedLive = e.statistics().liveContexts() - notVisited;

@@ -20,6 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Statistics read while tasks flow: each figure keeps the direction the Javadoc promises, snapshot after snapshot.
@@ -241,18 +243,26 @@ class StatisticsCoherenceTest {
             producer.join();
         }
     }
+    /** How the ping-pong producer below submits each task. */
+    enum Outcome {
+        RUNS, THROWS, FAILS_ITS_FUTURE
+    }
+
     /**
-     * The workers' counts were read started, then executed, per worker: a task that started after the first read and
-     * ended before the second counted as executed but not as started, and the snapshot's {@code submitted} (raised to
-     * what had started) came out below {@code executed} (submitted 2, executed 3, in the first milliseconds of a fresh
-     * executor, where a submit counts itself just after its task may already have run).
+     * The workers' counts were read started, then executed (and failed), per worker: a task that started after the
+     * first read and ended before the second counted as executed (or failed) but not as started, and the snapshot's
+     * {@code submitted} (raised to what had started) came out below {@code executed} (submitted 2, executed 3, in the
+     * first milliseconds of a fresh executor, where a submit counts itself just after its task may already have run).
+     * A failure, counted before its task counts as executed, also read above {@code executed}.
      */
-    @Test
+    @ParameterizedTest
+    @EnumSource(Outcome.class)
     @Timeout(30)
-    void theSnapshotNeverShowsMoreRunThanSubmitted() throws Exception {
+    void theSnapshotNeverShowsMoreRunThanSubmittedNorMoreFailedThanRun(Outcome outcome) throws Exception {
         // A few fresh executors in turn: the reads race most often once the reader and the workers are compiled.
         for (int round = 0; round < 6; round++) {
-            GatlingExecutor e = cleanup.track(gatling("run-coherent").coreThreads(2).build());
+            GatlingExecutor e = cleanup.track(gatling("run-coherent").coreThreads(2)
+                    .uncaughtExceptionHandler((t, x) -> { }).build());
             AtomicBoolean stop = new AtomicBoolean();
             AtomicInteger ran = new AtomicInteger();
             Thread producer = new Thread(() -> {
@@ -261,7 +271,17 @@ class StatisticsCoherenceTest {
                 int n = 0;
                 while (!stop.get()) {
                     int target = ++n;
-                    e.sequential(n & 63).execute(ran::incrementAndGet);
+                    Runnable task = () -> {
+                        ran.incrementAndGet();
+                        if (outcome != Outcome.RUNS) {
+                            throw new IllegalStateException("expected");
+                        }
+                    };
+                    if (outcome == Outcome.FAILS_ITS_FUTURE) {
+                        e.submit(new TestSupport.Seq(n & 63, task));
+                    } else {
+                        e.sequential(n & 63).execute(task);
+                    }
                     while (ran.get() < target && !stop.get()) {
                         Thread.onSpinWait();
                     }
@@ -272,8 +292,8 @@ class StatisticsCoherenceTest {
                 long end = System.nanoTime() + READ_NANOS;
                 while (System.nanoTime() - end < 0) {
                     ExecutorStatistics s = e.statistics();
-                    if (s.executed() + s.coalesced() + s.returned() > s.submitted()) {
-                        fail("more ran than was submitted: " + s);
+                    if (s.executed() + s.coalesced() + s.returned() > s.submitted() || s.failed() > s.executed()) {
+                        fail("more ran than was submitted, or more failed than ran: " + s);
                     }
                 }
             } finally {
