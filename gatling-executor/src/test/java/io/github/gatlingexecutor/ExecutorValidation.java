@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -37,6 +38,21 @@ final class ExecutorValidation implements AfterEachCallback {
     CountDownLatch gate() {
         CountDownLatch gate = new CountDownLatch(1);
         gates.add(gate);
+        return gate;
+    }
+
+    /**
+     * Submits a task that blocks until the returned gate opens (after the test at the latest), and waits until it
+     * runs: the lane, or the worker, it runs on is held.
+     */
+    CountDownLatch occupy(Executor executor) {
+        CountDownLatch gate = gate();
+        CountDownLatch holding = new CountDownLatch(1);
+        executor.execute(() -> {
+            holding.countDown();
+            TestSupport.blockQuietly(gate);
+        });
+        TestSupport.await(holding, "the blocking task to start");
         return gate;
     }
 

@@ -144,13 +144,7 @@ class SemanticsBadInputTest {
                     .overflow(overflow).build());
             Object context = new Unprintable();
             Executor lane = e.sequential(context);
-            CountDownLatch gate = cleanup.gate();
-            CountDownLatch holding = new CountDownLatch(1);
-            lane.execute(() -> {
-                holding.countDown();
-                TestSupport.blockQuietly(gate);
-            });
-            await(holding, "the lane's first task to start");
+            CountDownLatch gate = cleanup.occupy(lane);
             lane.execute(() -> { }); // its one place
             long rejected = e.statistics().rejected();
             RejectedExecutionException refused = assertThrows(RejectedExecutionException.class,

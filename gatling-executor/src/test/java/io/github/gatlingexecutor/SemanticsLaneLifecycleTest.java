@@ -201,13 +201,7 @@ class SemanticsLaneLifecycleTest {
         // One worker and no other (no auxiliary worker while the first is held): the visits are in queue order.
         GatlingExecutor e = cleanup.track(gatling("backlog").coreThreads(1).maxThreads(1).build());
         int lanes = 8 * Worker.IDLE_RING;
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch holding = new CountDownLatch(1);
-        e.execute(() -> {
-            holding.countDown();
-            blockQuietly(gate);
-        });
-        await(holding, "the worker to be held");
+        CountDownLatch gate = cleanup.occupy(e);
         // Sampled from inside the backlog: the lanes still live beyond those not yet visited. The lanes that are
         // finished and still mapped are idle ones within their grace (an idle ring at most) and the running one.
         AtomicLong mostFinishedLive = new AtomicLong();

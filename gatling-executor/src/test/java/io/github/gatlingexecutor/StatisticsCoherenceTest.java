@@ -35,18 +35,6 @@ class StatisticsCoherenceTest {
 
     private static final long READ_NANOS = TimeUnit.MILLISECONDS.toNanos(400);
 
-    /** Submits a task that blocks until the returned gate opens, and waits until it runs. */
-    private CountDownLatch occupy(Executor executor) {
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch holding = new CountDownLatch(1);
-        executor.execute(() -> {
-            holding.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(holding, "the blocking task to start");
-        return gate;
-    }
-
     /**
      * With both limits set, a submit that its lane's limit refuses took a place in the executor and gave it back: for
      * that moment the refused task was in {@code submitted()} and {@code queued()}, and the next snapshot was lower.
@@ -57,7 +45,7 @@ class StatisticsCoherenceTest {
         GatlingExecutor e = cleanup.track(gatling("refused-flicker").coreThreads(1).maxQueued(1000)
                 .maxQueuedPerContext(1).blockedThreshold(Duration.ofSeconds(30)).build());
         Executor lane = e.sequential("a");
-        CountDownLatch gate = occupy(lane);
+        CountDownLatch gate = cleanup.occupy(lane);
         lane.execute(() -> { }); // the one place of the lane
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger accepted = new AtomicInteger();
@@ -156,7 +144,7 @@ class StatisticsCoherenceTest {
         GatlingExecutor e = cleanup.track(gatling("slow-factory").coreThreads(1).maxThreads(4)
                 .threadFactory(slowToFail).checkPeriod(Duration.ofMillis(20))
                 .blockedThreshold(Duration.ofMillis(20)).build());
-        CountDownLatch gate = occupy(e);
+        CountDownLatch gate = cleanup.occupy(e);
         for (int i = 0; i < 3; i++) {
             e.execute(() -> { }); // waits behind the stuck worker: the checker keeps trying to start another
         }
