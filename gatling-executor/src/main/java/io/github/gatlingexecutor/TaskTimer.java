@@ -151,7 +151,8 @@ final class TaskTimer {
     private RejectedExecutionException checkerMissing(ScheduledTask<?> task, Throwable failure) {
         engine.pool.countStartFailure();
         RejectedExecutionException e = new RejectedExecutionException("executor " + engine.settings.name
-                + " could not start its checker thread, which runs scheduled tasks; rejected " + Messages.describe(task));
+                + " could not start its checker thread, which runs scheduled tasks; rejected "
+                + Messages.describe(task));
         e.initCause(failure);
         return e;
     }

@@ -43,8 +43,6 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
     public T deserialize(String topic, byte[] data) {
         try {
             return delegate.deserialize(topic, data);
-        } catch (OutOfMemoryError e) {
-            throw e; // the heap's state, not the record's: the record must not be skipped as unreadable
         } catch (Error e) {
             throw failed(e);
         }
@@ -54,8 +52,6 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
     public T deserialize(String topic, Headers headers, byte[] data) {
         try {
             return delegate.deserialize(topic, headers, data);
-        } catch (OutOfMemoryError e) {
-            throw e; // the heap's state, not the record's: the record must not be skipped as unreadable
         } catch (Error e) {
             throw failed(e);
         }
@@ -65,14 +61,19 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
     public T deserialize(String topic, Headers headers, ByteBuffer data) {
         try {
             return delegate.deserialize(topic, headers, data);
-        } catch (OutOfMemoryError e) {
-            throw e; // the heap's state, not the record's: the record must not be skipped as unreadable
         } catch (Error e) {
             throw failed(e);
         }
     }
 
+    /**
+     * The record's failure, as the consumer reports a deserializer's exception; an {@code OutOfMemoryError} is thrown
+     * as it is: it is the heap's state, not the record's, and the record must not be skipped as unreadable.
+     */
     private SerializationException failed(Error e) {
+        if (e instanceof OutOfMemoryError) {
+            throw e;
+        }
         return new SerializationException("The deserializer " + delegate.getClass().getName() + " threw " + e, e);
     }
 
