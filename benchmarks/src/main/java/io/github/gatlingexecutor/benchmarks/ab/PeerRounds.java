@@ -146,8 +146,8 @@ public final class PeerRounds {
                 process[i] = (double) l.get(i)[2] / tasks;
             }
             System.out.printf("%-10s %6.2f M tasks/s  x%.3f of %s  producer CPU %5.1f ns/task"
-                            + "  process CPU %5.1f ns/task%n", e.getKey(), Summary.median(rate), Summary.median(ratio), ref, Summary.median(producer),
-                    Summary.median(process));
+                            + "  process CPU %5.1f ns/task%n", e.getKey(), Summary.median(rate),
+                    Summary.median(ratio), ref, Summary.median(producer), Summary.median(process));
         }
     }
 }
