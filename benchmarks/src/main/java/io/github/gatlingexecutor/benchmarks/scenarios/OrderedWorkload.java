@@ -5,8 +5,6 @@ import io.github.gatlingexecutor.benchmarks.peers.GatlingAdapter;
 import io.github.gatlingexecutor.benchmarks.peers.OrderedExecutorAdapter;
 import io.github.gatlingexecutor.benchmarks.peers.Peer;
 
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -94,8 +92,6 @@ public final class OrderedWorkload {
     /** The column with the process's CPU time, in cores busy over the run. */
     public static final String CORES_BUSY = "CPU (cores busy)";
 
-    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-
     /**
      * @param keysByProducer producer p submits tasks to keys {@code keysByProducer[p][0..]}, in that order
      * @param keyCount       keys are {@code 0 .. keyCount-1}
@@ -134,17 +130,17 @@ public final class OrderedWorkload {
             Thread[] threads = new Thread[producers];
             java.util.concurrent.atomic.AtomicReferenceArray<Throwable> failures =
                     new java.util.concurrent.atomic.AtomicReferenceArray<>(1);
-            boolean cpuTimed = THREADS.isCurrentThreadCpuTimeSupported();
+            boolean cpuTimed = Cpu.THREAD_TIMED;
             AtomicLongArray producerCpu = new AtomicLongArray(producers);
             for (int p = 0; p < producers; p++) {
                 int producer = p;
                 threads[p] = new Thread(() -> {
                     try {
                         go.await();
-                        long cpu0 = cpuTimed ? THREADS.getCurrentThreadCpuTime() : 0;
+                        long cpu0 = cpuTimed ? Cpu.currentThreadNanos() : 0;
                         submitAll(adapter, states, keysByProducer[producer], producer, work);
                         if (cpuTimed) {
-                            producerCpu.set(producer, THREADS.getCurrentThreadCpuTime() - cpu0);
+                            producerCpu.set(producer, Cpu.currentThreadNanos() - cpu0);
                         }
                     } catch (Throwable t) {
                         failures.set(0, t);
