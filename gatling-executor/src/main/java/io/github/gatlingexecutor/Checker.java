@@ -57,9 +57,11 @@ final class Checker implements Runnable {
     private volatile long blockedDetections;
     private volatile boolean wakeRequested;
     /**
-     * Set while the checker sleeps longer than a clock tick because every worker was parked. A worker that wakes
-     * writes its park state, then reads this; the checker writes this, then reads every park state once more: one of
-     * them sees the other, so a worker that resumes work never leaves the clock unrefreshed for a whole check period.
+     * Set while the checker sleeps longer than a clock tick because every worker was parked. A worker that woke and
+     * goes on past its first item (see Worker#run) has written its park state, then reads this; the checker writes
+     * this, then reads every park state once more: one of them sees the other, so a worker that stays at work never
+     * leaves the clock unrefreshed for a whole check period. During that first item the clock is stale, or set once
+     * by the first submit that needed it.
      */
     private volatile boolean dozing;
     /**
@@ -185,7 +187,10 @@ final class Checker implements Runnable {
         return ++quietTicks < QUIET_TICKS_TO_STALL;
     }
 
-    /** A worker came back from parking: if the checker dozes, it wakes to keep the coarse clock fresh. */
+    /**
+     * A worker came back from parking and went on past its first item (see Worker#run): if the checker dozes, it wakes
+     * to keep the coarse clock fresh.
+     */
     void workerResumed() {
         if (dozing) {
             dozing = false;

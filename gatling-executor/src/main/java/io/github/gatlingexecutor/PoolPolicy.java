@@ -31,7 +31,9 @@ package io.github.gatlingexecutor;
  *       pool below the core size.</li>
  *   <li><b>Spinning.</b> At most half the cores' worth of workers search at once, and a worker spins (searches, or
  *       lingers on its emptied lane) only while the workers in long items and the searchers leave a core to spare;
- *       each worker's search budget adapts between {@link #MIN_SEARCH_NANOS} and {@link #MAX_SEARCH_NANOS}.</li>
+ *       each worker's search budget adapts between {@link #MIN_SEARCH_NANOS} and {@link #MAX_SEARCH_NANOS}, or drops
+ *       to none while work is sparse: then the worker neither searches nor lingers, releases its idle lanes and parks
+ *       at once ({@link #sparse}), until a wake-up soon after a park shows that a short search would have paid.</li>
  * </ol>
  */
 final class PoolPolicy {
@@ -52,6 +54,12 @@ final class PoolPolicy {
      */
     static final long MIN_SEARCH_NANOS = 4_000L;
     static final long MAX_SEARCH_NANOS = 50_000L;
+
+    /**
+     * A park that a submitter ended within this long would have been saved by a search of the shortest budget and a
+     * little more: a worker that has stopped searching ({@link #sparse}) takes it up again.
+     */
+    private static final long QUICK_WAKE_NANOS = 2 * MIN_SEARCH_NANOS;
 
     /** An item (a lane's batch, an unordered task) running longer than this keeps its CPU busy for long stretches. */
     private static final long LONG_ITEM_NANOS = 1_000_000L;
@@ -163,7 +171,7 @@ final class PoolPolicy {
 
     /** Rule 6: whether a worker with nothing to do may search, with {@code searching} workers searching already. */
     boolean maySearch(Worker self, int searching) {
-        return searching < maxSearchers && spinningPays(self, searching);
+        return !sparse(self) && searching < maxSearchers && spinningPays(self, searching);
     }
 
     /**
@@ -192,8 +200,44 @@ final class PoolPolicy {
         return true;
     }
 
-    /** Rule 6: the next search budget of a worker whose search with {@code budget} found work, or did not. */
+    /**
+     * Rule 6: the next search budget of a worker whose search with {@code budget} found work, or did not. A failed
+     * search halves it, and one that would fall below {@link #MIN_SEARCH_NANOS} ends searching: the worker is then
+     * {@link #sparse} until {@link #budgetAfterWake} gives it the shortest budget back.
+     */
     static long nextSearchBudget(long budget, boolean found) {
-        return found ? Math.min(MAX_SEARCH_NANOS, budget << 1) : Math.max(MIN_SEARCH_NANOS, budget >> 1);
+        if (found) {
+            return Math.min(MAX_SEARCH_NANOS, Math.max(MIN_SEARCH_NANOS, budget << 1));
+        }
+        long half = budget >> 1;
+        return half < MIN_SEARCH_NANOS ? 0 : half;
+    }
+
+    /**
+     * Rule 6: the search budget of a worker that a submitter woke {@code parkedNanos} after it parked. A worker that
+     * stopped searching starts again with the shortest budget when the wake-up came so soon that a search would have
+     * caught the work without it.
+     */
+    static long budgetAfterWake(long budget, long parkedNanos) {
+        return budget == 0 && parkedNanos < QUICK_WAKE_NANOS ? MIN_SEARCH_NANOS : budget;
+    }
+
+    /**
+     * Rule 6: whether work reaches {@code w} so sparsely that spinning for it does not pay: its searches have failed
+     * down to no budget. Such a worker neither searches nor lingers on an emptied lane, and parks without a timeout,
+     * releasing its idle lanes first instead of waking to release them when their grace ends. Measured on 2 cores
+     * (docs/benchmarks.md, thirteenth set): a worker that stayed awake for the microseconds of a linger and a search
+     * after each task, or parked with a timeout, took about 18 us to wake for the next task at 10,000 tasks a second,
+     * against 5 us for one that parked at once without a timeout: the virtual CPU it left went to sleep in a way that
+     * costs more to leave, and arming and cancelling the timer costs on top. A released lane costs its context's next
+     * submit a new lane, which at this rate is nothing beside a wake-up.
+     */
+    static boolean sparse(Worker w) {
+        return w.searchBudget == 0;
+    }
+
+    /** Rule 6: whether {@code w} should linger on the lane it has just emptied (see SequentialLane#runBatch). */
+    boolean lingerPays(Worker w) {
+        return !sparse(w) && spinningPays(w, 0);
     }
 }

@@ -287,7 +287,7 @@ final class SequentialLane extends Lane {
                     // per spin: its head is a line every worker and submitter writes (with 8 producers on 8 contexts,
                     // half the workers' samples were in that look).
                     if (waits == 0) {
-                        if (!worker.pool.policy.spinningPays(worker, 0)) {
+                        if (!worker.pool.policy.lingerPays(worker)) {
                             waits = LINGER; // parked workers serve better now: give the lane up at once
                             continue;
                         }

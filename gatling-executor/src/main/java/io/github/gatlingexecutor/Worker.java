@@ -19,6 +19,8 @@ final class Worker implements Runnable {
     static final int PARKED = 1;
     static final int SIGNALLED = 2;
     static final int RETIRED = 3;
+    /** Signalled by a submitter that counted this worker as searching for it until its first look (see WorkerPool). */
+    static final int WOKEN = 4;
 
     // phase values: the hand-shake with shutdownNow (see beginTake).
     private static final int OUTSIDE = 0;
@@ -116,6 +118,15 @@ final class Worker implements Runnable {
     /** Nanoseconds this worker's next search may spin before it parks; adapted by WorkerPool#search (owner-only). */
     long searchBudget = PoolPolicy.MIN_SEARCH_NANOS;
 
+    /** How many times this worker went to park (owner-only): whether an item came after a park. */
+    int parks;
+
+    /**
+     * This worker came back from a park and has not told the checker, which may doze meanwhile (owner-only). See
+     * {@link #run}: it tells it only if it goes on to a second item without parking again.
+     */
+    private boolean checkerOwed;
+
     // Checker-only bookkeeping (written and read by the checker thread alone).
     long lastSweptByChecker;
     /** startedCount when the checker last swept this worker's ring and found nothing left to wait for, else -1. */
@@ -152,16 +163,38 @@ final class Worker implements Runnable {
                     sweepIdle(false); // also refreshes the clock
                 }
                 Object item = engine.readyQueue.poll();
+                boolean resumed = false;
                 if (item == null) {
+                    int parked = parks;
                     item = pool.awaitWork(this);
                     if (item == null) {
                         return;
                     }
-                    engine.tick(clock = System.nanoTime()); // it may have parked for a long time
+                    clock = System.nanoTime(); // it may have parked for a long time
+                    resumed = parks != parked;
+                    if (!resumed) {
+                        engine.tick(clock);
+                    }
+                }
+                if (resumed) {
+                    // Back from a park: the checker may doze (every worker was parked), and it ticks the coarse clock
+                    // only while a worker is awake. It is told after this item, and only if this worker then goes on
+                    // to another one. Woken first, it ran on the other CPU just as this worker's own wake-up ended,
+                    // and the task waited for both: at 10,000 tasks a second the median wait from submit to start
+                    // went from 6 to 17 us (docs/benchmarks.md, thirteenth set). The engine's clock is marked stale
+                    // instead (the dozing checker's last tick may be a check period old): the first submit during
+                    // this item reads the time itself and sets it, so the oldest waiting task's age is exact; later
+                    // submits may read that value until the checker's next look, which overstates their ages (the
+                    // safe direction) by at most the time since that first submit.
+                    engine.clockStale();
+                    checkerOwed = true;
+                } else if (checkerOwed) {
+                    checkerOwed = false;
+                    engine.tick(clock = System.nanoTime());
                     engine.checker.workerResumed();
                 }
                 // The coarse clock: a load of a line written once a millisecond (a clock read only if it is stale).
-                ITEM_STAMP.setOpaque(this, engine.stamp());
+                ITEM_STAMP.setOpaque(this, resumed ? clock : engine.stamp());
                 BUSY.setOpaque(this, true);
                 if (item instanceof Lane) {
                     Lane lane = (Lane) item;
@@ -385,6 +418,11 @@ final class Worker implements Runnable {
 
     boolean casParkState(int expect, int update) {
         return PARK_STATE.compareAndSet(this, expect, update);
+    }
+
+    /** Back to ACTIVE; returns the state it leaves (PARKED, SIGNALLED or WOKEN). */
+    int leaveParkState() {
+        return (int) PARK_STATE.getAndSet(this, ACTIVE);
     }
 
     // ---- read by statistics and the checker ---------------------------------------------------------------

@@ -19,6 +19,18 @@ import java.util.concurrent.locks.LockSupport;
  * work, or the submitter sees the worker searching or registered. Nothing is lost, and a submitter pays for an unpark
  * only when every worker is parked or the searchers are in their yields (see {@link #yieldWhileSearching}).
  *
+ * <h2>One wake-up for a burst</h2>
+ * A worker being woken counts as searching, from the submitter that wakes it until its first look at the ready queue
+ * ({@link Worker#WOKEN}): a wake-up takes microseconds (about 18 us on this project's 2-core VM), and submitters in
+ * that window see a searcher and wake nobody else. The woken worker wakes the next one only if it finds more than it
+ * takes, as a searcher does, so a burst of submits costs one wake-up and a chain of them only as long as work is
+ * left over (the rule of Go's and Tokio's schedulers, whose woken workers start out searching). The submitter counts
+ * the worker before it pops one, and takes the count back if it finds none: counted only after the CAS that wakes it,
+ * a worker woken early by its timed park could take the count back first. Either side's decrement is followed by a
+ * look at the ready queue, so a submitter that skipped its wake-up because of the count is seen: the woken worker
+ * decrements, then reads whether work is left (and passes the wake-up on), and a submitter that found no worker to
+ * pop falls back to {@link PoolPolicy#noWorkerIdle} as before.
+ *
  * <h2>Growing and shrinking</h2>
  * What to start, refill, bump or retire, and when a worker may spin, is decided by {@link PoolPolicy}; this class
  * carries it out. An idle worker holds no work (work lives in the ready queue and in lanes), so retiring can never
@@ -86,14 +98,20 @@ final class WorkerPool {
     /** Work was just made visible in the ready queue: make sure some worker will look at it. */
     void signalWork() {
         if ((int) SEARCHING.getVolatile(this) > 0) {
-            return; // a searching worker will find it (and wakes another if it finds more than it takes)
+            return; // a searching or waking worker will find it (and wakes another if it finds more than it takes)
         }
-        for (Worker w; (w = idle.pollFirst()) != null; ) {
-            if (w.casParkState(Worker.PARKED, Worker.SIGNALLED)) {
-                LockSupport.unpark(w.thread);
-                return;
+        // Every worker busy is the common case under load: it costs a read of the idle stack, not two atomic adds on
+        // the line searchers write. A worker that registers after this read looks at the queue after registering.
+        if (idle.peekFirst() != null) {
+            SEARCHING.getAndAdd(this, 1); // for the worker we are about to wake (see "One wake-up for a burst")
+            for (Worker w; (w = idle.pollFirst()) != null; ) {
+                if (w.casParkState(Worker.PARKED, Worker.WOKEN)) {
+                    LockSupport.unpark(w.thread);
+                    return;
+                }
+                // a stale entry: that worker found work on its own or retired
             }
-            // a stale entry: that worker found work on its own or retired
+            SEARCHING.getAndAdd(this, -1);
         }
         policy.noWorkerIdle(this);
     }
@@ -129,8 +147,8 @@ final class WorkerPool {
             // park, and go when their grace ends (the park below is timed for it). Releasing all of them here made
             // every catch-up of a producer a release and re-creation of each lane the workers had just emptied: over
             // 1,024 contexts, a quarter of the workers' CPU samples were map removals, and the producer paid the
-            // re-creation.
-            w.sweepIdle(false);
+            // re-creation. While work is sparse they all go, and the park has no timeout (PoolPolicy#sparse).
+            w.sweepIdle(PoolPolicy.sparse(w));
             // Register, then look once more (see the class comment), then park.
             w.parkState(Worker.PARKED);
             idle.offerFirst(w);
@@ -139,7 +157,7 @@ final class WorkerPool {
                 if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
                     idle.removeFirstOccurrence(w);
                 } else {
-                    w.parkState(Worker.ACTIVE);
+                    leavePark(w); // signalled meanwhile
                 }
                 // A submitter may have spent its wake-up on us (registered) for work other than the item we took,
                 // or skipped it while we were searching: pass it on if more is queued.
@@ -153,16 +171,31 @@ final class WorkerPool {
                 // registered worker; one that registered too late for that wake-up finds it quiescent here.
                 if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
                     idle.removeFirstOccurrence(w);
+                } else {
+                    leavePark(w);
                 }
-                w.parkState(Worker.ACTIVE);
                 wakeAll();
                 return null;
             }
             engine.clockStale(); // nobody may refresh it while we park: the next submitter reads the clock itself
-            long deadline = System.nanoTime() + settings.auxiliaryKeepAliveNanos;
+            w.parks++;
+            long parkedAt = System.nanoTime();
+            long deadline = parkedAt + settings.auxiliaryKeepAliveNanos;
             for (;;) {
                 if (w.parkState() != Worker.PARKED) {
-                    w.parkState(Worker.ACTIVE); // signalled
+                    if (leavePark(w)) {
+                        // Woken by a submitter: its work is most likely the head of the ready queue. The count it
+                        // took for us was given back first, so a submitter that skipped its wake-up meanwhile has
+                        // its work seen by the look at what is left.
+                        w.searchBudget = PoolPolicy.budgetAfterWake(w.searchBudget, System.nanoTime() - parkedAt);
+                        item = engine.readyQueue.poll();
+                        if (item != null) {
+                            if (!engine.readyQueue.isEmpty()) {
+                                signalWork();
+                            }
+                            return item;
+                        }
+                    }
                     continue OUTER;
                 }
                 if (engine.state() != seenState) {
@@ -172,7 +205,7 @@ final class WorkerPool {
                     if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
                         idle.removeFirstOccurrence(w);
                     } else {
-                        w.parkState(Worker.ACTIVE);
+                        leavePark(w);
                     }
                     continue OUTER;
                 }
@@ -211,6 +244,19 @@ final class WorkerPool {
                 }
             }
         }
+    }
+
+    /**
+     * The worker leaves its park state for ACTIVE after a submitter (or {@link #wakeAll}) changed it. Returns whether a
+     * submitter woke it and counted it as searching ({@link Worker#WOKEN}); that count is given back here, before the
+     * caller's next look at the ready queue.
+     */
+    private boolean leavePark(Worker w) {
+        if (w.leaveParkState() != Worker.WOKEN) {
+            return false;
+        }
+        SEARCHING.getAndAdd(this, -1);
+        return true;
     }
 
     /** Spins on the ready queue for a while (see {@link PoolPolicy#MAX_SEARCH_NANOS}), if the policy allows. */

@@ -749,6 +749,131 @@ class LincheckLaneTest {
         assertFinds(idleHandshake(false));
     }
 
+    /**
+     * One wake-up for a burst (see WorkerPool): a worker being woken counts as searching until its first look, so a
+     * second submitter in that window wakes nobody, and the woken worker must wake the next one when it finds more
+     * than it takes. Two workers each come back from {@code awaitWork} with one item (each then "runs" it for good:
+     * it never looks again), two submitters each offer one. If the second item's wake-up is lost, its worker parks
+     * forever and Lincheck reports the hang. {@code real == false} runs a copy in which the woken worker looks at
+     * what is left before it gives the count back: seen failing.
+     */
+    static Runnable burstWakeUp(boolean real) {
+        return () -> {
+            PlainTask a = new PlainTask(() -> { }, 0);
+            PlainTask b = new PlainTask(() -> { }, 0);
+            Object[] got = new Object[2];
+            if (real) {
+                Engine e = engine();
+                Worker[] w = new Worker[2];
+                Thread first = new Thread(() -> got[0] = e.pool.awaitWork(w[0]));
+                Thread second = new Thread(() -> got[1] = e.pool.awaitWork(w[1]));
+                w[0] = worker(e, first);
+                w[1] = worker(e, second);
+                Thread submitA = new Thread(() -> {
+                    e.readyQueue.offerTask(a);
+                    e.pool.signalWork();
+                });
+                Thread submitB = new Thread(() -> {
+                    e.readyQueue.offerTask(b);
+                    e.pool.signalWork();
+                });
+                first.start();
+                second.start();
+                submitA.start();
+                submitB.start();
+                join(first, second, submitA, submitB);
+            } else {
+                BrokenWakeCount c = new BrokenWakeCount();
+                runAll(() -> got[0] = c.awaitWork(), () -> got[1] = c.awaitWork(), () -> c.submit(a),
+                        () -> c.submit(b));
+            }
+            check((got[0] == a && got[1] == b) || (got[0] == b && got[1] == a),
+                    "the workers came back with " + got[0] + " and " + got[1]);
+        };
+    }
+
+    /**
+     * A copy of the counted wake-up in which the woken worker reads whether more work waits before it gives back the
+     * count its submitter took for it: a submitter that read the count in between wakes nobody, and nobody wakes for
+     * its work.
+     */
+    static final class BrokenWakeCount {
+        static final int ACTIVE = 0;
+        static final int PARKED = 1;
+        static final int WOKEN = 2;
+        final ConcurrentLinkedQueue<Object> ready = new ConcurrentLinkedQueue<>();
+        final ConcurrentLinkedDeque<Thread> idle = new ConcurrentLinkedDeque<>();
+        final java.util.Map<Thread, AtomicInteger> parkStates = new java.util.concurrent.ConcurrentHashMap<>();
+        final AtomicInteger searching = new AtomicInteger();
+
+        Object awaitWork() {
+            AtomicInteger state = parkStates.computeIfAbsent(Thread.currentThread(), t -> new AtomicInteger());
+            for (;;) {
+                state.set(PARKED);
+                idle.offerFirst(Thread.currentThread());
+                Object item = ready.poll();
+                if (item != null) {
+                    if (state.getAndSet(ACTIVE) == WOKEN) {
+                        searching.decrementAndGet();
+                    }
+                    if (!ready.isEmpty()) {
+                        signalWork();
+                    }
+                    return item;
+                }
+                while (state.get() == PARKED) {
+                    LockSupport.park();
+                }
+                boolean woken = state.getAndSet(ACTIVE) == WOKEN;
+                item = ready.poll();
+                if (woken) {
+                    boolean more = !ready.isEmpty(); // the bug: read before the count is given back
+                    searching.decrementAndGet();
+                    if (item != null) {
+                        if (more) {
+                            signalWork();
+                        }
+                        return item;
+                    }
+                } else if (item != null) {
+                    return item;
+                }
+            }
+        }
+
+        void submit(Object item) {
+            ready.offer(item);
+            signalWork();
+        }
+
+        void signalWork() {
+            if (searching.get() > 0) {
+                return;
+            }
+            searching.incrementAndGet();
+            for (Thread t; (t = idle.pollFirst()) != null; ) {
+                AtomicInteger state = parkStates.get(t);
+                if (state != null && state.compareAndSet(PARKED, WOKEN)) {
+                    LockSupport.unpark(t);
+                    return;
+                }
+            }
+            searching.decrementAndGet();
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void burstOfSubmitsWakesEveryWorkerItNeeds() {
+        Lincheck.runConcurrentTest(INVOCATIONS, burstWakeUp(true));
+    }
+
+    @Test
+    @Timeout(120)
+    void burstScenarioFindsACountGivenBackAfterTheLook() {
+        assertFinds(burstWakeUp(false));
+    }
+
     // ---- 5. the real submit path, lanes released and re-created, a context moving between workers ---------------
 
     /**

@@ -120,6 +120,27 @@ class QueueAgeTest {
         awaitQuiescent(ex);
     }
 
+    /**
+     * A worker woken from a park tells the dozing checker only once it goes on past its first item, so while that item
+     * runs nobody ticks the coarse clock, and the dozing checker's last tick may be a check period old. The worker
+     * marks the clock stale instead: a task accepted behind that item is stamped with the time of its own submit.
+     */
+    @Test
+    void aTaskQueuedBehindTheFirstItemAfterAParkReadsItsTrueAge() {
+        GatlingExecutor ex = v.track(oneWorker("first-item").checkPeriod(Duration.ofSeconds(1))
+                .blockedThreshold(Duration.ofSeconds(10)).build());
+        ex.execute(() -> { });
+        awaitQuiescent(ex);
+        TestSupport.sleep(300); // the worker parks and the checker dozes: its last tick grows old
+        CountDownLatch gate = v.gate();
+        holdWorker(ex, gate); // the first item after the park
+        TestSupport.sleep(300);
+        ex.sequential("late").execute(() -> { });
+        Duration age = ex.statistics().oldestQueuedAge();
+        gate.countDown();
+        assertTrue(age.toMillis() < 200, "a task accepted just now read an age of " + age);
+    }
+
     @Test
     void aCoalescingReplacementKeepsTheStampOfWhatItReplaced() {
         GatlingExecutor ex = v.track(oneWorker("stale").build());

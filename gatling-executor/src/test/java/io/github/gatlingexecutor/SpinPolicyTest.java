@@ -9,7 +9,8 @@ import org.junit.jupiter.api.Test;
  * {@link PoolPolicy#spinningPays}, the rule for when an idle worker may spin: only while the workers in long items and
  * the spinners leave a core for threads outside the pool. Deterministic: no thread runs, two workers are set up as
  * the rule reads them (busy or not, when their item started by the coarse clock). The expectations depend on the
- * machine's core count, as the rule does.
+ * machine's core count, as the rule does. Also the search budget: how failed searches end spinning altogether while
+ * work is sparse, and what brings it back.
  */
 class SpinPolicyTest {
     private static final int CORES = PoolPolicy.CORES; // the count the rule reads
@@ -64,6 +65,38 @@ class SpinPolicyTest {
         otherRuns(true, 2 * MS, now);
         engine.clockStale(); // every worker parked: how long the item has run is unknown, so it does not count
         assertEquals(CORES > 1, engine.pool.policy.spinningPays(self, 0));
+    }
+
+    @Test
+    void failedSearchesHalveTheBudgetAndEndSearchingBelowTheShortest() {
+        long min = PoolPolicy.MIN_SEARCH_NANOS;
+        assertEquals(4 * min, PoolPolicy.nextSearchBudget(8 * min, false));
+        assertEquals(min, PoolPolicy.nextSearchBudget(2 * min, false));
+        assertEquals(0, PoolPolicy.nextSearchBudget(min, false), "below the shortest budget: no search at all");
+        assertEquals(0, PoolPolicy.nextSearchBudget(0, false));
+        assertEquals(min, PoolPolicy.nextSearchBudget(0, true), "a search that found work starts from the shortest");
+        assertEquals(PoolPolicy.MAX_SEARCH_NANOS, PoolPolicy.nextSearchBudget(PoolPolicy.MAX_SEARCH_NANOS, true));
+    }
+
+    @Test
+    void onlyAQuickWakeUpBringsSearchingBack() {
+        long min = PoolPolicy.MIN_SEARCH_NANOS;
+        assertEquals(min, PoolPolicy.budgetAfterWake(0, min), "woken within a short search's reach");
+        assertEquals(0, PoolPolicy.budgetAfterWake(0, 100 * min), "work is sparse: parking at once pays");
+        assertEquals(8 * min, PoolPolicy.budgetAfterWake(8 * min, 100 * min), "a searching worker keeps its budget");
+    }
+
+    @Test
+    void aSparseWorkerNeitherSearchesNorLingers() {
+        long now = System.nanoTime();
+        engine.tick(now);
+        otherRuns(false, 0, now);
+        self.searchBudget = 0;
+        assertEquals(false, engine.pool.policy.maySearch(self, 0));
+        assertEquals(false, engine.pool.policy.lingerPays(self));
+        self.searchBudget = PoolPolicy.MIN_SEARCH_NANOS;
+        assertEquals(CORES > 1, engine.pool.policy.maySearch(self, 0));
+        assertEquals(CORES > 1, engine.pool.policy.lingerPays(self));
     }
 
     @Test

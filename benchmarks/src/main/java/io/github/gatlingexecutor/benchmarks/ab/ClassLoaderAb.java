@@ -20,8 +20,13 @@ import java.util.Arrays;
  * java -Xms3g -Xmx3g -Xmn2g -XX:+UseParallelGC -cp benchmarks/target/benchmarks.jar \
  *     io.github.gatlingexecutor.benchmarks.ab.ClassLoaderAb 1024 3000000 30 /tmp/a /tmp/b
  * </pre>
+ * With {@code -Dab.workload=lowload} each round is {@link LowLoadRounds} instead (KEYS contexts, TASKS_PER_ROUND tasks
+ * at one per 100 us): the figures are then median waits in microseconds (lower is better), and each build's median
+ * 99th percentile is printed as well.
  */
 public final class ClassLoaderAb {
+    private static final boolean LOW_LOAD = "lowload".equals(System.getProperty("ab.workload"));
+
     private ClassLoaderAb() {
     }
 
@@ -35,26 +40,38 @@ public final class ClassLoaderAb {
         URL self = ClassLoaderAb.class.getProtectionDomain().getCodeSource().getLocation();
         Object[] builds = new Object[2];
         Method[] round = new Method[2];
+        Method[] p99 = new Method[2];
         for (int b = 0; b < 2; b++) {
             URLClassLoader loader = new URLClassLoader(new URL[] {Path.of(args[3 + b]).toUri().toURL(), self},
                     ClassLoader.getPlatformClassLoader());
-            Class<?> c = loader.loadClass(HotPathRounds.class.getName());
+            Class<?> c = loader.loadClass(LOW_LOAD ? LowLoadRounds.class.getName() : HotPathRounds.class.getName());
             builds[b] = c.getConstructor(int.class, int.class).newInstance(keys, tasks);
             round[b] = c.getMethod("round");
+            p99[b] = LOW_LOAD ? c.getMethod("lastP99") : null;
         }
         double[][] rate = new double[2][rounds];
+        double[][] tail = new double[2][rounds];
         double[] ratio = new double[rounds];
         for (int r = 0; r < rounds; r++) {
             for (int j = 0; j < 2; j++) {
                 int b = (j + r) % 2; // who goes first alternates
                 rate[b][r] = (double) round[b].invoke(builds[b]);
+                if (LOW_LOAD) {
+                    tail[b][r] = (double) p99[b].invoke(builds[b]);
+                }
             }
             ratio[r] = rate[1][r] / rate[0][r];
         }
         int warm = rounds / 3;
         for (int b = 0; b < 2; b++) {
-            System.out.printf("%s: median %.2f M tasks/s after warm-up%n", args[3 + b],
-                    Summary.median(Arrays.copyOfRange(rate[b], warm, rounds)));
+            if (LOW_LOAD) {
+                System.out.printf("%s: median wait p50 %.1f us, p99 %.1f us after warm-up%n", args[3 + b],
+                        Summary.median(Arrays.copyOfRange(rate[b], warm, rounds)),
+                        Summary.median(Arrays.copyOfRange(tail[b], warm, rounds)));
+            } else {
+                System.out.printf("%s: median %.2f M tasks/s after warm-up%n", args[3 + b],
+                        Summary.median(Arrays.copyOfRange(rate[b], warm, rounds)));
+            }
         }
         System.out.printf("B/A per round, median after warm-up: %.3f%n",
                 Summary.median(Arrays.copyOfRange(ratio, warm, rounds)));
