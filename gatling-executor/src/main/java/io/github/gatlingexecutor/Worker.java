@@ -122,8 +122,8 @@ final class Worker implements Runnable {
     int parks;
 
     /**
-     * This worker came back from a park and has not told the checker, which may doze meanwhile (owner-only). See
-     * {@link #run}: it tells it only if it goes on to a second item without parking again.
+     * This worker came back from a park with no idle lanes and has not told the checker, which may doze meanwhile
+     * (owner-only). See {@link #run}: it tells it only if it goes on to a second item without parking again.
      */
     private boolean checkerOwed;
 
@@ -176,25 +176,29 @@ final class Worker implements Runnable {
                         engine.tick(clock);
                     }
                 }
-                if (resumed) {
-                    // Back from a park: the checker may doze (every worker was parked), and it ticks the coarse clock
-                    // only while a worker is awake. It is told after this item, and only if this worker then goes on
-                    // to another one. Woken first, it ran on the other CPU just as this worker's own wake-up ended,
-                    // and the task waited for both: at 10,000 tasks a second the median wait from submit to start
-                    // went from 6 to 17 us (docs/benchmarks.md, thirteenth set). The engine's clock is marked stale
-                    // instead (the dozing checker's last tick may be a check period old): the first submit during
-                    // this item reads the time itself and sets it, so the oldest waiting task's age is exact; later
-                    // submits may read that value until the checker's next look, which overstates their ages (the
-                    // safe direction) by at most the time since that first submit.
+                // Back from a park with no idle lanes kept (work was sparse, see PoolPolicy#sparse): the checker may
+                // doze (every worker was parked), and it ticks the coarse clock only while a worker is awake. It is
+                // told after this item, and only if this worker then goes on to another one. Woken first, it ran on
+                // the other CPU just as this worker's own wake-up ended, and the task waited for both: at 10,000
+                // tasks a second the median wait from submit to start went from 6 to 17 us (docs/benchmarks.md,
+                // thirteenth set). The engine's clock is marked stale instead (the dozing checker's last tick may be
+                // a check period old): the first submit during this item reads the time itself and sets it, so the
+                // oldest waiting task's age is exact; later submits may read that value until the checker's next
+                // look, which overstates their ages (the safe direction) by at most the time since that first
+                // submit. A worker that kept idle lanes through its park tells the checker at once, as one going on
+                // past its first item does: if this item runs long, only the checker releases them when their grace
+                // ends.
+                boolean deferred = resumed && idleCount == 0;
+                if (deferred) {
                     engine.clockStale();
                     checkerOwed = true;
-                } else if (checkerOwed) {
+                } else if (resumed || checkerOwed) {
                     checkerOwed = false;
                     engine.tick(clock = System.nanoTime());
                     engine.checker.workerResumed();
                 }
                 // The coarse clock: a load of a line written once a millisecond (a clock read only if it is stale).
-                ITEM_STAMP.setOpaque(this, resumed ? clock : engine.stamp());
+                ITEM_STAMP.setOpaque(this, deferred ? clock : engine.stamp());
                 BUSY.setOpaque(this, true);
                 if (item instanceof Lane) {
                     Lane lane = (Lane) item;
