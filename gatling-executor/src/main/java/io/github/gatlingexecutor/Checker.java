@@ -99,24 +99,46 @@ final class Checker implements Runnable {
                 return null;
             }
             Thread t;
+            StartGate gate = null;
+            ThreadFactory factory = settings.threadFactory;
             try {
-                ThreadFactory factory = settings.threadFactory;
                 if (factory == null) {
                     t = new Thread(this, settings.name + "-checker");
                     t.setDaemon(true);
-                    t.start();
                 } else {
                     // A thread the factory started itself is refused and runs nothing of ours: see StartGate. (Each
                     // such start used to leave one more checker running, never stopped.)
-                    StartGate gate = new StartGate(this);
+                    gate = new StartGate(this);
                     t = gate.newThread(factory, "the checker");
-                    gate.start(t, "the checker");
                 }
             } catch (Throwable failure) {
                 return failure;
             }
-            // Published only once running: until then wake() finds no thread, and termination does not wait for one.
-            thread = t;
+            // Published before it starts, under the lock termination is claimed under: a worker or caller that finds a
+            // checker published leaves termination to it (WorkerPool#terminateIfNoThreads), and one that claimed it
+            // first makes this start give up. Published only after start(), the thread could begin after a worker had
+            // ended the executor without it, and awaitTermination returned with the checker alive. Until the thread
+            // runs, wake() unparks nothing, but its flag is read by the first pass of run().
+            synchronized (engine.pool) {
+                if (engine.isTerminated()) {
+                    if (gate != null) {
+                        gate.abandon();
+                    }
+                    return null;
+                }
+                thread = t;
+            }
+            try {
+                if (gate == null) {
+                    t.start();
+                } else {
+                    gate.start(t, "the checker");
+                }
+            } catch (Throwable failure) {
+                thread = null;
+                engine.threadsChanged(); // whoever found this thread published left termination to it
+                return failure;
+            }
             return null;
         } finally {
             startLock.unlock();
@@ -198,6 +220,11 @@ final class Checker implements Runnable {
         }
     }
 
+    /** Whether a checker thread is published (running, or about to start: see {@link #ensureStarted}). */
+    boolean published() {
+        return thread != null;
+    }
+
     private void unparkThread() {
         Thread t = thread;
         if (t != null) {
@@ -275,7 +302,7 @@ final class Checker implements Runnable {
             }
             if (engine.readyToTerminate()) {
                 engine.threadExiting(); // before the claim: awaitTermination then waits for this thread to end
-                if (engine.terminated()) {
+                if (engine.terminated(true)) {
                     break;
                 }
             }

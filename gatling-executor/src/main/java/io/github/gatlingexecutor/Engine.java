@@ -885,7 +885,7 @@ final class Engine {
     void wakeForTermination() {
         pool.wakeAll();
         if (!checker.wake() && readyToTerminate()) {
-            terminated(); // no checker thread: claimed here instead (terminated() is safe from any thread)
+            terminated(false); // no checker thread: claimed here instead (safe from any thread)
         }
     }
 
@@ -918,19 +918,21 @@ final class Engine {
     /** A worker ended, or failed to start. */
     void threadsChanged() {
         if (state >= SHUTDOWN && pool.threads() == 0 && !checker.wake() && readyToTerminate()) {
-            terminated(); // no checker thread to do it
+            terminated(false); // no checker thread to do it
         }
     }
 
     /**
-     * The checker's last act (or shutdown's, if no thread ever started): terminates if no worker slot is taken, under
-     * the pool's lock so that no worker can start at the same moment. Returns whether the executor is terminated.
+     * The checker's last act ({@code byChecker}), or that of a thread that found no checker thread to wake: terminates
+     * if no worker slot is taken, under the pool's lock so that no worker can start at the same moment, and, when not
+     * {@code byChecker}, only while no checker thread is published (one published meanwhile claims it itself). Returns
+     * whether the executor is terminated.
      */
-    boolean terminated() {
+    boolean terminated(boolean byChecker) {
         if (state == TERMINATED) {
             return true;
         }
-        if (!pool.terminateIfNoThreads()) {
+        if (!pool.terminateIfNoThreads(byChecker)) {
             return false;
         }
         sequentialLanes.clear();

@@ -71,6 +71,11 @@ final class StartGate implements Runnable {
         decide(OPEN, t);
     }
 
+    /** The thread from {@link #newThread} will not be started: whatever runs the gate runs nothing of ours. */
+    void abandon() {
+        decide(REFUSED, null);
+    }
+
     private void decide(int v, Thread t) {
         // verdict is written before waiter is read, and the gate writes waiter before it reads verdict (both
         // volatile): a waiter that missed the verdict is seen here and unparked.

@@ -519,9 +519,14 @@ final class WorkerPool {
 
     /**
      * Termination and thread starts exclude each other under this lock: the executor terminates only with no worker
-     * slot taken, and once it has, no slot is taken again (see {@link #tryStart}).
+     * slot taken, and once it has, no slot is taken again (see {@link #tryStart}). The checker's thread is published
+     * under this lock too ({@link Checker#ensureStarted}): unless the caller is the checker, a published one means the
+     * claim is the checker's.
      */
-    synchronized boolean terminateIfNoThreads() {
+    synchronized boolean terminateIfNoThreads(boolean byChecker) {
+        if (!byChecker && engine.checker.published()) {
+            return false;
+        }
         // Claiming the count with a CAS makes a start that read a stale "0 threads" fail its own CAS.
         if (!THREADS.compareAndSet(this, 0, TERMINATED_SLOTS)) {
             return false;

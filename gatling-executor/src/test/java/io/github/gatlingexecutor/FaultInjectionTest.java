@@ -173,6 +173,69 @@ class FaultInjectionTest {
     }
 
     /**
+     * The checker's thread is started by {@code close()} itself (right after the worker that runs the stranded task),
+     * and here its {@code start()} returns only once that worker has run the task and ended. The worker used to find
+     * no checker published (it was published after {@code start()} returned), claim termination itself, and
+     * {@code close()} returned with the checker's thread still alive, so {@code isTerminated()} answered false just
+     * after (CI, once; every run here with the start held back). The checker's body waits up to a second for
+     * {@code close()} to return, so that a checker left running is seen alive.
+     */
+    @Test
+    @Timeout(30)
+    void closeReturnsOnlyOnceACheckerStartedDuringItHasEnded() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        Queue<Thread> workers = new ConcurrentLinkedQueue<>();
+        Queue<Thread> checkers = new ConcurrentLinkedQueue<>();
+        CountDownLatch closeReturned = new CountDownLatch(1);
+        ThreadFactory factory = r -> {
+            int call = calls.incrementAndGet();
+            if (call <= 2) {
+                throw new IllegalStateException("injected: thread factory call " + call + " throws");
+            }
+            if (!TestSupport.isChecker(r)) {
+                Thread t = new Thread(r, "held-worker-" + call);
+                workers.add(t);
+                return t;
+            }
+            Thread checker = new Thread(() -> {
+                try {
+                    closeReturned.await(1, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                r.run();
+            }, "held-checker-" + call) {
+                @Override
+                public synchronized void start() {
+                    super.start();
+                    for (Thread w : workers) {
+                        try {
+                            w.join(10_000);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return;
+                        }
+                    }
+                }
+            };
+            checkers.add(checker);
+            return checker;
+        };
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("held-checker").coreThreads(1)
+                .threadFactory(factory).build());
+        AtomicInteger ran = new AtomicInteger();
+        executor.sequential("a").execute(ran::incrementAndGet);
+        executor.close();
+        boolean checkerAlive = checkers.size() == 1 && checkers.peek().isAlive();
+        boolean terminated = executor.isTerminated();
+        closeReturned.countDown();
+        assertEquals(1, ran.get(), () -> "the accepted task did not run: " + executor.statistics());
+        assertEquals(1, checkers.size(), "close() should have started the checker");
+        assertFalse(checkerAlive, "close() returned with the checker's thread alive");
+        assertTrue(terminated);
+    }
+
+    /**
      * The first worker failed to start; the checker's next look refilled the core and, in the same look, started an
      * auxiliary worker for the same single task (5 of 5 runs).
      */
