@@ -276,16 +276,18 @@ final class SequentialLane extends Lane {
                 }
             }
             if (slot == null) {
-                long s = state;
-                int mode = mode(s);
-                boolean empty = mode == ACTIVE && seq(s) == h;
-                if (empty && waits < LINGER && !worker.stopping()
+                if (waits < LINGER && !worker.stopping()
                         && ((waits & (Waiting.YIELD_EVERY - 1)) != 0 || engine.readyQueue.isEmpty())) {
-                    // Empty, and nothing else waits: a worker with nothing to do would spin anyway, so spin here, on
-                    // the lane. A hot context's next task then just appends to an active lane, with no activation,
-                    // no trip through the ready queue and no wake-up. The ready queue is looked at once per yield, not
-                    // per spin: its head is a line every worker and submitter writes (with 8 producers on 8 contexts,
-                    // half the workers' samples were in that look).
+                    // Nothing to take yet, and nothing else waits: a worker with nothing to do would spin anyway, so
+                    // spin here, on the lane. A hot context's next task then just appends to an active lane, with no
+                    // activation, no trip through the ready queue and no wake-up. The spin reads the slot (or the
+                    // chunk's link), which its submitter writes once, and not the state, which every submit CASes: a
+                    // read of the state per spin took its line from the producer each time, and a worker that had
+                    // caught up with one hot context cost that producer a miss per task. Whether the lane is empty or
+                    // a submitter is between its claim and its store makes no difference to waiting; the state is read
+                    // once the linger is over. The ready queue is looked at once per yield, not per spin: its head is
+                    // a line every worker and submitter writes (with 8 producers on 8 contexts, half the workers'
+                    // samples were in that look).
                     if (waits == 0) {
                         if (!worker.pool.policy.lingerPays(worker)) {
                             waits = LINGER; // parked workers serve better now: give the lane up at once
@@ -298,7 +300,11 @@ final class SequentialLane extends Lane {
                         continue;
                     }
                     waits = LINGER; // the CPU is wanted elsewhere: give the lane up now
+                    continue; // one more look at the slot before the state
                 }
+                long s = state;
+                int mode = mode(s);
+                boolean empty = mode == ACTIVE && seq(s) == h;
                 if (empty && ran > 0 && !worker.stopping() && !engine.readyQueue.isEmpty()
                         && engine.stamp() - queuedAt < ROUND_LIMIT_NANOS) {
                     // Empty, and other work waits: keep the lane active and send it round the ready queue once
