@@ -85,6 +85,13 @@ final class SequentialLane extends Lane {
     /** Spins a worker may wait on an emptied lane for its next task while nothing else is queued (a few µs). */
     private static final int LINGER = 48;
 
+    /**
+     * A lingering worker looks at the lane's next slot once per this many waits (a power of two). Looking per wait,
+     * a worker that had caught up with a hot context read each line while its producer was filling it: one hot key
+     * ran at a median 32 M tasks/s against 37 looking every 8 waits (8 JVMs each, 2 cores).
+     */
+    private static final int LINGER_LOOK = 8;
+
     private static final VarHandle STATE;
     private static final VarHandle TAKEN_SEQ;
     private static final VarHandle CHUNK;
@@ -295,7 +302,12 @@ final class SequentialLane extends Lane {
                         }
                         worker.spinMark = System.nanoTime();
                     }
-                    waits = Waiting.pauseUnlessPreempted(waits, worker);
+                    // The slot is looked at once per LINGER_LOOK waits, not per wait: the submitter's stores go to
+                    // that line, and each look takes it back from the producer's core. Between looks the producer
+                    // fills the rest of the line undisturbed, and the worker then runs those tasks in a row.
+                    do {
+                        waits = Waiting.pauseUnlessPreempted(waits, worker);
+                    } while (waits != Waiting.PREEMPTED && (waits & (LINGER_LOOK - 1)) != 0 && waits < LINGER);
                     if (waits != Waiting.PREEMPTED) {
                         continue;
                     }
