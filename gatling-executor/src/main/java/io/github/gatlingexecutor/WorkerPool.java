@@ -154,26 +154,15 @@ final class WorkerPool {
             idle.offerFirst(w);
             item = engine.readyQueue.poll();
             if (item != null) {
-                if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
-                    idle.removeFirstOccurrence(w);
-                } else {
-                    leavePark(w); // signalled meanwhile
-                }
+                unregister(w);
                 // A submitter may have spent its wake-up on us (registered) for work other than the item we took,
-                // or skipped it while we were searching: pass it on if more is queued.
-                if (!engine.readyQueue.isEmpty()) {
-                    signalWork();
-                }
-                return item;
+                // or skipped it while we were searching.
+                return passingWakeUpOn(item);
             }
             if (seenState != Engine.RUNNING && engine.quiescent()) {
                 // The same hand-shake for the end of shutdown: a worker that found the executor quiescent wakes every
                 // registered worker; one that registered too late for that wake-up finds it quiescent here.
-                if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
-                    idle.removeFirstOccurrence(w);
-                } else {
-                    leavePark(w);
-                }
+                unregister(w);
                 wakeAll();
                 return null;
             }
@@ -190,10 +179,7 @@ final class WorkerPool {
                         w.searchBudget = PoolPolicy.budgetAfterWake(w.searchBudget, System.nanoTime() - parkedAt);
                         item = engine.readyQueue.poll();
                         if (item != null) {
-                            if (!engine.readyQueue.isEmpty()) {
-                                signalWork();
-                            }
-                            return item;
+                            return passingWakeUpOn(item);
                         }
                     }
                     continue OUTER;
@@ -202,11 +188,7 @@ final class WorkerPool {
                     // Shutdown began (or turned into a stop) since we looked: re-run the checks above. Parking on
                     // with an unchanged state is right even after shutdown: the worker that finds the executor
                     // quiescent, or a submitter with new work, wakes us.
-                    if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
-                        idle.removeFirstOccurrence(w);
-                    } else {
-                        leavePark(w);
-                    }
+                    unregister(w);
                     continue OUTER;
                 }
                 // Lanes kept at parking: wake when their grace has ended and release them. They are oldest first and
@@ -243,6 +225,30 @@ final class WorkerPool {
                     engine.clockStale(); // the sweep refreshed it, and we park on
                 }
             }
+        }
+    }
+
+    /**
+     * Returns {@code item}, just taken by a worker that counted as searching (or was registered, or being woken), after
+     * waking another worker if more is queued: submitters that saw it searching skipped their wake-ups, and one that
+     * woke it may have done so for work other than this item.
+     */
+    private Object passingWakeUpOn(Object item) {
+        if (!engine.readyQueue.isEmpty()) {
+            signalWork();
+        }
+        return item;
+    }
+
+    /**
+     * A registered worker that will not park after all (it found work, or the state changed) goes back to ACTIVE: out
+     * of the idle stack if nobody popped it, else, signalled meanwhile, with the count given back if it was woken.
+     */
+    private void unregister(Worker w) {
+        if (w.casParkState(Worker.PARKED, Worker.ACTIVE)) {
+            idle.removeFirstOccurrence(w);
+        } else {
+            leavePark(w);
         }
     }
 
@@ -289,13 +295,8 @@ final class WorkerPool {
             SEARCHING.getAndAdd(this, -1);
         }
         w.searchBudget = PoolPolicy.nextSearchBudget(budget, item != null);
-        if (item == null) {
-            return null;
-        }
-        if (!engine.readyQueue.isEmpty()) {
-            signalWork(); // submitters skipped the wake-up because we were searching: pass it on
-        }
-        return item;
+        // Submitters skipped the wake-up because we were searching.
+        return item == null ? null : passingWakeUpOn(item);
     }
 
     /**
