@@ -1,10 +1,7 @@
 package io.github.gatlingexecutor.benchmarks.ab;
 
-import io.github.gatlingexecutor.GatlingExecutor;
+import io.github.gatlingexecutor.benchmarks.scenarios.Summary;
 import java.util.Arrays;
-import java.util.SplittableRandom;
-import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * One build per JVM, for the cases where {@link ClassLoaderAb} cannot tell two builds apart: with one hot key its
@@ -17,18 +14,17 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *   java -cp /tmp/b:benchmarks/target/benchmarks.jar io.github.gatlingexecutor.benchmarks.ab.SeparateJvmRounds 1 1000000 30
  * </pre>
  *
- * (a build's classes first on the class path take precedence over the copy in the jar). One producer, the calling
- * thread, submits {@code TASKS} tasks a round to {@code KEYS} contexts (uniform, fixed seed), each task allocated at its
- * submit and checking its context's order, as the comparison runner's tasks do. With {@code -Dab.fresh=true} every
- * round gets a new executor, as each run of the comparison runner does. Prints the mean and the median of the rounds
- * after the first third (warm-up), in millions of tasks per second, then every round.
+ * (a build's classes first on the class path take precedence over the copy in the jar). Each round is a round of
+ * {@link HotPathRounds}, the workload {@code ClassLoaderAb} runs, from the calling thread. With {@code -Dab.fresh=true}
+ * every round gets a new executor, as each run of the comparison runner does. Prints the mean and the median of the
+ * rounds after the first third (warm-up), in millions of tasks per second, then every round.
  */
 public final class SeparateJvmRounds {
 
     private SeparateJvmRounds() {
     }
 
-    public static void main(String[] args) throws InterruptedException {
+    public static void main(String[] args) {
         if (args.length != 3) {
             throw new IllegalArgumentException("usage: SeparateJvmRounds KEYS TASKS_PER_ROUND ROUNDS");
         }
@@ -36,58 +32,25 @@ public final class SeparateJvmRounds {
         int tasks = Integer.parseInt(args[1]);
         int rounds = Integer.parseInt(args[2]);
         boolean fresh = Boolean.getBoolean("ab.fresh");
-        int[] order = new int[tasks];
-        SplittableRandom random = new SplittableRandom(1);
-        for (int i = 0; i < tasks; i++) {
-            order[i] = random.nextInt(keys);
-        }
         double[] rates = new double[rounds];
-        GatlingExecutor executor = null;
-        Executor[] lanes = new Executor[keys];
+        HotPathRounds build = null;
         for (int r = 0; r < rounds; r++) {
-            if (executor == null || fresh) {
-                if (executor != null) {
-                    executor.close();
+            if (build == null || fresh) {
+                if (build != null) {
+                    build.close();
                     System.gc();
                 }
-                executor = GatlingExecutor.builder().name("ab").build();
-                for (int k = 0; k < keys; k++) {
-                    lanes[k] = executor.sequential(k);
-                }
+                build = new HotPathRounds(keys, tasks);
             }
-            // Per key, 16 longs apart: the next sequence number due, written only by the key's running task.
-            AtomicLongArray next = new AtomicLongArray(keys * 16);
-            long[] submitted = new long[keys];
-            long t0 = System.nanoTime();
-            for (int k : order) {
-                long seq = submitted[k]++;
-                int slot = k * 16;
-                lanes[k].execute(() -> {
-                    if (next.get(slot) != seq) {
-                        throw new AssertionError("task " + seq + " of key " + slot / 16 + " ran out of order");
-                    }
-                    next.lazySet(slot, seq + 1);
-                });
-            }
-            for (int k = 0; k < keys; k++) {
-                while (next.get(k * 16) != submitted[k]) {
-                    Thread.onSpinWait();
-                }
-            }
-            rates[r] = tasks / ((System.nanoTime() - t0) / 1e3);
+            rates[r] = build.round();
         }
-        executor.close();
+        build.close();
         double[] measured = Arrays.copyOfRange(rates, rounds / 3, rounds);
-        double sum = 0;
-        for (double x : measured) {
-            sum += x;
-        }
-        Arrays.sort(measured);
         StringBuilder all = new StringBuilder();
         for (double x : rates) {
             all.append(String.format(" %.1f", x));
         }
-        System.out.printf("mean %.2f median %.2f M tasks/s after warm-up; rounds:%s%n", sum / measured.length,
-                measured[measured.length / 2], all);
+        System.out.printf("mean %.2f median %.2f M tasks/s after warm-up; rounds:%s%n",
+                Arrays.stream(measured).average().orElse(Double.NaN), Summary.median(measured), all);
     }
 }
