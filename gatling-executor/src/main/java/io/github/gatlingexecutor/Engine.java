@@ -92,6 +92,28 @@ final class Engine {
     private final LongAdder coalesced = new LongAdder();
     private final LongAdder failedFutures = new LongAdder();
     private final AtomicLong returned = new AtomicLong();
+    /*
+     * Lanes released too early (see noteRelease and PoolPolicy#releasesAllAtPark). Written only by submitters that
+     * found their context's lane released within its grace, a path that has just paid a map removal and will pay an
+     * insertion; races between two such submitters only blur a heuristic. Volatile for clean 64-bit reads; no
+     * ordering rests on them.
+     */
+    /** When the last early release was seen (System.nanoTime). */
+    private volatile long lastEarlyRelease;
+    /** Early releases in the current run, each after the first within {@link #EARLY_GAP_NANOS} of the one before. */
+    private volatile int earlyStreak;
+    /** Until when workers keep their young lanes through their parks. */
+    private volatile long keepYoungLanesUntil = System.nanoTime();
+    /**
+     * Early releases this dense (one every 100 us, {@link #EARLY_STREAK} in a row: more than 10,000 a second, each a
+     * map removal, an insertion and an allocation) cost more than a worker's timed parks. At 10,000 tasks a second over
+     * 1,024 contexts, about one submit in twenty comes back within the grace: far sparser, and there the sparse
+     * workers' untimed parks are what keeps the wait short.
+     */
+    private static final long EARLY_GAP_NANOS = 100_000L;
+    private static final int EARLY_STREAK = 8;
+    /** How long a dense run of early releases keeps the workers' young lanes through their parks. */
+    private static final long KEEP_YOUNG_NANOS = 1_000_000_000L;
     /** Null when no capacity limit is set: the submit paths then skip admission entirely. */
     final Admission admission;
     /** A {@code maxQueuedPerContext} limit is set: sequential lanes keep their head exact per task for it. */
@@ -413,6 +435,7 @@ final class Engine {
             }
             if (outcome == Lane.RELEASED) {
                 lanes.remove(context, lane); // help the releasing thread, then look up again
+                noteRelease(lane);
                 lane = null;
                 continue;
             }
@@ -466,6 +489,32 @@ final class Engine {
             submitted.increment(); // else the place it keeps counts it (see submittedCount)
         }
         return reserved;
+    }
+
+    /**
+     * A submit found {@code released}, its context's lane, released: if that came soon after the lane went idle, the
+     * lane was released too early (see {@link PoolPolicy#releasesAllAtPark}). A lane released before it ever went idle
+     * (discarded by a rejected submit) has no idle stamp and counts as old.
+     */
+    void noteRelease(Lane released) {
+        long idleSince = released.idleSince;
+        long now = System.nanoTime();
+        if (idleSince == 0 || now - idleSince >= Worker.IDLE_GRACE_NANOS) {
+            return; // never idle (discarded by a rejected submit), or released after its grace, as it should be
+        }
+        long gap = now - lastEarlyRelease;
+        lastEarlyRelease = now;
+        int streak = gap < EARLY_GAP_NANOS ? earlyStreak + 1 : 1;
+        if (streak == EARLY_STREAK) {
+            streak = 0;
+            keepYoungLanesUntil = now + KEEP_YOUNG_NANOS;
+        }
+        earlyStreak = streak;
+    }
+
+    /** Whether lanes were released too early, densely, within the last second (see {@link #noteRelease}). */
+    boolean releasedEarlyLately() {
+        return System.nanoTime() - keepYoungLanesUntil < 0;
     }
 
     /**

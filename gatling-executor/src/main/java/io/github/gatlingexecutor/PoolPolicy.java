@@ -32,8 +32,9 @@ package io.github.gatlingexecutor;
  *   <li><b>Spinning.</b> At most half the cores' worth of workers search at once, and a worker spins (searches, or
  *       lingers on its emptied lane) only while the workers in long items and the searchers leave a core to spare;
  *       each worker's search budget adapts between {@link #MIN_SEARCH_NANOS} and {@link #MAX_SEARCH_NANOS}, or drops
- *       to none while work is sparse: then the worker neither searches nor lingers, releases its idle lanes and parks
- *       at once ({@link #sparse}), until a wake-up soon after a park shows that a short search would have paid.</li>
+ *       to none while work is sparse: then the worker neither searches nor lingers, releases its idle lanes (unless
+ *       lanes were released too early lately: {@link #releasesAllAtPark}) and parks at once ({@link #sparse}), until
+ *       a wake-up soon after a park shows that a short search would have paid.</li>
  * </ol>
  */
 final class PoolPolicy {
@@ -225,7 +226,8 @@ final class PoolPolicy {
     /**
      * Rule 6: whether work reaches {@code w} so sparsely that spinning for it does not pay: its searches have failed
      * down to no budget. Such a worker neither searches nor lingers on an emptied lane, and parks without a timeout,
-     * releasing its idle lanes first instead of waking to release them when their grace ends. Measured on 2 cores
+     * releasing its idle lanes first instead of waking to release them when their grace ends (unless
+     * {@link #releasesAllAtPark} says they are likely to be used again soon). Measured on 2 cores
      * (docs/benchmarks.md, thirteenth set): a worker that stayed awake for the microseconds of a linger and a search
      * after each task, or parked with a timeout, took about 18 us to wake for the next task at 10,000 tasks a second,
      * against 5 us for one that parked at once without a timeout: the virtual CPU it left went to sleep in a way that
@@ -234,6 +236,20 @@ final class PoolPolicy {
      */
     static boolean sparse(Worker w) {
         return w.searchBudget == 0;
+    }
+
+    /**
+     * Rule 6: whether a worker about to park releases every idle lane it holds, young ones too, and parks without a
+     * timeout: while work is {@link #sparse}, unless a lane was released early lately ({@link Engine#earlyRelease}).
+     * Releasing them all is what lets a sparse worker's park go untimed, which wakes faster (see {@link #sparse}); but
+     * where contexts come back within the grace while the workers still catch up with their producers and park
+     * between bursts (two producers updating 10,000 coalescing contexts), it made most updates re-create their lane.
+     * A context that comes back that soon after its lane went shows it: its submit finds the lane released and reports
+     * it, and for a while after that the workers keep their young lanes through their parks, which are then timed to
+     * release them when the grace ends.
+     */
+    boolean releasesAllAtPark(Worker w) {
+        return sparse(w) && !engine.releasedEarlyLately();
     }
 
     /** Rule 6: whether {@code w} should linger on the lane it has just emptied (see SequentialLane#runBatch). */

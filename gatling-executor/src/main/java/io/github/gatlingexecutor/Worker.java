@@ -85,10 +85,18 @@ final class Worker implements Runnable {
     /** The task running now, or null; same rules as currentLane (for the WorkerBlocked event). */
     Runnable runningTask;
 
-    /** How long an emptied lane stays mapped before it is released. */
-    static final long IDLE_GRACE_NANOS = 1_000_000L;
-    /** Lanes this worker emptied, oldest first, at most this many (then the oldest is released at once). */
-    static final int IDLE_RING = 4096;
+    /**
+     * How long an emptied lane stays mapped before it is released: "a few milliseconds" (SPEC point 4). Long enough
+     * that a context updated every few milliseconds keeps its lane: with 1 ms, two producers updating 10,000
+     * coalescing contexts (a context back every 1 to 5 ms) re-created a lane for about two updates in five, and each
+     * re-creation cost a map removal, a map insertion and an allocation (docs/benchmarks.md, fifteenth set).
+     */
+    static final long IDLE_GRACE_NANOS = 5_000_000L;
+    /**
+     * Lanes this worker emptied, oldest first, at most this many (then the oldest is released at once): enough for
+     * the contexts one worker empties within a grace at a few million activations a second. 64 KB per worker.
+     */
+    static final int IDLE_RING = 16_384;
     /** How many items a worker takes between two looks at the age of its idle lanes. */
     private static final int SWEEP_EVERY = 32;
 

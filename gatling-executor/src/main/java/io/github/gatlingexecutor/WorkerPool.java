@@ -147,8 +147,9 @@ final class WorkerPool {
             // park, and go when their grace ends (the park below is timed for it). Releasing all of them here made
             // every catch-up of a producer a release and re-creation of each lane the workers had just emptied: over
             // 1,024 contexts, a quarter of the workers' CPU samples were map removals, and the producer paid the
-            // re-creation. While work is sparse they all go, and the park has no timeout (PoolPolicy#sparse).
-            w.sweepIdle(PoolPolicy.sparse(w));
+            // re-creation. While work is sparse they all go, and the park has no timeout, unless contexts came back
+            // to lanes released too early lately (PoolPolicy#releasesAllAtPark).
+            w.sweepIdle(policy.releasesAllAtPark(w));
             // Register, then look once more (see the class comment), then park.
             w.parkState(Worker.PARKED);
             idle.offerFirst(w);

@@ -109,4 +109,46 @@ class SpinPolicyTest {
         assertEquals(CORES > 1, engine.pool.policy.spinningPays(self, 0),
                 "its own long item does not count (it lingers at the end of it)");
     }
+
+    /** A lane of a context whose submit finds it released {@code idleNanosAgo} after it went idle. */
+    private Lane releasedLane(long idleNanosAgo) {
+        Lane lane = new CoalescingLane(engine, "context");
+        lane.idleSince = System.nanoTime() - idleNanosAgo;
+        return lane;
+    }
+
+    private static void busyWaitNanos(long nanos) {
+        long until = System.nanoTime() + nanos;
+        while (System.nanoTime() - until < 0) {
+            Thread.onSpinWait();
+        }
+    }
+
+    @Test
+    void aDenseRunOfEarlyReleasesKeepsYoungLanesThroughSparseParks() {
+        self.searchBudget = 0;
+        assertEquals(true, engine.pool.policy.releasesAllAtPark(self), "sparse, and no lane came back early");
+        for (int i = 0; i < 7; i++) {
+            engine.noteRelease(releasedLane(0));
+        }
+        assertEquals(true, engine.pool.policy.releasesAllAtPark(self), "seven in a row are not yet a dense run");
+        engine.noteRelease(releasedLane(0));
+        assertEquals(false, engine.pool.policy.releasesAllAtPark(self), "the eighth makes it one");
+        self.searchBudget = PoolPolicy.MIN_SEARCH_NANOS;
+        assertEquals(false, engine.pool.policy.releasesAllAtPark(self), "a searching worker never releases them all");
+    }
+
+    @Test
+    void releasesAfterTheGraceOrFarApartDoNotCount() {
+        self.searchBudget = 0;
+        for (int i = 0; i < 100; i++) {
+            engine.noteRelease(releasedLane(2 * Worker.IDLE_GRACE_NANOS));
+        }
+        assertEquals(true, engine.pool.policy.releasesAllAtPark(self), "released after their grace, as they should be");
+        for (int i = 0; i < 20; i++) {
+            busyWaitNanos(200_000); // more than the 100 us a dense run allows between two
+            engine.noteRelease(releasedLane(0));
+        }
+        assertEquals(true, engine.pool.policy.releasesAllAtPark(self), "early, but fewer than 10,000 a second");
+    }
 }

@@ -22,10 +22,13 @@ import java.util.Arrays;
  * </pre>
  * With {@code -Dab.workload=lowload} each round is {@link LowLoadRounds} instead (KEYS contexts, TASKS_PER_ROUND tasks
  * at one per 100 us): the figures are then median waits in microseconds (lower is better), and each build's median
- * 99th percentile is printed as well.
+ * 99th percentile is printed as well. With {@code -Dab.workload=coalescing} each round is {@link CoalescingRounds}
+ * (KEYS coalescing contexts updated by two producers for TASKS_PER_ROUND milliseconds): the figures are then millions
+ * of updates per second.
  */
 public final class ClassLoaderAb {
     private static final boolean LOW_LOAD = "lowload".equals(System.getProperty("ab.workload"));
+    private static final boolean COALESCING = "coalescing".equals(System.getProperty("ab.workload"));
 
     private ClassLoaderAb() {
     }
@@ -44,7 +47,8 @@ public final class ClassLoaderAb {
         for (int b = 0; b < 2; b++) {
             URLClassLoader loader = new URLClassLoader(new URL[] {Path.of(args[3 + b]).toUri().toURL(), self},
                     ClassLoader.getPlatformClassLoader());
-            Class<?> c = loader.loadClass(LOW_LOAD ? LowLoadRounds.class.getName() : HotPathRounds.class.getName());
+            Class<?> c = loader.loadClass(LOW_LOAD ? LowLoadRounds.class.getName()
+                    : COALESCING ? CoalescingRounds.class.getName() : HotPathRounds.class.getName());
             builds[b] = c.getConstructor(int.class, int.class).newInstance(keys, tasks);
             round[b] = c.getMethod("round");
             p99[b] = LOW_LOAD ? c.getMethod("lastP99") : null;
@@ -69,7 +73,8 @@ public final class ClassLoaderAb {
                         Summary.median(Arrays.copyOfRange(rate[b], warm, rounds)),
                         Summary.median(Arrays.copyOfRange(tail[b], warm, rounds)));
             } else {
-                System.out.printf("%s: median %.2f M tasks/s after warm-up%n", args[3 + b],
+                System.out.printf(COALESCING ? "%s: median %.2f M updates/s after warm-up%n"
+                        : "%s: median %.2f M tasks/s after warm-up%n", args[3 + b],
                         Summary.median(Arrays.copyOfRange(rate[b], warm, rounds)));
             }
         }
