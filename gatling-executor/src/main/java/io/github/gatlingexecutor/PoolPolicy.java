@@ -240,13 +240,14 @@ final class PoolPolicy {
 
     /**
      * Rule 6: whether a worker about to park releases every idle lane it holds, young ones too, and parks without a
-     * timeout: while work is {@link #sparse}, unless a lane was released early lately ({@link Engine#earlyRelease}).
-     * Releasing them all is what lets a sparse worker's park go untimed, which wakes faster (see {@link #sparse}); but
-     * where contexts come back within the grace while the workers still catch up with their producers and park
-     * between bursts (two producers updating 10,000 coalescing contexts), it made most updates re-create their lane.
-     * A context that comes back that soon after its lane went shows it: its submit finds the lane released and reports
-     * it, and for a while after that the workers keep their young lanes through their parks, which are then timed to
-     * release them when the grace ends.
+     * timeout: while work is {@link #sparse}, unless a dense run of early releases was seen in the last second
+     * ({@link Engine#noteRelease}). Releasing them all is what lets a sparse worker's park go untimed, which wakes
+     * faster (see {@link #sparse}); but where contexts come back within the grace while the workers catch up with
+     * their producers and park between bursts (two producers updating 10,000 coalescing contexts), it made about two
+     * updates in five re-create their lane. A context that comes back that soon finds its lane released and reports
+     * it; once such reports come denser than one per 100 us, the workers keep their young lanes through their parks,
+     * which are then timed to release them when the grace ends. At low load the reports stay sparse, and so do the
+     * untimed parks.
      */
     boolean releasesAllAtPark(Worker w) {
         return sparse(w) && !engine.releasedEarlyLately();
