@@ -88,7 +88,8 @@ final class Engine {
      */
     private final ConcurrentLinkedQueue<WeakReference<Thread>> exiting = new ConcurrentLinkedQueue<>();
 
-    private final LongAdder submitted = new LongAdder();
+    /** Accepted submits, per submitting thread (see {@link SubmitCounter} for why not an adder). */
+    private final SubmitCounter submitted = new SubmitCounter();
     private final LongAdder coalesced = new LongAdder();
     private final LongAdder failedFutures = new LongAdder();
     private final AtomicLong returned = new AtomicLong();

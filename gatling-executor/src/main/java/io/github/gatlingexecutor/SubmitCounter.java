@@ -1,0 +1,125 @@
+package io.github.gatlingexecutor;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The count of accepted submits: one cell per submitting platform thread, which only that thread writes.
+ *
+ * <p>Why not a {@link LongAdder}: every increment of an adder is a CAS, a locked instruction, even on a cell no other
+ * thread touches. On one hot key it was the largest single cost of a submit: 11 to 14 ns of the producer's 45
+ * (docs/benchmarks.md, sixteenth set), as much as the lane's own CAS. Here a thread finds its cell through a
+ * {@link ThreadLocal} and adds with a plain load and an opaque store.
+ *
+ * <p>Cells of ended threads are folded into {@link #ended} when the count is read, so the cells follow the threads that
+ * are alive, not every thread that ever submitted. A virtual thread (JDK 21+) counts in a shared adder instead: a
+ * service may start one per request, and a cell each would cost more than the adder's CAS.
+ *
+ * <p>Reads are exact once the submitters are done, and otherwise a moment old, as an adder's sum is: a cell is read
+ * with an opaque load. The lock is taken by readers (statistics, and the checker once per tick) and by a thread's first
+ * increment, never by the others.
+ */
+final class SubmitCounter {
+
+    /**
+     * One submitting thread's count. Not padded: a padded cell read the same as a plain one (three pairs of runs,
+     * docs/benchmarks.md, sixteenth set).
+     */
+    static final class Cell {
+        final Thread owner;
+        @SuppressWarnings("unused") // accessed through COUNT
+        private long count;
+
+        Cell(Thread owner) {
+            this.owner = owner;
+        }
+    }
+
+    private static final VarHandle COUNT;
+    /** {@code Thread::isVirtual} where the JDK has it (21+), else null; a constant, so the JIT folds the test away. */
+    private static final MethodHandle IS_VIRTUAL;
+
+    static {
+        try {
+            COUNT = MethodHandles.lookup().findVarHandle(Cell.class, "count", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+        MethodHandle isVirtual;
+        try {
+            isVirtual = MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual",
+                    MethodType.methodType(boolean.class));
+        } catch (NoSuchMethodException | IllegalAccessException beforeJdk21) {
+            isVirtual = null;
+        }
+        IS_VIRTUAL = isVirtual;
+    }
+
+    private final ThreadLocal<Cell> mine = ThreadLocal.withInitial(this::register);
+    private final LongAdder virtualThreads = new LongAdder();
+
+    // Guarded by this.
+    private Cell[] cells = new Cell[4];
+    private int size;
+    private long ended;
+
+    /** Counts one submit of the calling thread. */
+    void increment() {
+        if (IS_VIRTUAL != null && isVirtual(Thread.currentThread())) {
+            virtualThreads.increment();
+            return;
+        }
+        Cell c = mine.get();
+        // Opaque: only this thread writes the cell; readers need an untorn, eventually visible value, not ordering
+        // (a plain store on x86, where the adder's CAS was a locked instruction).
+        COUNT.setOpaque(c, (long) COUNT.getOpaque(c) + 1);
+    }
+
+    /** Submits counted so far; folds the cells of threads that have ended. */
+    synchronized long sum() {
+        long sum = ended + virtualThreads.sum();
+        int live = 0;
+        for (int i = 0; i < size; i++) {
+            Cell c = cells[i];
+            // isAlive first: a thread seen ended has made its last increment visible to us (its termination
+            // synchronizes-with our detecting it, JLS 17.4.4), so what is folded is its final count.
+            boolean alive = c.owner.isAlive();
+            long n = (long) COUNT.getOpaque(c);
+            sum += n;
+            if (alive) {
+                cells[live++] = c;
+            } else {
+                ended += n;
+            }
+        }
+        Arrays.fill(cells, live, size, null);
+        size = live;
+        return sum;
+    }
+
+    /** Cells held now (for tests: ended threads' cells go at the next {@link #sum}). */
+    synchronized int cells() {
+        return size;
+    }
+
+    private synchronized Cell register() {
+        Cell c = new Cell(Thread.currentThread());
+        if (size == cells.length) {
+            cells = Arrays.copyOf(cells, size * 2);
+        }
+        cells[size++] = c;
+        return c;
+    }
+
+    private static boolean isVirtual(Thread t) {
+        try {
+            return (boolean) IS_VIRTUAL.invokeExact(t);
+        } catch (Throwable unexpected) {
+            throw new AssertionError(unexpected); // Thread::isVirtual throws nothing
+        }
+    }
+}

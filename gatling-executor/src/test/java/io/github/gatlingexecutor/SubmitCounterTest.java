@@ -1,0 +1,111 @@
+package io.github.gatlingexecutor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link SubmitCounter}: exact once the submitters are done, whichever threads they were and whether they still run;
+ * the cells of ended threads folded at the next read, the live ones kept; virtual threads counted without cells.
+ */
+class SubmitCounterTest {
+
+    @Test
+    void countsEverySubmitOfThreadsThatComeAndGo() throws Exception {
+        SubmitCounter counter = new SubmitCounter();
+        int threads = 64;
+        int each = 10_000;
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<Thread> all = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread thread = new Thread(() -> {
+                await(start);
+                for (int i = 0; i < each; i++) {
+                    counter.increment();
+                }
+            });
+            thread.start();
+            all.add(thread);
+        }
+        long seen = counter.sum(); // while they count: a fold of a running thread's cell would lose its later adds
+        for (Thread thread : all) {
+            thread.join();
+        }
+        assertTrue(seen <= (long) threads * each, "read while counting: " + seen);
+        assertEquals((long) threads * each, counter.sum(), "after every thread ended");
+        assertEquals(0, counter.cells(), "the ended threads' cells are folded");
+        assertEquals((long) threads * each, counter.sum(), "folding keeps the count");
+    }
+
+    @Test
+    void keepsTheCellOfAThreadThatLivesAndFoldsItWhenItEnds() throws Exception {
+        SubmitCounter counter = new SubmitCounter();
+        CountDownLatch counted = new CountDownLatch(1);
+        CountDownLatch end = new CountDownLatch(1);
+        Thread thread = new Thread(() -> {
+            counter.increment();
+            counter.increment();
+            counted.countDown();
+            await(end);
+            counter.increment();
+        });
+        thread.start();
+        counted.await();
+        counter.increment(); // this thread's own cell
+        assertEquals(3, counter.sum());
+        assertEquals(2, counter.cells(), "both threads live");
+        end.countDown();
+        thread.join();
+        assertEquals(4, counter.sum(), "the last increment before the thread ended is seen");
+        assertEquals(1, counter.cells(), "only the live thread keeps a cell");
+    }
+
+    @Test
+    void virtualThreadsCountWithoutCells() throws Exception {
+        Method start;
+        try {
+            start = Thread.class.getMethod("startVirtualThread", Runnable.class);
+        } catch (NoSuchMethodException beforeJdk21) {
+            assumeTrue(false, "no virtual threads on this JDK");
+            return;
+        }
+        SubmitCounter counter = new SubmitCounter();
+        List<Thread> all = new ArrayList<>();
+        for (int t = 0; t < 100; t++) {
+            all.add((Thread) start.invoke(null, (Runnable) () -> {
+                for (int i = 0; i < 100; i++) {
+                    counter.increment();
+                }
+            }));
+        }
+        for (Thread thread : all) {
+            thread.join();
+        }
+        assertEquals(10_000, counter.sum());
+        assertEquals(0, counter.cells(), "a virtual thread takes no cell");
+    }
+
+    private static void await(CyclicBarrier barrier) {
+        try {
+            barrier.await();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
