@@ -88,8 +88,11 @@ final class Engine {
      */
     private final ConcurrentLinkedQueue<WeakReference<Thread>> exiting = new ConcurrentLinkedQueue<>();
 
-    /** Accepted submits, per submitting thread (see {@link SubmitCounter} for why not an adder). */
-    private final SubmitCounter submitted = new SubmitCounter();
+    /**
+     * Accepted submits, per submitting thread (see {@link SubmitCounter} for why not an adder). The cells of ended
+     * threads are folded at most once a second: they cost a little memory each until then.
+     */
+    private final SubmitCounter submitted = new SubmitCounter(1_000_000_000L);
     private final LongAdder coalesced = new LongAdder();
     private final LongAdder failedFutures = new LongAdder();
     private final AtomicLong returned = new AtomicLong();

@@ -15,9 +15,11 @@ import java.util.concurrent.atomic.LongAdder;
  * (docs/benchmarks.md, sixteenth set), as much as the lane's own CAS. Here a thread finds its cell through a
  * {@link ThreadLocal} and adds with a plain load and an opaque store.
  *
- * <p>Cells of ended threads are folded into {@link #ended} when the count is read, so the cells follow the threads that
- * are alive, not every thread that ever submitted. A virtual thread (JDK 21+) counts in a shared adder instead: a
- * service may start one per request, and a cell each would cost more than the adder's CAS.
+ * <p>Cells of ended threads are folded into {@link #ended} when the count is read, at most once per {@code
+ * foldEveryNanos}, so the cells follow the threads that are alive, not every thread that ever submitted. Not at every
+ * read: the checker reads the count once a tick to see whether work flows, and on JDK 17 {@code Thread.isAlive} is a
+ * native call per cell. A virtual thread (JDK 21+) counts in a shared adder instead: a service may start one per
+ * request, and a cell each would cost more than the adder's CAS.
  *
  * <p>Reads are exact once the submitters are done, and otherwise a moment old, as an adder's sum is: a cell is read
  * with an opaque load. The lock is taken by readers (statistics, and the checker once per tick) and by a thread's first
@@ -61,11 +63,18 @@ final class SubmitCounter {
 
     private final ThreadLocal<Cell> mine = ThreadLocal.withInitial(this::register);
     private final LongAdder virtualThreads = new LongAdder();
+    private final long foldEveryNanos;
 
     // Guarded by this.
     private Cell[] cells = new Cell[4];
     private int size;
     private long ended;
+    private long lastFold = System.nanoTime();
+
+    /** @param foldEveryNanos how often a read may fold the cells of ended threads (0: at every read) */
+    SubmitCounter(long foldEveryNanos) {
+        this.foldEveryNanos = foldEveryNanos;
+    }
 
     /** Counts one submit of the calling thread. */
     void increment() {
@@ -79,29 +88,34 @@ final class SubmitCounter {
         COUNT.setOpaque(c, (long) COUNT.getOpaque(c) + 1);
     }
 
-    /** Submits counted so far; folds the cells of threads that have ended. */
+    /** Submits counted so far; folds the cells of threads that have ended, if the last fold is old enough. */
     synchronized long sum() {
+        long now = System.nanoTime();
+        boolean fold = now - lastFold >= foldEveryNanos;
+        if (fold) {
+            lastFold = now;
+        }
         long sum = ended + virtualThreads.sum();
-        int live = 0;
+        int kept = 0;
         for (int i = 0; i < size; i++) {
             Cell c = cells[i];
             // isAlive first: a thread seen ended has made its last increment visible to us (its termination
             // synchronizes-with our detecting it, JLS 17.4.4), so what is folded is its final count.
-            boolean alive = c.owner.isAlive();
+            boolean alive = !fold || c.owner.isAlive();
             long n = (long) COUNT.getOpaque(c);
             sum += n;
             if (alive) {
-                cells[live++] = c;
+                cells[kept++] = c;
             } else {
                 ended += n;
             }
         }
-        Arrays.fill(cells, live, size, null);
-        size = live;
+        Arrays.fill(cells, kept, size, null);
+        size = kept;
         return sum;
     }
 
-    /** Cells held now (for tests: ended threads' cells go at the next {@link #sum}). */
+    /** Cells held now (for tests: ended threads' cells go at the next {@link #sum} that folds). */
     synchronized int cells() {
         return size;
     }

@@ -20,7 +20,7 @@ class SubmitCounterTest {
 
     @Test
     void countsEverySubmitOfThreadsThatComeAndGo() throws Exception {
-        SubmitCounter counter = new SubmitCounter();
+        SubmitCounter counter = new SubmitCounter(0);
         int threads = 64;
         int each = 10_000;
         CyclicBarrier start = new CyclicBarrier(threads);
@@ -47,7 +47,7 @@ class SubmitCounterTest {
 
     @Test
     void keepsTheCellOfAThreadThatLivesAndFoldsItWhenItEnds() throws Exception {
-        SubmitCounter counter = new SubmitCounter();
+        SubmitCounter counter = new SubmitCounter(0);
         CountDownLatch counted = new CountDownLatch(1);
         CountDownLatch end = new CountDownLatch(1);
         Thread thread = new Thread(() -> {
@@ -69,6 +69,17 @@ class SubmitCounterTest {
     }
 
     @Test
+    void foldsNoMoreOftenThanAsked() throws Exception {
+        SubmitCounter counter = new SubmitCounter(Long.MAX_VALUE);
+        Thread thread = new Thread(counter::increment);
+        thread.start();
+        thread.join();
+        assertEquals(1, counter.sum());
+        assertEquals(1, counter.cells(), "not folded: the last fold is not old enough");
+        assertEquals(1, counter.sum());
+    }
+
+    @Test
     void virtualThreadsCountWithoutCells() throws Exception {
         Method start;
         try {
@@ -77,7 +88,7 @@ class SubmitCounterTest {
             assumeTrue(false, "no virtual threads on this JDK");
             return;
         }
-        SubmitCounter counter = new SubmitCounter();
+        SubmitCounter counter = new SubmitCounter(0);
         List<Thread> all = new ArrayList<>();
         for (int t = 0; t < 100; t++) {
             all.add((Thread) start.invoke(null, (Runnable) () -> {
