@@ -112,6 +112,9 @@ final class SubmitCounter {
         }
         Arrays.fill(cells, kept, size, null);
         size = kept;
+        if (kept < cells.length / 4 && cells.length > 4) {
+            cells = Arrays.copyOf(cells, Math.max(4, cells.length / 2)); // after a crowd of threads has come and gone
+        }
         return sum;
     }
 
