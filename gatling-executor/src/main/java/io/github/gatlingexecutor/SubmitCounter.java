@@ -88,26 +88,31 @@ final class SubmitCounter {
         COUNT.setOpaque(c, (long) COUNT.getOpaque(c) + 1);
     }
 
-    /** Submits counted so far; folds the cells of threads that have ended, if the last fold is old enough. */
+    /** Submits counted so far; first folds the cells of threads that have ended, if the last fold is old enough. */
     synchronized long sum() {
         long now = System.nanoTime();
-        boolean fold = now - lastFold >= foldEveryNanos;
-        if (fold) {
+        if (now - lastFold >= foldEveryNanos) {
             lastFold = now;
+            foldEnded();
         }
         long sum = ended + virtualThreads.sum();
+        for (int i = 0; i < size; i++) {
+            sum += (long) COUNT.getOpaque(cells[i]);
+        }
+        return sum;
+    }
+
+    /** Moves the counts of threads that have ended into {@link #ended}, and drops their cells. */
+    private void foldEnded() {
         int kept = 0;
         for (int i = 0; i < size; i++) {
             Cell c = cells[i];
             // isAlive first: a thread seen ended has made its last increment visible to us (its termination
             // synchronizes-with our detecting it, JLS 17.4.4), so what is folded is its final count.
-            boolean alive = !fold || c.owner.isAlive();
-            long n = (long) COUNT.getOpaque(c);
-            sum += n;
-            if (alive) {
+            if (c.owner.isAlive()) {
                 cells[kept++] = c;
             } else {
-                ended += n;
+                ended += (long) COUNT.getOpaque(c);
             }
         }
         Arrays.fill(cells, kept, size, null);
@@ -115,7 +120,6 @@ final class SubmitCounter {
         if (kept < cells.length / 4 && cells.length > 4) {
             cells = Arrays.copyOf(cells, Math.max(4, cells.length / 2)); // after a crowd of threads has come and gone
         }
-        return sum;
     }
 
     /** Cells held now (for tests: ended threads' cells go at the next {@link #sum} that folds). */
