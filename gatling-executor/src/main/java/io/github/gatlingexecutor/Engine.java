@@ -378,48 +378,32 @@ final class Engine {
                 : attemptLane(kind == COALESCING, context, task, handle, internal, force);
     }
 
+    /**
+     * Kept under C2's inlining limit for hot callees (325 bytes of bytecode), so that the unbounded submit inlines into
+     * its caller whole: the bounded path's steps are methods of their own below. At 444 bytes it was a call per submit.
+     */
     private int attemptLane(boolean coalescing, Object context, Runnable task, LaneHandle handle, boolean internal,
                             boolean force) {
-        ConcurrentHashMap<Object, Lane> lanes = lanes(coalescing);
         Lane cached = handle == null ? null : handle.cachedLane();
         Lane lane = cached;
         Admission adm = admission;
-        boolean reserve = adm != null && adm.total > 0;
-        int reserved = -1; // the reservation's outcome once taken
+        int reserved = NOT_RESERVED; // or the reservation's outcome once taken
         int limit = adm == null || coalescing || force ? 0 : adm.perContext;
         for (;;) {
             if (lane == null) {
-                lane = lanes.get(context);
-                if (lane == null) {
-                    Lane created = coalescing ? new CoalescingLane(this, context) : new SequentialLane(this, context);
-                    lane = lanes.putIfAbsent(context, created);
-                    if (lane == null) {
-                        lane = created;
-                    }
-                }
+                lane = laneOf(coalescing, context);
             }
             // The lane is looked up (or created) before the state is read: see the class comment.
             if (!internal && state != RUNNING) {
-                if (reserved >= 0) {
-                    adm.release();
-                }
-                discardIfUnused(lane);
-                throw reject(task);
+                throw rejectLooked(lane, reserved, task);
             }
-            if (reserve && reserved < 0) {
-                // A coalescing task that replaces a waiting one takes its place: it needs no room.
-                if (coalescing && ((CoalescingLane) lane).replacePending(task)) {
+            if (adm != null && reserved == NOT_RESERVED) {
+                reserved = reserve(adm, coalescing, lane, task, limit, force);
+                if (reserved == REPLACED_WAITING) {
                     break;
                 }
-                if (limit > 0 && !adm.looksFull() && ((SequentialLane) lane).full(limit)) {
-                    // Refused before it takes a place (see SequentialLane#full). Only when the executor has room, so
-                    // that a submit both limits refuse still meets the executor's first, as it did.
-                    return Admission.FULL_CONTEXT;
-                }
-                reserved = adm.reserve(force);
-                if (reserved == Admission.FULL_EXECUTOR) {
-                    discardIfUnused(lane); // it may have been created just now
-                    return Admission.FULL_EXECUTOR;
+                if (reserved == Admission.FULL_CONTEXT || reserved == Admission.FULL_EXECUTOR) {
+                    return reserved;
                 }
             }
             int outcome = lane.offer(task, limit);
@@ -430,26 +414,20 @@ final class Engine {
                 makeReady(lane);
                 break;
             }
-            if (outcome == Lane.REPLACED) {
-                if (reserved >= 0) {
-                    adm.release(); // the replaced task's place is ours: the one reserved is not needed
-                    reserved = -1;
-                }
-                break;
-            }
             if (outcome == Lane.RELEASED) {
-                lanes.remove(context, lane); // help the releasing thread, then look up again
+                lanes(coalescing).remove(context, lane); // help the releasing thread, then look up again
                 noteRelease(lane);
                 lane = null;
                 continue;
             }
-            if (reserved >= 0) {
-                adm.release();
+            if (outcome == Lane.REPLACED) {
+                if (reserved >= 0) {
+                    adm.release(); // the replaced task's place is ours: the one reserved is not needed
+                    reserved = NOT_RESERVED;
+                }
+                break;
             }
-            if (outcome == Lane.FULL) {
-                return Admission.FULL_CONTEXT;
-            }
-            throw reject(task);
+            return refused(outcome, reserved, task);
         }
         if (reserved < 0) {
             submitted.increment(); // else the place it keeps counts it (see submittedCount)
@@ -457,11 +435,79 @@ final class Engine {
         if (handle != null && lane != cached) {
             handle.cacheLane(lane); // not a store per task: producers on other cores may read the handle too
         }
-        if (force && (reserved == Admission.ADMITTED_OVER
-                || (!coalescing && adm.perContext > 0 && lane.queuedCount() > adm.perContext))) {
-            return Admission.ADMITTED_OVER;
+        return force ? admittedForced(coalescing, lane, reserved) : Admission.ADMITTED;
+    }
+
+    /** {@link #attemptLane}'s reservation not taken yet (or given back: the task replaced a waiting one). */
+    private static final int NOT_RESERVED = -1;
+    /** Returned by {@link #reserve}: a coalescing task replaced a waiting one, and needs no room. */
+    private static final int REPLACED_WAITING = -2;
+
+    /** The lane of {@code context}, created if it has none. */
+    private Lane laneOf(boolean coalescing, Object context) {
+        ConcurrentHashMap<Object, Lane> lanes = lanes(coalescing);
+        Lane lane = lanes.get(context);
+        if (lane == null) {
+            Lane created = coalescing ? new CoalescingLane(this, context) : new SequentialLane(this, context);
+            lane = lanes.putIfAbsent(context, created);
+            if (lane == null) {
+                lane = created;
+            }
         }
-        return Admission.ADMITTED;
+        return lane;
+    }
+
+    /**
+     * The bounded path's step before the offer: {@link #REPLACED_WAITING}, {@link Admission#FULL_CONTEXT} or
+     * {@link Admission#FULL_EXECUTOR} (nothing taken), or a place taken ({@link Admission#ADMITTED}, or
+     * {@link Admission#ADMITTED_OVER} with {@code force}).
+     */
+    private int reserve(Admission adm, boolean coalescing, Lane lane, Runnable task, int limit, boolean force) {
+        if (adm.total <= 0) {
+            return NOT_RESERVED; // no executor-wide limit: nothing to take (only the lane's own limit applies)
+        }
+        // A coalescing task that replaces a waiting one takes its place: it needs no room.
+        if (coalescing && ((CoalescingLane) lane).replacePending(task)) {
+            return REPLACED_WAITING;
+        }
+        if (limit > 0 && !adm.looksFull() && ((SequentialLane) lane).full(limit)) {
+            // Refused before it takes a place (see SequentialLane#full). Only when the executor has room, so that a
+            // submit both limits refuse still meets the executor's first, as it did.
+            return Admission.FULL_CONTEXT;
+        }
+        int reserved = adm.reserve(force);
+        if (reserved == Admission.FULL_EXECUTOR) {
+            discardIfUnused(lane); // it may have been created just now
+        }
+        return reserved;
+    }
+
+    /** A submit the state refused after its lane was looked up: its place is given back, its lane not left behind. */
+    private RejectedExecutionException rejectLooked(Lane lane, int reserved, Runnable task) {
+        if (reserved >= 0) {
+            admission.release();
+        }
+        discardIfUnused(lane);
+        return reject(task);
+    }
+
+    /** The lane refused the task ({@link Lane#FULL} or closed): its place is given back. */
+    private int refused(int outcome, int reserved, Runnable task) {
+        if (reserved >= 0) {
+            admission.release();
+        }
+        if (outcome == Lane.FULL) {
+            return Admission.FULL_CONTEXT;
+        }
+        throw reject(task);
+    }
+
+    /** What a forced submit (over the limits) reports: whether it went over either limit. */
+    private int admittedForced(boolean coalescing, Lane lane, int reserved) {
+        Admission adm = admission;
+        return reserved == Admission.ADMITTED_OVER
+                || (!coalescing && adm.perContext > 0 && lane.queuedCount() > adm.perContext)
+                ? Admission.ADMITTED_OVER : Admission.ADMITTED;
     }
 
     void submitPlain(Runnable task, boolean internal) {
