@@ -387,6 +387,7 @@ final class Engine {
         Lane cached = handle == null ? null : handle.cachedLane();
         Lane lane = cached;
         Admission adm = admission;
+        boolean reserving = adm != null && adm.total > 0; // an executor-wide limit: a place to take before the offer
         int reserved = NOT_RESERVED; // or the reservation's outcome once taken
         int limit = adm == null || coalescing || force ? 0 : adm.perContext;
         for (;;) {
@@ -397,7 +398,7 @@ final class Engine {
             if (!internal && state != RUNNING) {
                 throw rejectLooked(lane, reserved, task);
             }
-            if (adm != null && reserved == NOT_RESERVED) {
+            if (reserving && reserved == NOT_RESERVED) {
                 reserved = reserve(adm, coalescing, lane, task, limit, force);
                 if (reserved == REPLACED_WAITING) {
                     break;
@@ -463,9 +464,6 @@ final class Engine {
      * {@link Admission#ADMITTED_OVER} with {@code force}).
      */
     private int reserve(Admission adm, boolean coalescing, Lane lane, Runnable task, int limit, boolean force) {
-        if (adm.total <= 0) {
-            return NOT_RESERVED; // no executor-wide limit: nothing to take (only the lane's own limit applies)
-        }
         // A coalescing task that replaces a waiting one takes its place: it needs no room.
         if (coalescing && ((CoalescingLane) lane).replacePending(task)) {
             return REPLACED_WAITING;

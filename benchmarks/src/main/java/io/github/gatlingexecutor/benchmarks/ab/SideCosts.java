@@ -7,6 +7,7 @@ import io.github.gatlingexecutor.benchmarks.scenarios.Summary;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -112,7 +113,8 @@ public final class SideCosts {
                 drain[i] = l.get(i)[1];
             }
             System.out.printf("%-42s %13.1f %7.1f %14.1f %6.1f   (%d rounds)%n", names.get(e.getKey()),
-                    Summary.median(submit), min(submit), Summary.median(drain), min(drain), l.size());
+                    Summary.median(submit), Arrays.stream(submit).min().orElse(Double.NaN), Summary.median(drain),
+                    Arrays.stream(drain).min().orElse(Double.NaN), l.size());
         }
     }
 
@@ -160,13 +162,5 @@ public final class SideCosts {
             n += Math.max(0, gc.getCollectionCount());
         }
         return n;
-    }
-
-    private static double min(double[] values) {
-        double m = Double.POSITIVE_INFINITY;
-        for (double v : values) {
-            m = Math.min(m, v);
-        }
-        return m;
     }
 }
