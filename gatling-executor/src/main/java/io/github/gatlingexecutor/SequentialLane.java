@@ -20,9 +20,10 @@ import java.util.List;
  * A submit is one CAS on {@code state}: it claims slot {@code seq + 1} and learns whether it activated the lane, so
  * the "enqueue, then decide whether to schedule" race of a separate flag cannot happen. It then writes its task into
  * the slot. The consumer reads slots in order and needs no atomic instruction per task, except the hand-shake with
- * {@code shutdownNow} (see {@link Worker#beginTake}). A slot is {@code null} (claimed or not, not written yet), a
- * task, or {@link #TAKEN}; the consumer marks what it takes, so a drain from a head a batch old can tell a task taken
- * (skip it) from one whose submitter is between its CAS and its store (wait for it).
+ * {@code shutdownNow} (see {@link Worker#beginTake}). A slot is {@code null} (claimed or not, not written yet) or a
+ * task; the consumer writes nothing into the slots. It writes the lane's head once per batch, and its progress per
+ * task into its own hand-shake word ({@link Worker#endTake}), a line no producer touches: so a drain or a statistics
+ * read that starts from a head a batch old takes the owner's word for how far it has gone (see {@link #progress}).
  *
  * <p>Why chunks: a linked node per task cost the producer a 40-byte allocation and the consumer a cache miss per
  * task (the first touch of a node the producer wrote). Slots are read in order, 16 references to a cache line, and a
@@ -38,7 +39,7 @@ final class SequentialLane extends Lane {
     /** A run of slots: seq {@code base} is {@code tasks[0]}. */
     static final class Chunk {
         final long base;
-        final Object[] tasks;       // null, a task (released by its submitter), or TAKEN (by the consumer)
+        final Object[] tasks;       // null, or a task (released by its submitter); never written by the consumer
         final long[] stamps;        // Engine#stamp of each task, written before the task's release store
         volatile Chunk next;        // linked by the submitter that claimed slot base + tasks.length, while GROWING
 
@@ -58,9 +59,6 @@ final class SequentialLane extends Lane {
      * chunks that lane held would be dead weight there. Empty, so every walk ends at once.
      */
     private static final Chunk NONE = new Chunk(1, 0);
-
-    /** A slot whose task the consumer took (or a drain returned). */
-    static final Object TAKEN = new Object();
 
     static final int ACTIVE = 0;
     static final int IDLE = 1;
@@ -133,8 +131,7 @@ final class SequentialLane extends Lane {
     private Chunk producerChunk;
     /**
      * Consumer-owned: the last seq taken and the chunk holding slot {@code taken + 1} (or ending at it), as of the
-     * owner's last batch boundary. Every slot taken since holds {@link #TAKEN}, so the first task still waiting is
-     * the first slot after {@code taken} that is not TAKEN.
+     * owner's last batch boundary. What the owner took since is in its hand-shake word ({@link Worker#takenIn}).
      *
      * <p>Why not per task: the fields share a cache line with {@code state}, which every submit CASes; a store per
      * task moved that line between the producer's core and the worker's twice per task. Written once per batch (on
@@ -142,9 +139,9 @@ final class SequentialLane extends Lane {
      * owner writes {@code taken} per task again: submitters count the waiting tasks from it.
      *
      * <p>Who reads them: the next owner, which receives the lane through the ready queue (or the activating
-     * submitter's CAS) after the previous owner's last write; {@code shutdownNow} after every worker has left its
-     * take for good (the idle transition writes them inside a take); statistics racily, in either order, which a
-     * chunk's base makes safe: the consumer moves {@code chunk} on only after taking every slot before its base.
+     * submitter's CAS) after the previous owner's last write; {@code shutdownNow} and statistics with the workers'
+     * words (see progress), racily, in either order, which a chunk's base makes safe: the consumer moves
+     * {@code chunk} on only after taking every slot before its base.
      */
     private long taken;
     private Chunk chunk;
@@ -156,9 +153,9 @@ final class SequentialLane extends Lane {
     @SuppressWarnings("unused") // accessed through HEAD_SEEN
     private long headSeen;
     /**
-     * Tasks {@code shutdownNow} took back from this lane (written once, before the drain's head): the drain marks
-     * them TAKEN like started ones, and statistics must not count them as run. While the drain goes on, a statistics
-     * read may still count some of them.
+     * Tasks {@code shutdownNow} took back from this lane (written once, after the CAS that closed it): a closed lane
+     * counts every slot up to its last seq as gone, and statistics must not count these as run. Between that CAS and
+     * this write a statistics read counts them.
      */
     private volatile int drained;
 
@@ -262,8 +259,9 @@ final class SequentialLane extends Lane {
         } catch (Throwable outsideAnyTask) {
             // Not a task's failure (runTask keeps those); the engine failing around tasks (an OutOfMemoryError, say).
             // We still own the lane (nothing that can throw follows the CAS that gives it up), and the caller hands
-            // it on: the next owner must start from the slots taken so far, so walk to the last TAKEN one.
-            moveHead(c, h);
+            // it on: the next owner must start after the last slot taken, which this worker's word holds. The chunk
+            // may stay behind that count: every walk follows the links from it (see takenFrom).
+            head(c, Math.max(h, worker.takenIn(this)));
             throw outsideAnyTask;
         }
     }
@@ -344,7 +342,7 @@ final class SequentialLane extends Lane {
                     head(c, h);
                     idleSince = worker.clock;
                     boolean idled = STATE.compareAndSet(this, s, state(h, IDLE));
-                    worker.endTake();
+                    worker.endTake(this, h);
                     if (idled) {
                         return IDLED;
                     }
@@ -367,12 +365,10 @@ final class SequentialLane extends Lane {
                 head(c, h);
                 return DONE; // shutdownNow: the rest of the lane is returned, not run
             }
-            int k = (int) (i - c.base);
-            c.tasks[k] = TAKEN; // a drain or a statistics walk from a stale head skips it
             if (worker.engine.laneHeadPerTask) { // not a field of the lane: a read of its line costs the miss saved
                 TAKEN_SEQ.setRelease(this, i); // bounded submitters count from it (a plain store on x86)
             }
-            worker.endTake();
+            worker.endTake(this, i); // the progress goes to the worker's line, not to the slot's (the producers')
             worker.runTask((Runnable) slot);
             h = i;
             ran++;
@@ -399,15 +395,6 @@ final class SequentialLane extends Lane {
      */
     private long takenFrom(Chunk c) {
         return Math.max((long) TAKEN_SEQ.getOpaque(this), c.base - 1);
-    }
-
-    /**
-     * The owner's way out of a failure: the head moved to the last TAKEN slot from (c, h). The chunk may stay
-     * behind that count: every walk follows the links from it (see takenFrom).
-     */
-    private void moveHead(Chunk c, long h) {
-        head(c, h);
-        TAKEN_SEQ.setOpaque(this, scan(false));
     }
 
     @Override
@@ -514,13 +501,13 @@ final class SequentialLane extends Lane {
             return 0;
         }
         // Every slot up to seq(s) was claimed; a submitter may still be about to write its own, so wait for it. The
-        // head may be a batch behind: the slots taken since hold TAKEN, and are skipped (no take is in progress, see
-        // Worker#awaitNotTaking, so what is TAKEN is taken and what is a task is ours). The owner may be writing its
-        // head right now, outside any take (see takenFrom).
+        // head may be a batch behind, and the owner may be writing it right now, outside any take (see takenFrom):
+        // progress adds what the owner's word says it took since, exact now that no take is in progress (see
+        // Worker#awaitNotTaking). Every slot after that holds a task that never started, or will in a moment.
         long last = seq(s);
         int moved = 0;
         Chunk c = chunk;
-        long h = takenFrom(c);
+        long h = progress(c);
         waits = 0;
         while (h < last) {
             long i = h + 1;
@@ -528,17 +515,13 @@ final class SequentialLane extends Lane {
                 c = c.next; // linked: no claim is GROWING any more
                 continue;
             }
-            int k = (int) (i - c.base);
-            Object slot = SLOT.getAcquire(c.tasks, k);
+            Object slot = SLOT.getAcquire(c.tasks, (int) (i - c.base));
             if (slot == null) {
                 waits = Waiting.pause(waits);
                 continue;
             }
-            if (slot != TAKEN) {
-                out.add((Runnable) slot);
-                c.tasks[k] = TAKEN;
-                moved++;
-            }
+            out.add((Runnable) slot);
+            moved++;
             h = i;
             waits = 0;
         }
@@ -553,36 +536,58 @@ final class SequentialLane extends Lane {
     }
 
     /**
-     * Statistics: from racy reads of {@code taken} and {@code chunk} (at most a batch behind, so a walk of at most
-     * {@code batchSize} slots), the last seq taken or, with {@code stamp}, the stamp of the first task waiting
-     * ({@link #NO_WAITING} if none is). The two fields may be read from different batches (see takenFrom). A take
-     * racing the walk is seen or not: the answer is a moment old either way.
+     * The last seq taken: the head or the chunk's base (see takenFrom), or what a worker's word says it took from this
+     * lane since (see Worker#takenIn), whichever is furthest; each is a point the lane has passed. For
+     * {@code shutdownNow}, once no take is in progress, exact: the last take of this lane left its slot in its
+     * worker's word, and that worker either still counts in this lane or wrote the head before it left it (see
+     * Worker#leaveLane). For statistics, racy, and a moment old.
      */
-    private long scan(boolean stamp) {
-        Chunk c = (Chunk) CHUNK.getAcquire(this);
-        long h = takenFrom(c);
-        for (;;) {
-            long i = h + 1;
-            if (i >= c.end()) {
-                Chunk n = c.next;
-                if (n == null) {
-                    return stamp ? NO_WAITING : h;
-                }
-                c = n;
-                continue;
-            }
-            int k = (int) (i - c.base);
-            Object slot = SLOT.getAcquire(c.tasks, k);
-            if (slot != TAKEN) {
-                return !stamp ? h : slot == null ? NO_WAITING : c.stamps[k];
-            }
-            h = i;
+    private long progress(Chunk c) {
+        long h = -1;
+        for (Worker w : engine.pool.workers()) {
+            h = Math.max(h, w.takenIn(this));
         }
+        // The head after the words: a worker that gave this lane up wrote the head before it cleared its word, and
+        // our acquire read of the cleared word (or lane) orders that write before this read.
+        return Math.max(h, takenFrom(c));
+    }
+
+    /**
+     * Statistics: the stamp of the first task waiting in an active lane, or {@link #NO_WAITING} if none is (or its
+     * submitter is between its claim and its store). From racy reads (see progress): a moment old.
+     */
+    private long firstWaitingStamp(long seq) {
+        Chunk c = (Chunk) CHUNK.getAcquire(this);
+        long i = progress(c) + 1;
+        if (i > seq) {
+            return NO_WAITING;
+        }
+        for (;;) {
+            if (i < c.end()) {
+                int k = (int) (i - c.base);
+                return SLOT.getAcquire(c.tasks, k) == null ? NO_WAITING : c.stamps[k];
+            }
+            c = c.next;
+            if (c == null) {
+                return NO_WAITING;
+            }
+        }
+    }
+
+    /**
+     * Statistics: the last seq taken. An idle, released or closed lane has taken (or, closed by shutdownNow, given
+     * back) every slot it claimed; an active one is read from its head and its owner's word, and capped by the state,
+     * since a racy read of a word may count for a moment in a lane its worker has just left (see Worker#endTake).
+     */
+    private long takenCount() {
+        long s = state;
+        long seq = seq(s);
+        return active(mode(s)) ? Math.min(seq, progress((Chunk) CHUNK.getAcquire(this))) : seq;
     }
 
     @Override
     long executedCount() {
-        return scan(false) - drained; // the drain marks what it returns TAKEN too: those never ran
+        return takenCount() - drained; // a closed lane counts what the drain gave back: those never ran
     }
 
     @Override
@@ -591,12 +596,14 @@ final class SequentialLane extends Lane {
         if (!active(mode(s))) {
             return 0;
         }
-        long head = engine.laneHeadPerTask ? (long) TAKEN_SEQ.getAcquire(this) : scan(false);
+        long head = engine.laneHeadPerTask ? (long) TAKEN_SEQ.getAcquire(this)
+                : progress((Chunk) CHUNK.getAcquire(this));
         return Math.max(0, seq(s) - head);
     }
 
     @Override
     long oldestStamp() {
-        return active(mode(state)) ? scan(true) : NO_WAITING;
+        long s = state;
+        return active(mode(s)) ? firstWaitingStamp(seq(s)) : NO_WAITING;
     }
 }

@@ -22,12 +22,12 @@ final class Worker implements Runnable {
     /** Signalled by a submitter that counted this worker as searching for it until its first look (see WorkerPool). */
     static final int WOKEN = 4;
 
-    // phase values: the hand-shake with shutdownNow (see beginTake).
-    private static final int OUTSIDE = 0;
-    private static final int TAKING = 1;
+    /** The low bit of {@code take}: a take is in progress (see beginTake). */
+    private static final long TAKING = 1;
 
     private static final VarHandle PARK_STATE;
-    private static final VarHandle PHASE;
+    private static final VarHandle TAKE;
+    private static final VarHandle TAKE_LANE;
     private static final VarHandle STARTED;
     private static final VarHandle EXECUTED;
     private static final VarHandle FAILED;
@@ -40,7 +40,8 @@ final class Worker implements Runnable {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             PARK_STATE = l.findVarHandle(Worker.class, "parkState", int.class);
-            PHASE = l.findVarHandle(Worker.class, "phase", int.class);
+            TAKE = l.findVarHandle(Worker.class, "take", long.class);
+            TAKE_LANE = l.findVarHandle(Worker.class, "takeLane", Lane.class);
             STARTED = l.findVarHandle(Worker.class, "started", long.class);
             EXECUTED = l.findVarHandle(Worker.class, "executed", long.class);
             FAILED = l.findVarHandle(Worker.class, "failed", long.class);
@@ -66,7 +67,22 @@ final class Worker implements Runnable {
     boolean retired;
 
     private volatile int parkState = ACTIVE;
-    private volatile int phase = OUTSIDE;
+    /**
+     * The hand-shake with {@code shutdownNow} and this worker's progress in a sequential lane, in one word:
+     * {@code taken << 1 | TAKING}, where {@code taken} is the last slot this worker took from {@code takeLane} (or that
+     * lane's head when it went idle). The lane's own head is written only once per batch; this word is written per
+     * task, in a line only this worker writes, so a drain or a statistics read that starts from a head a batch old
+     * finds here how far the owner has gone (see SequentialLane#progress).
+     */
+    private volatile long take;
+    /**
+     * The lane {@code take} counts in, or null. Set only inside a take that passed its state check (see endTake), so
+     * once {@code shutdownNow} has waited out the takes it can only be cleared (see leaveLane), which loses nothing.
+     * Cleared when this worker gives the lane up, so that a worker busy elsewhere (or stuck) does not keep a lane,
+     * and its context, reachable after the lane is released.
+     */
+    @SuppressWarnings("unused") // accessed through TAKE_LANE
+    private Lane takeLane;
 
     // Written by this worker only (opaque); read by statistics and the checker.
     private long started;
@@ -217,11 +233,12 @@ final class Worker implements Runnable {
                         // e.g. out of memory. No take is in progress any more. If we still own the lane (currentLane
                         // is cleared the moment ownership ends), hand it back rather than strand its tasks; either
                         // way keep the worker.
-                        endTake();
+                        endAnyTake();
                         if (currentLane == lane) {
                             engine.readyQueue.offerLane(lane, engine.stamp());
                             currentLane = null;
                         }
+                        leaveLane(); // the head is written (SequentialLane#runBatch's way out)
                         engine.reportUncaught(outsideAnyTask);
                     }
                 } else {
@@ -336,12 +353,14 @@ final class Worker implements Runnable {
             if (!engine.readyQueue.isEmpty()) {
                 engine.readyQueue.offerLane(lane, clock); // ownership passes to the queue here...
                 currentLane = null;            // ...so nothing that can throw comes in between
+                leaveLane(); // after the offer: the next owner's progress only adds to ours
                 pool.signalWork();
                 return;
             }
             lane.queuedAt = clock; // kept, as if it had gone round an empty queue
         }
         currentLane = null; // idle (no longer ours), or left to shutdownNow
+        leaveLane();
         if (outcome == Lane.IDLED) {
             rememberIdle(lane);
         }
@@ -387,29 +406,80 @@ final class Worker implements Runnable {
     }
 
     /**
-     * Announces that this worker is about to take a task out of a sequential lane. The volatile write is ordered
-     * before the read of the executor state (a StoreLoad), and {@code shutdownNow} writes the state before reading
-     * {@code phase}: so either this worker sees STOP and takes nothing, or {@code shutdownNow} sees TAKING and waits
-     * ({@link #awaitNotTaking}) until the take is over. Lanes are single-consumer; this keeps them so while
-     * {@code shutdownNow} drains lanes whose owner is busy in a task.
+     * Announces that this worker is about to take a task out of a sequential lane (or to make it idle). The volatile
+     * write of {@code take} is ordered before the read of the executor state (a StoreLoad), and {@code shutdownNow}
+     * writes the state before reading {@code take}: so either this worker sees STOP and takes nothing, or
+     * {@code shutdownNow} sees TAKING and waits ({@link #awaitNotTaking}) until the take is over. Lanes are
+     * single-consumer; this keeps them so while {@code shutdownNow} drains lanes whose owner is busy in a task.
+     *
+     * <p>The announcement keeps the progress the word already holds (it only sets the TAKING bit), and a refused take
+     * clears the bit again: so a take that sees STOP changes neither the progress nor its lane, and the word
+     * {@code shutdownNow} reads after its wait is the one the last take that went ahead left.
      */
     boolean beginTake() {
-        PHASE.setVolatile(this, TAKING);
+        long was = (long) TAKE.getOpaque(this); // only this thread writes it
+        TAKE.setVolatile(this, was | TAKING);
         if (engine.stopping()) {
-            PHASE.setRelease(this, OUTSIDE);
+            TAKE.setRelease(this, was);
             return false;
         }
         return true;
     }
 
-    void endTake() {
-        PHASE.setRelease(this, OUTSIDE); // publishes the lane's new head to a shutdownNow that reads phase next
+    /**
+     * Ends a take that went ahead: slot {@code taken} of {@code lane} is this worker's now (or, for the idle
+     * transition, {@code taken} is the lane's head). The release store publishes, to whoever reads the word with
+     * acquire, the progress and every write made before it (the lane's head at an earlier batch end included).
+     *
+     * <p>A change of lane is written in three steps, each a release store: the word to progress 0 (still TAKING),
+     * the lane, then the word with the new lane's progress. A racy reader that reads the lane, the word and the lane
+     * again (see {@link #takenIn}) and finds the same lane twice therefore read either 0 or a figure of that lane,
+     * unless the worker went to another lane and back between its reads (a statistics figure then errs for a moment).
+     */
+    void endTake(Lane lane, long taken) {
+        if ((Lane) TAKE_LANE.getOpaque(this) != lane) { // once per batch at most, in the worker's own line
+            TAKE.setRelease(this, TAKING);
+            TAKE_LANE.setRelease(this, lane);
+        }
+        TAKE.setRelease(this, taken << 1); // publishes the take to a shutdownNow that reads take next
+    }
+
+    /**
+     * This worker no longer owns {@code takeLane}, whose head it wrote before giving it up: the word goes to 0 and the
+     * lane to null, in that order, each a release store. A reader that still finds the lane then reads the old word
+     * or 0; either way its acquire read orders the head write before its own read of the head (see
+     * SequentialLane#progress). Outside any take: after {@code shutdownNow}'s wait this is the only change the pair
+     * can see, and it hands nothing over that the head does not hold.
+     */
+    void leaveLane() {
+        if ((Lane) TAKE_LANE.getOpaque(this) != null) {
+            TAKE.setRelease(this, 0L);
+            TAKE_LANE.setRelease(this, null);
+        }
+    }
+
+    /** Ends a take in progress, if any, without progress: the way out of a failure around the tasks. */
+    void endAnyTake() {
+        TAKE.setRelease(this, (long) TAKE.getOpaque(this) & ~TAKING);
+    }
+
+    /**
+     * The last slot this worker took from {@code lane} (or the lane's head when this worker made it idle), or -1 if
+     * the word counts in another lane. Exact once {@code shutdownNow} has waited out the takes (nothing changes the
+     * word's lane after that); a moment old, otherwise (see endTake).
+     */
+    long takenIn(Lane lane) {
+        if ((Lane) TAKE_LANE.getAcquire(this) != lane) {
+            return -1;
+        }
+        long word = (long) TAKE.getAcquire(this);
+        return (Lane) TAKE_LANE.getAcquire(this) == lane ? word >>> 1 : -1;
     }
 
     /** Called by shutdownNow after it has set STOP. */
     void awaitNotTaking() {
         int waits = 0;
-        while ((int) PHASE.getVolatile(this) == TAKING) {
+        while (((long) TAKE.getVolatile(this) & TAKING) != 0) {
             waits = Waiting.pause(waits);
         }
     }

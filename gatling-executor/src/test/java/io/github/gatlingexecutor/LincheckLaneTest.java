@@ -598,42 +598,47 @@ class LincheckLaneTest {
 
     /**
      * The broken owner: walks the real lane the way {@link SequentialLane#runBatch} does (through its private
-     * {@code chunk} and {@code taken} and the worker's private {@code phase}, by VarHandles), but reads the executor
-     * state before it announces the take. The real {@code closeAndDrain} is what races with it.
+     * {@code chunk} and {@code taken} and the worker's private hand-shake word {@code take} and its lane, by
+     * VarHandles), but reads the executor state before it announces the take. The real {@code closeAndDrain} is what
+     * races with it.
      */
     private static void lateAnnouncingOwner(Engine e, Worker w, SequentialLane lane) {
+        SequentialLane.Chunk c = (SequentialLane.Chunk) LANE_CHUNK.getVolatile(lane);
+        long h = (long) LANE_TAKEN.getVolatile(lane);
         for (;;) {
-            SequentialLane.Chunk c = (SequentialLane.Chunk) LANE_CHUNK.getVolatile(lane);
-            long i = (long) LANE_TAKEN.getVolatile(lane) + 1;
+            long i = h + 1;
             if (i >= c.end()) {
+                if (c.next == null) {
+                    return;
+                }
                 c = c.next;
+                continue;
             }
-            Object slot = c == null ? null : c.tasks[(int) (i - c.base)];
+            Object slot = c.tasks[(int) (i - c.base)];
             if (slot == null || e.stopping()) {      // the state is read first ...
                 return;
             }
-            WORKER_PHASE.setVolatile(w, 1);          // ... and the take announced after: the bug
-            c.tasks[(int) (i - c.base)] = SequentialLane.TAKEN;
-            LANE_CHUNK.setVolatile(lane, c);
-            LANE_TAKEN.setVolatile(lane, i);
-            WORKER_PHASE.setRelease(w, 0);
-            if (slot != SequentialLane.TAKEN) {
-                ((Runnable) slot).run();
-            }
+            WORKER_TAKE.setVolatile(w, h << 1 | 1);   // ... and the take announced after: the bug
+            WORKER_TAKE_LANE.setRelease(w, lane);
+            WORKER_TAKE.setRelease(w, i << 1);
+            ((Runnable) slot).run();
+            h = i;
         }
     }
 
     private static final VarHandle LANE_CHUNK;
     private static final VarHandle LANE_TAKEN;
-    private static final VarHandle WORKER_PHASE;
+    private static final VarHandle WORKER_TAKE;
+    private static final VarHandle WORKER_TAKE_LANE;
 
     static {
         try {
             MethodHandles.Lookup lane = MethodHandles.privateLookupIn(SequentialLane.class, MethodHandles.lookup());
             LANE_CHUNK = lane.findVarHandle(SequentialLane.class, "chunk", SequentialLane.Chunk.class);
             LANE_TAKEN = lane.findVarHandle(SequentialLane.class, "taken", long.class);
-            WORKER_PHASE = MethodHandles.privateLookupIn(Worker.class, MethodHandles.lookup())
-                    .findVarHandle(Worker.class, "phase", int.class);
+            MethodHandles.Lookup worker = MethodHandles.privateLookupIn(Worker.class, MethodHandles.lookup());
+            WORKER_TAKE = worker.findVarHandle(Worker.class, "take", long.class);
+            WORKER_TAKE_LANE = worker.findVarHandle(Worker.class, "takeLane", Lane.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -13,12 +13,12 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.II_Result;
 
 /**
- * Deliberately broken: a copy of the per-batch head of a sequential lane (the owner marks each slot TAKEN as it takes
- * its task, inside the take hand-shake, and writes the lane's {@code taken} only at the end of its batch) with a
- * {@code shutdownNow} drain that returns every non-null slot after {@code taken} instead of skipping the TAKEN ones.
- * The take hand-shake is the real one (announce, then read the state). Same outcomes as
- * {@code ShutdownNowDrainStress}, which runs the real lane; here the forbidden "1, 2" and "2, 2" (tasks run and
- * returned: the marks of the slots taken since the batch began) show up. Run with {@code -t broken}.
+ * Deliberately broken: a copy of the per-batch head of a sequential lane (the owner writes the lane's {@code taken}
+ * only at the end of its batch, and its progress per task into its own hand-shake word, inside the take) with a
+ * {@code shutdownNow} drain that starts from {@code taken} and does not read the owner's word. The take hand-shake
+ * is the real one (announce, then read the state; the progress published by the release store that ends the take).
+ * Same outcomes as {@code ShutdownNowDrainStress}, which runs the real lane; here the forbidden "1, 2" (a task run
+ * and returned: taken since the batch began, which only the word says) shows up. Run with {@code -t broken}.
  */
 @JCStressTest
 @Outcome(id = "0, 2", expect = ACCEPTABLE, desc = "stopped before the first take; both returned")
@@ -27,11 +27,10 @@ import org.openjdk.jcstress.infra.results.II_Result;
 @Outcome(expect = FORBIDDEN, desc = "a task run and returned, or lost")
 @State
 public class BrokenStaleHeadDrainStress {
-    static final Object TAKEN = new Object();
     static final int LAST = 2; // the last seq claimed: both slots were written before the actors start
 
     volatile boolean stop;
-    volatile boolean taking;
+    volatile long take;   // the owner's word: last seq taken << 1 | taking
     final Object[] tasks = new Object[4]; // seq i is tasks[i - 1]
     long taken;   // the last seq taken as of the batch boundary
     int ran;
@@ -45,20 +44,19 @@ public class BrokenStaleHeadDrainStress {
     public void owner() {
         long h = taken; // the batch starts here; taken is written back only when the batch ends
         for (;;) {
-            taking = true;
+            take = h << 1 | 1;
             if (stop) {
-                taking = false;
+                take = h << 1;
                 return; // taken left a batch old (the real owner writes it here, after its take: maybe too late)
             }
             long i = h + 1;
             Object slot = i <= LAST ? tasks[(int) (i - 1)] : null;
             if (slot == null) {
                 taken = h; // inside the take, as the real owner's idle transition: the drain reads it after
-                taking = false;
+                take = h << 1;
                 return;
             }
-            tasks[(int) (i - 1)] = TAKEN;
-            taking = false;
+            take = i << 1;
             ((Runnable) slot).run();
             h = i;
         }
@@ -67,15 +65,12 @@ public class BrokenStaleHeadDrainStress {
     @Actor
     public void stopper(II_Result r) {
         stop = true;
-        while (taking) {
+        while ((take & 1) != 0) {
             Thread.onSpinWait();
         }
         List<Object> out = new ArrayList<>();
-        for (long i = taken + 1; i <= LAST; i++) {
-            Object slot = tasks[(int) (i - 1)];
-            if (slot != null) {
-                out.add(slot); // BUG: a slot taken since the batch began holds TAKEN, and is returned as a task
-            }
+        for (long i = taken + 1; i <= LAST; i++) { // BUG: the owner's word says how far it went since taken
+            out.add(tasks[(int) (i - 1)]);
         }
         r.r2 = out.size();
     }
