@@ -17,7 +17,7 @@ import java.util.Arrays;
  *
  * <pre>
  * javac --release 17 -d /tmp/a $(find gatling-executor/src/main/java -name '*.java' ! -name module-info.java)
- * java -Xms3g -Xmx3g -Xmn2g -XX:+UseParallelGC -cp benchmarks/target/benchmarks.jar \
+ * java -Xms3g -Xmx3g -Xmn2g -XX:+AlwaysPreTouch -XX:+UseParallelGC -cp benchmarks/target/benchmarks.jar \
  *     io.github.gatlingexecutor.benchmarks.ab.ClassLoaderAb 1024 3000000 30 /tmp/a /tmp/b
  * </pre>
  * With {@code -Dab.workload=lowload} each round is {@link LowLoadRounds} instead (KEYS contexts, TASKS_PER_ROUND tasks

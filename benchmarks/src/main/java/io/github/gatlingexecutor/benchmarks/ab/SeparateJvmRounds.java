@@ -10,14 +10,19 @@ import java.util.Arrays;
  * alternating builds, several JVMs each, and compare the medians it prints:
  *
  * <pre>
- *   java -cp /tmp/a:benchmarks/target/benchmarks.jar io.github.gatlingexecutor.benchmarks.ab.SeparateJvmRounds 1 1000000 30
- *   java -cp /tmp/b:benchmarks/target/benchmarks.jar io.github.gatlingexecutor.benchmarks.ab.SeparateJvmRounds 1 1000000 30
+ *   java -Xms3g -Xmx3g -Xmn2g -XX:+AlwaysPreTouch -cp /tmp/a:benchmarks/target/benchmarks.jar \
+ *       io.github.gatlingexecutor.benchmarks.ab.SeparateJvmRounds 1 1000000 30
+ *   java -Xms3g -Xmx3g -Xmn2g -XX:+AlwaysPreTouch -cp /tmp/b:benchmarks/target/benchmarks.jar \
+ *       io.github.gatlingexecutor.benchmarks.ab.SeparateJvmRounds 1 1000000 30
  * </pre>
  *
  * (a build's classes first on the class path take precedence over the copy in the jar). Each round is a round of
  * {@link HotPathRounds}, the workload {@code ClassLoaderAb} runs, from the calling thread. With {@code -Dab.fresh=true}
  * every round gets a new executor, as each run of the comparison runner does. Prints the mean and the median of the
- * rounds after the first third (warm-up), in millions of tasks per second, then every round.
+ * rounds after the first third (warm-up), in millions of tasks per second, then every round. The heap is touched
+ * before the run: with a young generation of 2 GB and no collection, later rounds allocate into pages never touched
+ * before, and on this VM those page faults halved one hot key's rate from round 15 or so on (docs/benchmarks.md,
+ * eighteenth set).
  */
 public final class SeparateJvmRounds {
 

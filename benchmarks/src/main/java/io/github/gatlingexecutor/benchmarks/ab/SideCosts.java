@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * Run with a young generation large enough that no collection falls in a round (the line says how many did):
  *
  * <pre>
- * java -Xms3g -Xmx3g -Xmn2g -cp benchmarks/target/benchmarks.jar io.github.gatlingexecutor.benchmarks.ab.SideCosts \
+ * java -Xms3g -Xmx3g -Xmn2g -XX:+AlwaysPreTouch -cp benchmarks/target/benchmarks.jar \
+ *     io.github.gatlingexecutor.benchmarks.ab.SideCosts \
  *     2000000 12 gatling,netty,jraft
  * </pre>
  * Peers: the short names of {@link Peer#byShortName}. To read a change of the core, compile it to a directory and put
