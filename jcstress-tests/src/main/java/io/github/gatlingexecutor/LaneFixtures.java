@@ -12,7 +12,13 @@ final class LaneFixtures {
     }
 
     static Engine engine() {
-        return new Engine(GatlingExecutor.builder().name("jcstress").coreThreads(1).maxThreads(1).settings());
+        return engine(64);
+    }
+
+    /** The same with a batch budget of {@code batchSize} tasks per visit of a lane. */
+    static Engine engine(int batchSize) {
+        return new Engine(GatlingExecutor.builder().name("jcstress").coreThreads(1).maxThreads(1)
+                .batchSize(batchSize).settings());
     }
 
     /** A core worker not started by the pool; {@code thread} stands in for the thread that plays it. */
