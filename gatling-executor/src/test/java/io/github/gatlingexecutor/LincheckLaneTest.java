@@ -178,8 +178,9 @@ class LincheckLaneTest {
     }
 
     /**
-     * A copy of the lane protocol (a producer index whose low bit is the idle mode, slots claimed by a CAS on it,
-     * TAKEN marks) whose owner goes idle by a check and a plain write instead of one CAS. One fixed array: these
+     * A copy of the lane protocol (a producer index whose low bit is the idle mode, slots claimed by a CAS on it; the
+     * copy marks the slots it takes, where the real owner keeps its progress in its hand-shake word) whose owner goes
+     * idle by a check and a plain write instead of one CAS. One fixed array: these
      * scenarios never fill a chunk.
      */
     static final class BrokenSequentialLane implements SeqLaneOps {
