@@ -1,0 +1,474 @@
+package io.github.gatlingexecutor;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.List;
+
+/**
+ * A shard of the shard engine (docs/next-engine.md): an unbounded multi-producer queue of sequential entries
+ * (context, task, stamp) of the contexts that hash to it, taken by one owner at a time. The engine does not route
+ * tasks here yet; this class is the queue and its two protocols, checked on their own (jcstress {@code Shard*Stress},
+ * {@code ShardTest}) before the engine depends on them.
+ *
+ * <h2>Producers: one line, written by producers only</h2>
+ * A submit claims an index with one {@code getAndAdd} on {@code tail}, writes its entry into that index's slot of an
+ * array chunk, and reads {@code scheduled} on the line it has just written. Unlike a {@link SequentialLane}, no
+ * per-context line is touched: over many contexts that line was cold, and the worker had written it (ninth set of
+ * docs/benchmarks.md). {@code tail}'s sign bit is CLOSED, set by the drain of {@code shutdownNow} or by a quiescence
+ * check; a submit whose {@code getAndAdd} returns a negative value is refused (its increment lands past the close,
+ * where nothing reads).
+ *
+ * <h2>Owners: one word, written by owners only</h2>
+ * {@code word} = {@code index48 << 16 | STOPPED | FREE | epoch}: the low 48 bits of the next index to claim, whether
+ * the shard is stopped ({@code shutdownNow}, terminal) or has no owner, and an epoch that every change of owner moves.
+ * The owner claims each entry with a CAS that adds one to the index. Whoever changes the epoch (the holder of the
+ * scheduling taking a FREE shard, a thief taking it from a stuck owner) or sets STOPPED makes the old owner's next
+ * claim fail, and an owner gives the shard up with a CAS to FREE that fails the same way. So each entry is claimed
+ * exactly once; an entry at or past the word's index when the shard is stopped never runs, so no entry is both run
+ * and returned; and a thief takes exactly what has not started. A robbed owner's CAS could succeed again only if the
+ * word came back to its value: the same index after 2<sup>14</sup> changes of owner with no claim between them (only
+ * spurious schedules of an empty shard change owners without claiming, and a thief robs a shard because entries
+ * wait, which it claims at once), or the index 2<sup>48</sup> entries on. Producers never read this line.
+ *
+ * <h2>Scheduling: the {@code scheduled} flag</h2>
+ * Set by the submit that finds it clear (a CAS: that submit queues the shard), cleared by an owner that found the
+ * shard empty (after setting its word FREE), which then reads {@code tail} again and takes the shard back if an entry
+ * came in. Both sides write, then read the other's field, all volatile: the owner's clearing store and its read of {@code tail} against the
+ * submit's {@code getAndAdd} and its read of {@code scheduled}. In the total order of those accesses either the owner
+ * sees the new index (and keeps the shard), or the submit comes after the clearing and sees it clear (and queues the
+ * shard); an entry is never left in an unscheduled shard. Under load the flag stays set and is only read.
+ *
+ * <h2>Chunks</h2>
+ * {@link #CHUNK} entries each; the context at {@code 2k} and the task at {@code 2k + 1} of {@code slots} (8 entries
+ * to a cache line with compressed references), the stamp at {@code stamps[k]}. The task is written last, with a
+ * release store: a reader that sees it sees the context and the stamp. Whoever first needs the next chunk links it (a
+ * CAS on {@code next}; a loser drops its own). A chunk is never unlinked, so a walk from any chunk at or before an
+ * index reaches it; memory goes with the hints and cursors that move past a chunk.
+ */
+final class Shard extends ShardOwnerLine {
+    /** Entries per chunk. */
+    static final int CHUNK = 256;
+
+    static final long CLOSED = Long.MIN_VALUE;
+    static final long INDEX_MASK = Long.MAX_VALUE;
+
+    static final int EPOCH_BITS = 14;
+    static final long EPOCH_MASK = (1L << EPOCH_BITS) - 1;
+    /** No owner: the shard is in the ready queue, or empty and unscheduled. */
+    static final long FREE = 1L << EPOCH_BITS;
+    /** Stopped by {@code shutdownNow} (terminal). */
+    static final long STOPPED = 1L << (EPOCH_BITS + 1);
+    static final int INDEX_SHIFT = 16;
+    static final long ONE_INDEX = 1L << INDEX_SHIFT;
+    static final long INDEX48_MASK = (1L << (64 - INDEX_SHIFT)) - 1;
+
+    /** {@link #offer}: the entry is in; the shard was already scheduled. */
+    static final int QUEUED = 0;
+    /** {@link #offer}: the entry is in, and the caller scheduled the shard: it must queue it (once). */
+    static final int SCHEDULE = 1;
+    /** {@link #offer}: refused, the shard is closed; nothing was written. */
+    static final int REFUSED = 2;
+
+    /** {@link #claim}: the cursor holds the claimed entry. */
+    static final int CLAIMED = 0;
+    /** {@link #claim}: nothing to claim now. */
+    static final int EMPTY = 1;
+    /** {@link #claim}: the caller no longer owns the shard (a new owner, a thief or a stop moved the word). */
+    static final int LOST = 2;
+
+    static final VarHandle TAIL;
+    static final VarHandle SCHEDULED;
+    static final VarHandle PRODUCER_CHUNK;
+    static final VarHandle WORD;
+    static final VarHandle CONSUMER_CHUNK;
+    static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Object[].class);
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            TAIL = l.findVarHandle(ShardProducerLine.class, "tail", long.class);
+            SCHEDULED = l.findVarHandle(ShardProducerLine.class, "scheduled", int.class);
+            PRODUCER_CHUNK = l.findVarHandle(ShardProducerLine.class, "producerChunk", Chunk.class);
+            WORD = l.findVarHandle(ShardOwnerLine.class, "word", long.class);
+            CONSUMER_CHUNK = l.findVarHandle(ShardOwnerLine.class, "consumerChunk", Chunk.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** A run of {@link #CHUNK} entries: index {@code base} is entry 0. */
+    static final class Chunk {
+        final long base;
+        final Object[] slots = new Object[2 * CHUNK];
+        final long[] stamps = new long[CHUNK];
+        volatile Chunk next;
+
+        Chunk(long base) {
+            this.base = base;
+        }
+
+        long end() {
+            return base + CHUNK;
+        }
+
+        /** The next chunk, linked by this call if no one has yet. */
+        Chunk nextOrLink() {
+            Chunk n = next;
+            if (n == null) {
+                Chunk made = new Chunk(end());
+                n = NEXT.compareAndExchange(this, (Chunk) null, made) instanceof Chunk won ? won : made;
+            }
+            return n;
+        }
+
+        private static final VarHandle NEXT;
+
+        static {
+            try {
+                NEXT = MethodHandles.lookup().findVarHandle(Chunk.class, "next", Chunk.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+    }
+
+    /**
+     * What one owner keeps while it works a shard: its expected word, its full index and chunk, and the entry it
+     * claimed last. One per worker (it is written by the owner only: a thief and a stale owner must never share one).
+     */
+    static final class Cursor {
+        Shard shard;
+        long word;
+        long index;
+        Chunk chunk;
+        Object context;
+        Runnable task;
+        long stamp;
+        /** Slots of {@code chunk} below this index were cleared by this cursor (references let go). */
+        long clearedTo;
+    }
+
+    final int id;
+
+    Shard(int id) {
+        this.id = id;
+        Chunk first = new Chunk(0);
+        producerChunk = first;
+        consumerChunk = first;
+        word = FREE;
+    }
+
+    static long indexBits(long word) {
+        return word >>> INDEX_SHIFT;
+    }
+
+    static boolean stopped(long word) {
+        return (word & STOPPED) != 0;
+    }
+
+    static boolean free(long word) {
+        return (word & FREE) != 0;
+    }
+
+    /** The same index, the next epoch, owned (FREE cleared). */
+    private static long owned(long word) {
+        return (word & ~(EPOCH_MASK | FREE)) | ((word + 1) & EPOCH_MASK);
+    }
+
+    /**
+     * The full index whose low 48 bits {@code word} holds, given a chunk at or before it: the distance from the
+     * chunk's base is below 2<sup>48</sup> because chunk hints trail the index by a few chunks at most.
+     */
+    static long fullIndex(Chunk atOrBefore, long word) {
+        return atOrBefore.base + ((indexBits(word) - atOrBefore.base) & INDEX48_MASK);
+    }
+
+    static Chunk chunkOf(Chunk from, long index) {
+        Chunk c = from;
+        while (index >= c.end()) {
+            c = c.nextOrLink();
+        }
+        return c;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Producers
+    // ---------------------------------------------------------------------------------------------------------
+
+    /** Appends an entry. Returns {@link #QUEUED}, {@link #SCHEDULE} or {@link #REFUSED}. */
+    int offer(Object context, Runnable task, long stamp) {
+        // The hint is read before the getAndAdd, so its base is at most our index: it is set to a chunk only after
+        // some submit claimed an index in it, and our claim comes after that one.
+        Chunk c = (Chunk) PRODUCER_CHUNK.getAcquire(this);
+        long t = (long) TAIL.getAndAdd(this, 1L);
+        if (t < 0) {
+            return REFUSED;
+        }
+        if (t >= c.end()) {
+            c = chunkOf(c, t);
+            if (c.base > ((Chunk) PRODUCER_CHUNK.getAcquire(this)).base) {
+                // A hint only: a racing older store may set it back a chunk, which costs a later submit one step.
+                PRODUCER_CHUNK.setRelease(this, c);
+            }
+        }
+        int k = (int) (t - c.base);
+        c.stamps[k] = stamp;
+        c.slots[2 * k] = context;
+        SLOT.setRelease(c.slots, 2 * k + 1, task); // publishes the context and stamp with the task
+        // Volatile read after the getAndAdd: the Dekker pair of release(Cursor) (see the class comment).
+        if ((int) SCHEDULED.getVolatile(this) == 0 && SCHEDULED.compareAndSet(this, 0, 1)) {
+            return SCHEDULE;
+        }
+        return QUEUED;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Owners
+    // ---------------------------------------------------------------------------------------------------------
+
+    /**
+     * Takes ownership of a FREE shard whose scheduling its caller holds (it polled the shard from the ready queue,
+     * or its {@link #release} took the scheduling back). Returns false if the shard is stopped.
+     *
+     * <p>Only the holder of the scheduling moves a word out of FREE, and the scheduling is taken (a CAS of
+     * {@code scheduled} from 0) only after the last owner set FREE, so the word is FREE here unless stopped.
+     */
+    boolean acquire(Cursor cur) {
+        for (;;) {
+            long w = (long) WORD.getVolatile(this);
+            if (stopped(w)) {
+                return false;
+            }
+            if (!free(w)) {
+                throw new IllegalStateException("shard " + id + " acquired while owned: " + Long.toHexString(w));
+            }
+            if (takeOver(cur, w)) {
+                return true;
+            }
+        }
+    }
+
+    /**
+     * Takes the shard from the owner whose word is {@code w} (read by the caller, who judged that owner stuck), with
+     * the scheduling that owner held. Fails if the word has moved since (the owner claimed on or gave the shard up,
+     * someone else took it) or is FREE or STOPPED.
+     */
+    boolean steal(Cursor cur, long w) {
+        return !stopped(w) && !free(w) && takeOver(cur, w);
+    }
+
+    private boolean takeOver(Cursor cur, long w) {
+        long mine = owned(w);
+        if (!WORD.compareAndSet(this, w, mine)) {
+            return false;
+        }
+        // The previous owner's hint may be older than its last chunk (it publishes it after the claim that moved
+        // into a chunk, and a stale owner may store an older one late); any chunk at or before the index will do.
+        Chunk hint = (Chunk) CONSUMER_CHUNK.getAcquire(this);
+        long index = fullIndex(hint, mine);
+        cur.shard = this;
+        cur.word = mine;
+        cur.index = index;
+        cur.chunk = hint;
+        cur.clearedTo = index;
+        cur.context = null;
+        cur.task = null;
+        return true;
+    }
+
+    /**
+     * Claims the next entry for the owner {@code cur}: {@link #CLAIMED} (the entry is in {@code cur}),
+     * {@link #EMPTY} (the owner should {@link #release}) or {@link #LOST} (the owner drops the shard and touches
+     * nothing of it). A slot still empty below {@code tail} is a submit between its {@code getAndAdd} and its store:
+     * waited for, never parked on (it holds nothing and finishes when it runs).
+     */
+    int claim(Cursor cur) {
+        long i = cur.index;
+        Chunk c = cur.chunk;
+        while (i >= c.end()) {
+            Chunk n = c.next;
+            if (n == null) {
+                if (((long) TAIL.getVolatile(this) & INDEX_MASK) <= i) {
+                    return EMPTY;
+                }
+                n = c.nextOrLink();
+            }
+            c = n;
+        }
+        int k = (int) (i - c.base);
+        Object task = SLOT.getAcquire(c.slots, 2 * k + 1);
+        if (task == null) {
+            // A stale tail only sends the owner to release(), which reads it again after its StoreLoad.
+            if (((long) TAIL.getVolatile(this) & INDEX_MASK) <= i) {
+                return EMPTY;
+            }
+            int waits = 0;
+            while ((task = SLOT.getAcquire(c.slots, 2 * k + 1)) == null) {
+                // A stopped shard's tail also counts the refused submits' increments, past the close, whose slots
+                // stay empty for good: such a wait ends with the word.
+                if ((long) WORD.getVolatile(this) != cur.word) {
+                    return LOST;
+                }
+                waits = Waiting.pause(waits);
+            }
+        }
+        long next = cur.word + ONE_INDEX; // the index bits wrap at 2^48 with the word
+        if (!WORD.compareAndSet(this, cur.word, next)) {
+            return LOST;
+        }
+        cur.word = next;
+        cur.index = i + 1;
+        if (c != cur.chunk) {
+            clearBehind(cur);
+            cur.chunk = c;
+            cur.clearedTo = c.base;
+            // After the claim that moved into c: whoever reads it reads a word at or past c.base.
+            CONSUMER_CHUNK.setRelease(this, c);
+        }
+        cur.context = c.slots[2 * k];
+        cur.task = (Runnable) task;
+        cur.stamp = c.stamps[k];
+        return CLAIMED;
+    }
+
+    /**
+     * The owner found the shard empty ({@link #claim} said {@link #EMPTY}): sets the word FREE (a CAS, which fails if
+     * a thief or a stop took the shard), clears {@code scheduled}, then reads {@code tail} again. Returns true if an
+     * entry came in meanwhile and the owner took the shard back (it goes on claiming); false if it gave the shard up
+     * (the next submit schedules it again) or had lost it.
+     *
+     * <p>The word goes FREE before the scheduling is let go: an owner that lost the shard to a thief finds out here
+     * and leaves the scheduling with the thief. (Were the flag cleared first, a stale owner could clear it under the
+     * thief, take it back on the strength of its own stale index, then lose its next claim and walk away holding it:
+     * a scheduled shard in no queue and with no owner, whose later entries no submit would queue.)
+     */
+    boolean release(Cursor cur) {
+        long w = cur.word;
+        if (!WORD.compareAndSet(this, w, w | FREE)) {
+            cur.context = null;
+            cur.task = null;
+            return false;
+        }
+        clearBehind(cur);
+        cur.context = null;
+        cur.task = null;
+        SCHEDULED.setVolatile(this, 0);
+        // Volatile read after the volatile store: the other half of the Dekker pair with offer().
+        if (((long) TAIL.getVolatile(this) & INDEX_MASK) > cur.index && SCHEDULED.compareAndSet(this, 0, 1)) {
+            return acquire(cur);
+        }
+        return false;
+    }
+
+    /**
+     * The owner ends a visit with entries left (its batch is spent): sets the word FREE and keeps the scheduling, so
+     * the caller must queue the shard again, and whoever polls it {@link #acquire}s it. Returns false if the owner had
+     * lost the shard (then the caller must not queue it: the thief or the stop holds it).
+     */
+    boolean handBack(Cursor cur) {
+        long w = cur.word;
+        cur.context = null;
+        cur.task = null;
+        if (!WORD.compareAndSet(this, w, w | FREE)) {
+            return false;
+        }
+        clearBehind(cur);
+        return true;
+    }
+
+    /**
+     * Lets go of the references in the slots this owner has claimed in its chunk, so a shard that goes quiet does not
+     * keep up to a chunk of finished tasks and their contexts reachable. Only slots below the owner's index, which
+     * no producer writes and no reader reads again (readers start from the word's index), so plain stores.
+     */
+    private void clearBehind(Cursor cur) {
+        Chunk c = cur.chunk;
+        long to = Math.min(cur.index, c.end());
+        for (long j = cur.clearedTo; j < to; j++) {
+            int k = (int) (j - c.base);
+            c.slots[2 * k] = null;
+            c.slots[2 * k + 1] = null;
+        }
+        cur.clearedTo = to;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // shutdownNow, statistics
+    // ---------------------------------------------------------------------------------------------------------
+
+    /**
+     * Stops the shard and closes it to submits; adds every entry never claimed, in index order, to {@code out}
+     * (waiting for submits that claimed an index before the close to store it). Returns how many it added; 0 if the
+     * shard was already stopped (its entries went to that stop's caller).
+     */
+    int stop(List<Runnable> out) {
+        long w;
+        do {
+            w = (long) WORD.getVolatile(this);
+            if (stopped(w)) {
+                return 0;
+            }
+        } while (!WORD.compareAndSet(this, w, w | STOPPED));
+        long end = (long) TAIL.getAndBitwiseOr(this, CLOSED) & INDEX_MASK;
+        Chunk c = (Chunk) CONSUMER_CHUNK.getAcquire(this);
+        long i = fullIndex(c, w);
+        int n = 0;
+        for (; i < end; i++) {
+            c = chunkOf(c, i);
+            int k = (int) (i - c.base);
+            Object task;
+            int waits = 0;
+            while ((task = SLOT.getAcquire(c.slots, 2 * k + 1)) == null) {
+                waits = Waiting.pause(waits);
+            }
+            out.add((Runnable) task);
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * Statistics: entries accepted and not yet claimed. Read racily: the word first, then {@code tail}, so the figure
+     * never counts a claimed entry twice, and may include a submit between its {@code getAndAdd} and its store.
+     */
+    long queued() {
+        long w = (long) WORD.getVolatile(this);
+        Chunk hint = (Chunk) CONSUMER_CHUNK.getAcquire(this);
+        long t = (long) TAIL.getVolatile(this);
+        // Closed: by a stop, which took every entry left, or by a quiescence check, which closes only an empty shard
+        // (and the tail of a closed shard counts refused submits too).
+        return t < 0 ? 0 : Math.max(0, t - fullIndex(hint, w));
+    }
+
+    /** The owner word as it is now, for a thief's {@link #steal}. */
+    long wordVolatile() {
+        return (long) WORD.getVolatile(this);
+    }
+
+    boolean scheduledVolatile() {
+        return (int) SCHEDULED.getVolatile(this) != 0;
+    }
+}
+
+/** Padding before the producers' line: nothing of the object header's neighbours shares it. */
+abstract class ShardPad0 {
+    long p00, p01, p02, p03, p04, p05, p06, p07;
+}
+
+/** Written by producers per submit ({@code tail}); read by them ({@code scheduled}, the chunk hint). */
+abstract class ShardProducerLine extends ShardPad0 {
+    long tail;
+    int scheduled;
+    Shard.Chunk producerChunk;
+}
+
+abstract class ShardPad1 extends ShardProducerLine {
+    long p10, p11, p12, p13, p14, p15, p16, p17;
+}
+
+/** Written by owners per claim ({@code word}) and per chunk ({@code consumerChunk}); producers never read it. */
+abstract class ShardOwnerLine extends ShardPad1 {
+    long word;
+    Shard.Chunk consumerChunk;
+    long p20, p21, p22, p23, p24, p25, p26;
+}

@@ -1,0 +1,344 @@
+package io.github.gatlingexecutor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.ref.WeakReference;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@link Shard} on its own: the scheduling flag, claims across chunks, giving the shard up and handing it back,
+ * steals, stops, and many producers, owners, thieves and a stop at once (every entry claimed or returned exactly
+ * once, claims in index order).
+ */
+class ShardTest {
+
+    /** A task that knows who submitted it and its place in that submitter's sequence. */
+    static final class Entry implements Runnable {
+        final int producer;
+        final int seq;
+        final int id;
+
+        Entry(int producer, int seq, int id) {
+            this.producer = producer;
+            this.seq = seq;
+            this.id = id;
+        }
+
+        @Override
+        public void run() {
+        }
+    }
+
+    @Test
+    void theFirstOfferSchedulesAndTheOwnerClaimsInOrderAcrossChunks() {
+        Shard shard = new Shard(0);
+        int n = 3 * Shard.CHUNK + 7;
+        assertEquals(Shard.SCHEDULE, shard.offer("c", new Entry(0, 0, 0), 5));
+        for (int i = 1; i < n; i++) {
+            assertEquals(Shard.QUEUED, shard.offer("c" + (i % 3), new Entry(0, i, i), 5 + i));
+        }
+        assertEquals(n, shard.queued());
+        Shard.Cursor cur = new Shard.Cursor();
+        assertTrue(shard.acquire(cur));
+        for (int i = 0; i < n; i++) {
+            assertEquals(Shard.CLAIMED, shard.claim(cur));
+            assertEquals(i, ((Entry) cur.task).seq);
+            assertEquals(i == 0 ? "c" : "c" + (i % 3), cur.context);
+            assertEquals(5 + i, cur.stamp);
+        }
+        assertEquals(0, shard.queued());
+        assertEquals(Shard.EMPTY, shard.claim(cur));
+        assertFalse(shard.release(cur), "nothing came in: the owner gives the shard up");
+        assertTrue(Shard.free(shard.wordVolatile()));
+        assertFalse(shard.scheduledVolatile());
+        assertEquals(Shard.SCHEDULE, shard.offer("c", new Entry(0, n, n), 0), "the next submit schedules it again");
+        assertTrue(shard.acquire(cur));
+        assertEquals(Shard.CLAIMED, shard.claim(cur));
+        assertEquals(n, ((Entry) cur.task).seq);
+    }
+
+    @Test
+    void anOwnerThatHandsTheShardBackKeepsTheSchedulingAndTheNextOwnerGoesOn() {
+        Shard shard = new Shard(0);
+        for (int i = 0; i < 10; i++) {
+            shard.offer("c", new Entry(0, i, i), 0);
+        }
+        Shard.Cursor a = new Shard.Cursor();
+        Shard.Cursor b = new Shard.Cursor();
+        assertTrue(shard.acquire(a));
+        for (int i = 0; i < 4; i++) {
+            assertEquals(Shard.CLAIMED, shard.claim(a));
+        }
+        assertTrue(shard.handBack(a));
+        assertTrue(shard.scheduledVolatile(), "handed back, still scheduled: the caller queues it");
+        assertEquals(Shard.QUEUED, shard.offer("c", new Entry(0, 10, 10), 0));
+        assertTrue(shard.acquire(b));
+        assertEquals(Shard.LOST, shard.claim(a), "the old owner's word is gone");
+        for (int i = 4; i <= 10; i++) {
+            assertEquals(Shard.CLAIMED, shard.claim(b));
+            assertEquals(i, ((Entry) b.task).seq);
+        }
+    }
+
+    @Test
+    void aStolenOwnerLosesItsNextClaimAndItsReleaseLeavesTheSchedulingWithTheThief() {
+        Shard shard = new Shard(0);
+        for (int i = 0; i < 5; i++) {
+            shard.offer("c", new Entry(0, i, i), 0);
+        }
+        Shard.Cursor owner = new Shard.Cursor();
+        Shard.Cursor thief = new Shard.Cursor();
+        assertTrue(shard.acquire(owner));
+        assertEquals(Shard.CLAIMED, shard.claim(owner));
+        long w = shard.wordVolatile();
+        assertTrue(shard.steal(thief, w));
+        assertFalse(shard.steal(new Shard.Cursor(), w), "a second thief with the same word fails");
+        assertEquals(Shard.LOST, shard.claim(owner));
+        assertFalse(shard.release(owner), "a stale owner cannot give the shard up");
+        assertFalse(shard.handBack(owner), "nor hand it back");
+        assertTrue(shard.scheduledVolatile(), "the scheduling stays with the thief");
+        for (int i = 1; i < 5; i++) {
+            assertEquals(Shard.CLAIMED, shard.claim(thief));
+            assertEquals(i, ((Entry) thief.task).seq, "the thief goes on at the first entry not claimed");
+        }
+        assertEquals(Shard.EMPTY, shard.claim(thief));
+        assertFalse(shard.release(thief));
+        assertFalse(shard.steal(new Shard.Cursor(), shard.wordVolatile()), "a FREE shard is not stolen");
+    }
+
+    @Test
+    void aStopReturnsWhatWasNotClaimedInOrderAndClosesTheShard() {
+        Shard shard = new Shard(0);
+        int n = Shard.CHUNK + 3;
+        for (int i = 0; i < n; i++) {
+            shard.offer("c", new Entry(0, i, i), 0);
+        }
+        Shard.Cursor cur = new Shard.Cursor();
+        assertTrue(shard.acquire(cur));
+        for (int i = 0; i < Shard.CHUNK - 1; i++) {
+            assertEquals(Shard.CLAIMED, shard.claim(cur));
+        }
+        List<Runnable> out = new ArrayList<>();
+        assertEquals(4, shard.stop(out));
+        for (int i = 0; i < 4; i++) {
+            assertEquals(Shard.CHUNK - 1 + i, ((Entry) out.get(i)).seq);
+        }
+        assertEquals(Shard.LOST, shard.claim(cur));
+        assertEquals(Shard.REFUSED, shard.offer("c", new Entry(0, n, n), 0));
+        assertEquals(0, shard.stop(out), "a second stop returns nothing");
+        assertFalse(shard.acquire(new Shard.Cursor()));
+        assertFalse(shard.release(cur));
+    }
+
+    @Test
+    void aShardThatGoesQuietKeepsNoFinishedTaskOrContextReachable() throws InterruptedException {
+        Shard shard = new Shard(0);
+        Object context = new Object();
+        Runnable task = new Entry(0, 0, 0);
+        WeakReference<Object> contextRef = new WeakReference<>(context);
+        WeakReference<Runnable> taskRef = new WeakReference<>(task);
+        shard.offer(context, task, 0);
+        context = null;
+        task = null;
+        Shard.Cursor cur = new Shard.Cursor();
+        assertTrue(shard.acquire(cur));
+        assertEquals(Shard.CLAIMED, shard.claim(cur));
+        assertEquals(Shard.EMPTY, shard.claim(cur));
+        assertFalse(shard.release(cur));
+        assertNull(cur.task);
+        for (int i = 0; i < 50 && (contextRef.get() != null || taskRef.get() != null); i++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertNull(contextRef.get(), "the context of a finished entry");
+        assertNull(taskRef.get(), "the finished task");
+        assertSame(shard, cur.shard);
+    }
+
+    /**
+     * Producers submit while owners take the shard from a ready queue, work batches, hand it back or give it up, a
+     * thief steals from whoever owns it, and (with {@code stop}) a stop comes in the middle. Every entry accepted is
+     * claimed or returned exactly once; each claim is of the next index; nothing accepted stays behind.
+     */
+    @ParameterizedTest(name = "stop in the middle: {0}")
+    @ValueSource(booleans = {false, true})
+    void manyProducersOwnersAndAThiefClaimEveryEntryExactlyOnce(boolean stop) throws Exception {
+        int producers = 3;
+        int perProducer = 150_000;
+        int owners = 2;
+        Shard shard = new Shard(0);
+        ConcurrentLinkedQueue<Shard> ready = new ConcurrentLinkedQueue<>();
+        AtomicInteger[] seen = new AtomicInteger[producers * perProducer];
+        for (int i = 0; i < seen.length; i++) {
+            seen[i] = new AtomicInteger();
+        }
+        AtomicLong accepted = new AtomicLong();
+        AtomicLong claimed = new AtomicLong();
+        AtomicLong steals = new AtomicLong();
+        AtomicBoolean producing = new AtomicBoolean(true);
+        AtomicBoolean failed = new AtomicBoolean();
+        List<String> failures = new ArrayList<>();
+        // Each index is claimed at most once; the entry claimed at an index is that index's entry, so a producer's
+        // entries are claimed at increasing indices in its own order.
+        AtomicIntegerArray claimsOfIndex = new AtomicIntegerArray(producers * perProducer);
+        long[] indexOf = new long[producers * perProducer];
+        Arrays.fill(indexOf, -1);
+        CountDownLatch producersDone = new CountDownLatch(producers);
+
+        List<Thread> threads = new ArrayList<>();
+        for (int p = 0; p < producers; p++) {
+            int producer = p;
+            threads.add(new Thread(() -> {
+                for (int s = 0; s < perProducer; s++) {
+                    int id = producer * perProducer + s;
+                    Entry e = new Entry(producer, s, id);
+                    int r = shard.offer(producer, e, s);
+                    if (r == Shard.REFUSED) {
+                        break;
+                    }
+                    accepted.incrementAndGet();
+                    if (r == Shard.SCHEDULE) {
+                        ready.add(shard);
+                    }
+                }
+                producersDone.countDown();
+            }, "producer-" + p));
+        }
+        Runnable work = () -> {
+            Shard.Cursor cur = new Shard.Cursor();
+            while (!failed.get() && (producing.get() || !ready.isEmpty())) {
+                Shard s = ready.poll();
+                if (s == null) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                if (!s.acquire(cur)) {
+                    continue; // stopped
+                }
+                visit(cur, claimed, seen, claimsOfIndex, indexOf, failed, failures, ready);
+            }
+        };
+        for (int o = 0; o < owners; o++) {
+            threads.add(new Thread(work, "owner-" + o));
+        }
+        threads.add(new Thread(() -> {
+            Shard.Cursor cur = new Shard.Cursor();
+            while (!failed.get() && producing.get()) {
+                long w = shard.wordVolatile();
+                if (!Shard.free(w) && !Shard.stopped(w) && shard.steal(cur, w)) {
+                    steals.incrementAndGet();
+                    visit(cur, claimed, seen, claimsOfIndex, indexOf, failed, failures, ready);
+                }
+                Thread.yield();
+            }
+        }, "thief"));
+        threads.forEach(Thread::start);
+        List<Runnable> returned = new ArrayList<>();
+        if (stop) {
+            while (claimed.get() < perProducer && !failed.get()) {
+                Thread.onSpinWait();
+            }
+            shard.stop(returned);
+        }
+        assertTrue(producersDone.await(60, TimeUnit.SECONDS), "producers finished");
+        if (!stop) {
+            while (!failed.get() && claimed.get() < accepted.get()) {
+                Thread.onSpinWait();
+            }
+        }
+        producing.set(false);
+        for (Thread t : threads) {
+            t.join(TimeUnit.SECONDS.toMillis(30));
+            assertFalse(t.isAlive(), t.getName() + " ended");
+        }
+        assertFalse(failed.get(), () -> String.join("; ", failures));
+        for (Runnable r : returned) {
+            Entry e = (Entry) r;
+            if (seen[e.id].getAndIncrement() != 0) {
+                failures.add("returned after it was claimed or returned: " + e.id);
+            }
+        }
+        for (int p = 0; p < producers; p++) {
+            long last = -1;
+            for (int q = 0; q < perProducer; q++) {
+                long at = indexOf[p * perProducer + q];
+                if (at >= 0) {
+                    if (at <= last) {
+                        failures.add("producer " + p + " entry " + q + " claimed at index " + at + " after " + last);
+                    }
+                    last = at;
+                }
+            }
+        }
+        for (int i = 0; i < claimed.get(); i++) {
+            if (claimsOfIndex.get(i) != 1) {
+                failures.add("index " + i + " claimed " + claimsOfIndex.get(i) + " times");
+            }
+        }
+        assertTrue(failures.isEmpty(), () -> String.join("; ", failures));
+        assertEquals(accepted.get(), claimed.get() + returned.size(), "accepted = claimed + returned");
+        long once = 0;
+        for (AtomicInteger c : seen) {
+            once += c.get();
+        }
+        assertEquals(accepted.get(), once);
+        if (!stop) {
+            assertEquals((long) producers * perProducer, accepted.get());
+            assertEquals(0, shard.queued());
+            assertTrue(Shard.free(shard.wordVolatile()), "given up at the end");
+        }
+        assertTrue(steals.get() > 0 || stop, "the thief stole at least once in " + producers * perProducer);
+    }
+
+    /** One owner's visit: up to a batch of claims, then hand back (and queue) or release. */
+    private static void visit(Shard.Cursor cur, AtomicLong claimed, AtomicInteger[] seen,
+            AtomicIntegerArray claimsOfIndex, long[] indexOf, AtomicBoolean failed, List<String> failures,
+            ConcurrentLinkedQueue<Shard> ready) {
+        Shard s = cur.shard;
+        for (int n = 0; ; n++) {
+            if (n == 64) {
+                if (s.handBack(cur)) {
+                    ready.add(s);
+                }
+                return;
+            }
+            int r = s.claim(cur);
+            if (r == Shard.LOST) {
+                return;
+            }
+            if (r == Shard.EMPTY) {
+                if (!s.release(cur)) {
+                    return;
+                }
+                continue;
+            }
+            long index = cur.index - 1;
+            Entry e = (Entry) cur.task;
+            indexOf[e.id] = index; // read after the threads are joined
+            if (claimsOfIndex.getAndIncrement((int) index) != 0 || seen[e.id].getAndIncrement() != 0) {
+                synchronized (failures) {
+                    failures.add("index " + index + " or entry " + e.id + " claimed twice");
+                }
+                failed.set(true);
+                return;
+            }
+            claimed.incrementAndGet();
+        }
+    }
+}
