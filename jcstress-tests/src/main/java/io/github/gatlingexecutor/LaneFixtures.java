@@ -47,4 +47,21 @@ final class LaneFixtures {
             throw new AssertionError("engine layout changed: " + field, e);
         }
     }
+
+    /**
+     * Plays an owner of {@code shard} as a worker would: claims and runs entries until it loses the shard, or finds it
+     * empty and its release does not take it back. Returns how many entries it ran.
+     */
+    static int workShard(Shard shard, Shard.Cursor cur) {
+        int ran = 0;
+        for (;;) {
+            int r = shard.claim(cur);
+            if (r == Shard.CLAIMED) {
+                cur.task.run();
+                ran++;
+            } else if (r == Shard.LOST || !shard.release(cur)) {
+                return ran;
+            }
+        }
+    }
 }

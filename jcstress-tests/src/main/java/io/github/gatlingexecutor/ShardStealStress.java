@@ -45,7 +45,7 @@ public class ShardStealStress {
 
     @Actor
     public void owner() {
-        ownerRan = work(owner);
+        ownerRan = LaneFixtures.workShard(shard, owner);
     }
 
     @Actor
@@ -54,20 +54,7 @@ public class ShardStealStress {
         long w = shard.wordVolatile();
         if (shard.steal(cur, w)) {
             stoleAt = (int) Shard.indexBits(w);
-            thiefRan = work(cur);
-        }
-    }
-
-    private int work(Shard.Cursor cur) {
-        int ran = 0;
-        for (;;) {
-            int r = shard.claim(cur);
-            if (r == Shard.CLAIMED) {
-                cur.task.run();
-                ran++;
-            } else if (r == Shard.LOST || !shard.release(cur)) {
-                return ran;
-            }
+            thiefRan = LaneFixtures.workShard(shard, cur);
         }
     }
 

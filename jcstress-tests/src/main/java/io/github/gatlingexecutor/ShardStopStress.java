@@ -42,14 +42,7 @@ public class ShardStopStress {
 
     @Actor
     public void owner() {
-        for (;;) {
-            int r = shard.claim(owner);
-            if (r == Shard.CLAIMED) {
-                owner.task.run();
-            } else if (r == Shard.LOST || !shard.release(owner)) {
-                return;
-            }
-        }
+        LaneFixtures.workShard(shard, owner);
     }
 
     @Actor
