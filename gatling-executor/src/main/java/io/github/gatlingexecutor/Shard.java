@@ -81,6 +81,7 @@ final class Shard extends ShardOwnerLine {
     static final VarHandle PRODUCER_CHUNK;
     static final VarHandle WORD;
     static final VarHandle CONSUMER_CHUNK;
+    static final VarHandle IN_TASK;
     static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Object[].class);
 
     static {
@@ -91,6 +92,7 @@ final class Shard extends ShardOwnerLine {
             PRODUCER_CHUNK = l.findVarHandle(ShardProducerLine.class, "producerChunk", Chunk.class);
             WORD = l.findVarHandle(ShardOwnerLine.class, "word", long.class);
             CONSUMER_CHUNK = l.findVarHandle(ShardOwnerLine.class, "consumerChunk", Chunk.class);
+            IN_TASK = l.findVarHandle(ShardOwnerLine.class, "inTask", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -251,10 +253,34 @@ final class Shard extends ShardOwnerLine {
     /**
      * Takes the shard from the owner whose word is {@code w} (read by the caller, who judged that owner stuck), with
      * the scheduling that owner held. Fails if the word has moved since (the owner claimed on or gave the shard up,
-     * someone else took it) or is FREE or STOPPED.
+     * someone else took it) or is FREE or STOPPED. The robbed owner may be anywhere between two claims, so what it
+     * does there (its bookkeeping of the entry it claimed) can race the thief's: see {@link #stealInTask}.
      */
     boolean steal(Cursor cur, long w) {
         return !stopped(w) && !free(w) && takeOver(cur, w);
+    }
+
+    /**
+     * The owner is done with what it does between a claim and that entry's task (its per-context bookkeeping) and is
+     * about to run the task: it publishes the word it holds. A release store, the only cost per entry besides the
+     * claim (a second atomic per entry would cost 3 ns, docs/benchmarks.md, nineteenth set). The owner must do no such
+     * bookkeeping after the task and before its next claim.
+     */
+    void enterTask(Cursor cur) {
+        IN_TASK.setRelease(this, cur.word);
+    }
+
+    /**
+     * {@link #steal} from an owner that is in a task: only if the owner's last {@link #enterTask} published the word
+     * the shard still holds. The acquire read of that mark makes the owner's bookkeeping before it visible to the
+     * thief, and the CAS that takes the word proves the owner has not claimed since, so it will not do any more: its
+     * next claim fails. A mark left by an earlier owner at the same index does not match (the epoch moved). Returns
+     * false, changing nothing, if the owner is not in a task or the word moved.
+     */
+    boolean stealInTask(Cursor cur) {
+        long mark = (long) IN_TASK.getAcquire(this);
+        long w = (long) WORD.getVolatile(this);
+        return mark == w && steal(cur, w);
     }
 
     private boolean takeOver(Cursor cur, long w) {
@@ -469,6 +495,8 @@ abstract class ShardPad1 extends ShardProducerLine {
 /** Written by owners per claim ({@code word}) and per chunk ({@code consumerChunk}); producers never read it. */
 abstract class ShardOwnerLine extends ShardPad1 {
     long word;
+    /** The word its owner held when it last went into a task ({@link Shard#enterTask}). */
+    long inTask;
     Shard.Chunk consumerChunk;
-    long p20, p21, p22, p23, p24, p25, p26;
+    long p20, p21, p22, p23, p24, p25;
 }

@@ -123,6 +123,29 @@ class ShardTest {
     }
 
     @Test
+    void aThiefInTaskRobsOnlyAnOwnerThatHasEnteredTheTaskOfItsLastClaim() {
+        Shard shard = new Shard(0);
+        for (int i = 0; i < 3; i++) {
+            shard.offer("c", new Entry(0, i, i), 0);
+        }
+        Shard.Cursor owner = new Shard.Cursor();
+        Shard.Cursor thief = new Shard.Cursor();
+        assertTrue(shard.acquire(owner));
+        assertFalse(shard.stealInTask(thief), "owned, no task entered yet");
+        assertEquals(Shard.CLAIMED, shard.claim(owner));
+        assertFalse(shard.stealInTask(thief), "claimed, bookkeeping not done: the mark is not this word");
+        shard.enterTask(owner);
+        assertEquals(Shard.CLAIMED, shard.claim(owner));
+        assertFalse(shard.stealInTask(thief), "the mark of the previous task does not match the next claim");
+        shard.enterTask(owner);
+        assertTrue(shard.stealInTask(thief));
+        assertEquals(Shard.LOST, shard.claim(owner));
+        assertEquals(Shard.CLAIMED, shard.claim(thief));
+        assertEquals(2, ((Entry) thief.task).seq);
+        assertFalse(shard.stealInTask(new Shard.Cursor()), "the thief's own word is not marked");
+    }
+
+    @Test
     void aStopReturnsWhatWasNotClaimedInOrderAndClosesTheShard() {
         Shard shard = new Shard(0);
         int n = Shard.CHUNK + 3;

@@ -6,8 +6,9 @@ import java.lang.invoke.VarHandle;
 /**
  * A small copy of {@code Shard}'s protocols (one array of slots, no chunks, the same word layout reduced to an index,
  * FREE, STOPPED and an epoch) with one bug switched on per test, so the jcstress tests of the real class are seen to
- * catch each: a release that does not read {@code tail} again, a stop that takes the word with a plain store, and a
- * steal that does not move the epoch. Not used by the engine.
+ * catch each: a release that does not read {@code tail} again, a stop that takes the word with a plain store, a
+ * steal that does not move the epoch, and (by its test calling {@link #steal} where the real one calls
+ * {@code stealInTask}) a thief that does not wait for the owner's mark. Not used by the engine.
  */
 final class BrokenShard {
     static final int QUEUED = 0;
@@ -44,6 +45,7 @@ final class BrokenShard {
     long tail;
     int scheduled;
     long word = FREE;
+    volatile long inTask;
 
     BrokenShard(boolean releaseWithoutSecondLook, boolean stopWithPlainStore, boolean stealWithoutEpoch) {
         this.releaseWithoutSecondLook = releaseWithoutSecondLook;
@@ -91,6 +93,10 @@ final class BrokenShard {
         }
         cur.word = mine;
         return true;
+    }
+
+    void enterTask(Cursor cur) {
+        inTask = cur.word;
     }
 
     int claim(Cursor cur) {
