@@ -33,10 +33,11 @@ import java.util.List;
  * <h2>Scheduling: the {@code scheduled} flag</h2>
  * Set by the submit that finds it clear (a CAS: that submit queues the shard), cleared by an owner that found the
  * shard empty (after setting its word FREE), which then reads {@code tail} again and takes the shard back if an entry
- * came in. Both sides write, then read the other's field, all volatile: the owner's clearing store and its read of {@code tail} against the
- * submit's {@code getAndAdd} and its read of {@code scheduled}. In the total order of those accesses either the owner
- * sees the new index (and keeps the shard), or the submit comes after the clearing and sees it clear (and queues the
- * shard); an entry is never left in an unscheduled shard. Under load the flag stays set and is only read.
+ * came in. Both sides write, then read the other's field, all volatile: the owner's clearing store and its read of
+ * {@code tail} against the submit's {@code getAndAdd} and its read of {@code scheduled}. In the total order of those
+ * accesses either the owner sees the new index (and keeps the shard), or the submit comes after the clearing and sees
+ * it clear (and queues the shard); an entry is never left in an unscheduled shard. Under load the flag stays set and
+ * is only read.
  *
  * <h2>Chunks</h2>
  * {@link #CHUNK} entries each; the context at {@code 2k} and the task at {@code 2k + 1} of {@code slots} (8 entries
