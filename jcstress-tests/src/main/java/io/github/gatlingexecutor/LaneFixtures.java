@@ -53,6 +53,11 @@ final class LaneFixtures {
      * empty and its release does not take it back. Returns how many entries it ran.
      */
     static int workShard(Shard shard, Shard.Cursor cur) {
+        return workShard(shard, cur, () -> { });
+    }
+
+    /** {@link #workShard(Shard, Shard.Cursor)}, running {@code onTakeBack} each time a release takes the shard back. */
+    static int workShard(Shard shard, Shard.Cursor cur, Runnable onTakeBack) {
         int ran = 0;
         for (;;) {
             int r = shard.claim(cur);
@@ -61,6 +66,8 @@ final class LaneFixtures {
                 ran++;
             } else if (r == Shard.LOST || !shard.release(cur)) {
                 return ran;
+            } else {
+                onTakeBack.run();
             }
         }
     }

@@ -53,22 +53,7 @@ public class ShardReleaseStress {
 
     @Actor
     public void owner() {
-        ownerRan = drain(owner);
-    }
-
-    private int drain(Shard.Cursor cur) {
-        int ran = 0;
-        for (;;) {
-            int r = shard.claim(cur);
-            if (r == Shard.CLAIMED) {
-                cur.task.run();
-                ran++;
-            } else if (r == Shard.LOST || !shard.release(cur)) {
-                return ran;
-            } else if (cur == owner) {
-                tookBack = 1;
-            }
-        }
+        ownerRan = LaneFixtures.workShard(shard, owner, () -> tookBack = 1);
     }
 
     /** Submits; a submit that schedules the shard plays its next owner at once, as a worker polling it would. */
@@ -78,7 +63,7 @@ public class ShardReleaseStress {
         if (r.r2 == Shard.SCHEDULE) {
             Shard.Cursor next = new Shard.Cursor();
             if (shard.acquire(next)) { // throws if the owner still owned it: two owners at once
-                nextOwnerRan = drain(next);
+                nextOwnerRan = LaneFixtures.workShard(shard, next);
             }
         }
     }
