@@ -346,7 +346,8 @@ final class Shard extends ShardOwnerLine {
         cur.word = next;
         cur.index = i + 1;
         if (c != cur.chunk) {
-            clearBehind(cur);
+            // The chunk left behind is not cleared: once the hints move past it nothing of the shard holds it, and
+            // clearing it would cost the owner two stores per entry (an ownership request per line) for garbage.
             cur.chunk = c;
             cur.clearedTo = c.base;
             // After the claim that moved into c: whoever reads it reads a word at or past c.base.
@@ -404,8 +405,8 @@ final class Shard extends ShardOwnerLine {
     }
 
     /**
-     * Lets go of the references in the slots this owner has claimed in its chunk, so a shard that goes quiet does not
-     * keep up to a chunk of finished tasks and their contexts reachable. Only slots below the owner's index, which
+     * Lets go of the references in the slots this owner has claimed in its current chunk when a visit ends, so a shard
+     * that goes quiet does not keep up to a chunk of finished tasks and their contexts reachable. Only slots below the owner's index, which
      * no producer writes and no reader reads again (readers start from the word's index), so plain stores.
      */
     private void clearBehind(Cursor cur) {
