@@ -406,8 +406,9 @@ final class Shard extends ShardOwnerLine {
 
     /**
      * Lets go of the references in the slots this owner has claimed in its current chunk when a visit ends, so a shard
-     * that goes quiet does not keep up to a chunk of finished tasks and their contexts reachable. Only slots below the owner's index, which
-     * no producer writes and no reader reads again (readers start from the word's index), so plain stores.
+     * that goes quiet does not keep up to a chunk of finished tasks and their contexts reachable. Only slots below the
+     * owner's index, which no producer writes and no reader reads again (readers start from the word's index), so
+     * plain stores.
      */
     private void clearBehind(Cursor cur) {
         Chunk c = cur.chunk;
