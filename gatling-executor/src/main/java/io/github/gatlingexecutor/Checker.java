@@ -78,9 +78,13 @@ final class Checker implements Runnable {
     /** Ticks in a row that found nothing flowing; the clock stalls after {@link #QUIET_TICKS_TO_STALL}. */
     private int quietTicks;
 
+    /** The shard engine's steals from owners stuck in a task (null without shards). */
+    private final ShardThief thief;
+
     Checker(Engine engine) {
         this.engine = engine;
         this.settings = engine.settings;
+        this.thief = engine.shards == null ? null : new ShardThief(engine);
     }
 
     /**
@@ -220,6 +224,11 @@ final class Checker implements Runnable {
         }
     }
 
+    /** Shards taken from owners stuck in a task: each moved the shard's other contexts to another worker. */
+    long shardSteals() {
+        return thief == null ? 0 : thief.steals();
+    }
+
     /** Whether a checker thread is published (running, or about to start: see {@link #ensureStarted}). */
     boolean published() {
         return thread != null;
@@ -286,6 +295,7 @@ final class Checker implements Runnable {
                 nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
             }
             releaseStrandedRounds(now, false);
+            boolean lookAgain = thief != null && thief.look(now);
             if (now - nextInspection >= 0) {
                 lastInspection = now;
                 nudged = false;
@@ -318,7 +328,9 @@ final class Checker implements Runnable {
             }
             boolean stalling = false;
             if (wait > CLOCK_TICK_NANOS) {
-                if (anyWorkerAwake()) {
+                if (lookAgain) {
+                    wait = CLOCK_TICK_NANOS; // an owner in a task with entries behind it: looked at again next tick
+                } else if (anyWorkerAwake()) {
                     boolean submittersWait = engine.admission != null && engine.admission.waitingSubmitters() > 0;
                     if (flowing() || submittersWait) {
                         wait = CLOCK_TICK_NANOS;
@@ -656,7 +668,7 @@ final class Checker implements Runnable {
         return w.isBusyOpaque() && w.startedCountOpaque() == seen;
     }
 
-    private static boolean isOffCpu(Thread t) {
+    static boolean isOffCpu(Thread t) {
         Thread.State s = t.getState();
         return s == Thread.State.BLOCKED || s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING;
     }

@@ -122,11 +122,18 @@ final class Engine {
     final Admission admission;
     /** A {@code maxQueuedPerContext} limit is set: sequential lanes keep their head exact per task for it. */
     final boolean laneHeadPerTask;
+    /**
+     * The shard engine's queues (docs/next-engine.md), or null: sequential tasks then go to their lanes. Only for an
+     * executor built with shards and without capacity limits (a per-context limit needs a per-context count that a
+     * submit reads). A power of two, at least twice the core threads.
+     */
+    final Shard[] shards;
 
     Engine(Settings settings) {
         this.settings = settings;
         this.admission = settings.bounded() ? new Admission(this, settings) : null;
         this.laneHeadPerTask = admission != null && admission.perContext > 0;
+        this.shards = settings.shards && admission == null ? makeShards(settings.coreThreads) : null;
         this.timer = new TaskTimer(this);
         this.checker = new Checker(this);
         this.pool = new WorkerPool(this);
@@ -374,8 +381,52 @@ final class Engine {
      * Throws {@link RejectedExecutionException} if the executor is shut down (and the task is not internal).
      */
     private int attempt(int kind, Object context, Runnable task, LaneHandle handle, boolean internal, boolean force) {
-        return kind == PLAIN ? attemptPlain(task, internal, force)
-                : attemptLane(kind == COALESCING, context, task, handle, internal, force);
+        if (kind == PLAIN) {
+            return attemptPlain(task, internal, force);
+        }
+        if (kind == SEQUENTIAL && shards != null) {
+            return attemptShard(context, task, internal);
+        }
+        return attemptLane(kind == COALESCING, context, task, handle, internal, force);
+    }
+
+    private static Shard[] makeShards(int coreThreads) {
+        int n = Integer.highestOneBit(Math.max(1, 2 * coreThreads - 1)) << 1;
+        Shard[] made = new Shard[n];
+        for (int i = 0; i < n; i++) {
+            made[i] = new Shard(i);
+        }
+        return made;
+    }
+
+    /** The shard of {@code context}: its hash spread (as {@code HashMap} does), masked. */
+    Shard shardOf(Object context) {
+        int h = context.hashCode();
+        return shards[(h ^ (h >>> 16)) & (shards.length - 1)];
+    }
+
+    /**
+     * A sequential task into its context's shard: one {@code getAndAdd} on the shard's producer line (see Shard). The
+     * state is read first: a shutdown after that read lets the task in only while the shard is open, and the
+     * quiescence check closes a shard only when it is quiet (see {@link #quiescent}), so an entry accepted here is
+     * run or returned. A closed shard (stopped, or closed quiet) refuses it.
+     */
+    private int attemptShard(Object context, Runnable task, boolean internal) {
+        if (!internal && state != RUNNING) {
+            throw reject(task);
+        }
+        Shard shard = shardOf(context);
+        long stamp = stamp();
+        int outcome = shard.offer(context, task, stamp);
+        if (outcome == Shard.REFUSED) {
+            throw reject(task);
+        }
+        if (outcome == Shard.SCHEDULE) {
+            readyQueue.offerShard(shard, stamp);
+            pool.signalWork();
+        }
+        submitted.increment();
+        return Admission.ADMITTED;
     }
 
     /**
@@ -445,7 +496,7 @@ final class Engine {
     private static final int REPLACED_WAITING = -2;
 
     /** The lane of {@code context}, created if it has none. */
-    private Lane laneOf(boolean coalescing, Object context) {
+    Lane laneOf(boolean coalescing, Object context) {
         ConcurrentHashMap<Object, Lane> lanes = lanes(coalescing);
         Lane lane = lanes.get(context);
         if (lane == null) {
@@ -576,7 +627,7 @@ final class Engine {
         }
     }
 
-    private void makeReady(Lane lane) {
+    void makeReady(Lane lane) {
         readyQueue.offerLane(lane, stamp());
         pool.signalWork();
     }
@@ -944,12 +995,20 @@ final class Engine {
         // Periodic tasks are not cancelled: those waiting for a run are returned, as ScheduledThreadPoolExecutor
         // does. One running now is cancelled when its run ends (its reschedule is refused).
         List<ScheduledTask<?>> notDue = timer.drain();
+        List<Runnable> out = new ArrayList<>();
         // From here no worker starts taking a task out of a sequential lane; wait out the takes already begun.
         for (Worker w : pool.workers()) {
             w.awaitNotTaking();
         }
+        if (shards != null) {
+            // After the takes are waited out: an entry an owner was moving into a lane is in that lane now, and a
+            // take begun after sees STOP and claims nothing (see ShardOwner). A claim the stop beats fails. Before
+            // the interrupts: an owner whose task they end finds its shard stopped (or STOP) and claims nothing more.
+            for (Shard shard : shards) {
+                shard.stop(out);
+            }
+        }
         pool.interruptAll();
-        List<Runnable> out = new ArrayList<>();
         for (Object item; (item = readyQueue.poll()) != null; ) {
             if (item instanceof PlainTask) {
                 out.add(((PlainTask) item).task);
@@ -998,6 +1057,15 @@ final class Engine {
     boolean quiescent() {
         if (!timer.noDelayedWork() || !readyQueue.isEmpty()) {
             return false;
+        }
+        if (shards != null) {
+            // Before the lanes: a diverted context's lane gets entries from its shard's owner, and a quiet shard (no
+            // owner, nothing accepted and not claimed, closed here) has none to give it.
+            for (Shard shard : shards) {
+                if (!shard.closeIfQuiet()) {
+                    return false;
+                }
+            }
         }
         for (Lane lane : sequentialLanes.values()) {
             if (!lane.closeIfIdle()) {

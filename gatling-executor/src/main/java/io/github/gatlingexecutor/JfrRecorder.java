@@ -116,7 +116,9 @@ final class JfrRecorder {
         if (e.isEnabled()) {
             e.executor = engine.settings.name;
             e.worker = worker.thread;
-            e.context = contextOf(worker.currentLane);
+            Lane lane = worker.currentLane;
+            Object shardContext = worker.shardContext;
+            e.context = lane != null || shardContext == null ? contextOf(lane) : Messages.describe(shardContext);
             e.taskClass = taskClass(worker.runningTask);
             e.runningFor = runningForNanos;
             e.commit();
@@ -202,12 +204,12 @@ final class JfrRecorder {
         return e;
     }
 
-    static void endSlowTask(Object token, Engine engine, Lane lane, Runnable task) {
+    static void endSlowTask(Object token, Engine engine, Lane lane, Object shardContext, Runnable task) {
         SlowTaskEvent e = (SlowTaskEvent) token;
         e.end();
         if (e.shouldCommit()) {
             e.executor = engine.settings.name;
-            e.context = contextOf(lane);
+            e.context = lane != null || shardContext == null ? contextOf(lane) : Messages.describe(shardContext);
             e.taskClass = taskClass(task);
             e.commit();
         }

@@ -414,6 +414,16 @@ final class SequentialLane extends Lane {
         }
     }
 
+    /**
+     * IDLE to ACTIVE with nothing queued, for a thief that holds a context's lane for the worker it robbed in that
+     * context's task (see ShardOwner#steal): entries moved in are accepted without activating it, and that worker runs
+     * it after its task, as the lane's owner. Returns false, changing nothing, if the lane is not idle.
+     */
+    boolean activateEmpty() {
+        long s = state;
+        return mode(s) == IDLE && STATE.compareAndSet(this, s, state(seq(s), ACTIVE));
+    }
+
     @Override
     boolean releaseIfIdle() {
         long s = state;

@@ -18,10 +18,13 @@ final class Settings {
     final int maxQueuedPerContext;                   // 0: unbounded
     final int maxQueued;                             // 0: unbounded
     final Overflow overflow;
+    /** Sequential tasks go through shards (docs/next-engine.md) rather than lanes; see Builder#shardEngine. */
+    final boolean shards;
 
     Settings(String name, int coreThreads, int maxThreads, long auxiliaryKeepAliveNanos, long checkPeriodNanos,
              long blockedThresholdNanos, int coreBumpThreshold, int batchSize, ThreadFactory threadFactory,
-             UncaughtExceptionHandler exceptionHandler, int maxQueuedPerContext, int maxQueued, Overflow overflow) {
+             UncaughtExceptionHandler exceptionHandler, int maxQueuedPerContext, int maxQueued, Overflow overflow,
+             boolean shards) {
         this.name = name;
         this.coreThreads = coreThreads;
         this.maxThreads = maxThreads;
@@ -35,6 +38,7 @@ final class Settings {
         this.maxQueuedPerContext = maxQueuedPerContext;
         this.maxQueued = maxQueued;
         this.overflow = overflow;
+        this.shards = shards;
     }
 
     /** Whether any capacity limit is set: otherwise the submit paths skip every admission step. */

@@ -2,7 +2,9 @@ package io.github.gatlingexecutor;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.HashMap;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A shard of the shard engine (docs/next-engine.md): an unbounded multi-producer queue of sequential entries
@@ -152,6 +154,24 @@ final class Shard extends ShardOwnerLine {
     }
 
     final int id;
+    /**
+     * The engine's table of diverted contexts of this shard (see {@link ShardOwner}): the owner's alone, handed from
+     * owner to owner with the word, whose CAS orders one owner's table work before the next one's.
+     */
+    final HashMap<Object, Object> diverted = new HashMap<>();
+    /**
+     * The per-context figures of the contexts live in this shard (see {@link ShardRecord}): written by the owner only
+     * (the word hands the table on as it does {@link #diverted}), read by statistics while it is written, hence a
+     * concurrent map.
+     */
+    final ConcurrentHashMap<Object, ShardRecord> records = new ConcurrentHashMap<>();
+    /**
+     * Owner-only: the index at which an owner last found the shard empty. A record last started before it belongs to
+     * an earlier life of its context (it had nothing waiting or running then), so its counts start again from zero.
+     */
+    long lastEmptyIndex;
+    /** Owner-only: how many records the table may hold before the owner drops those of contexts no longer live. */
+    int pruneAt = 64;
 
     Shard(int id) {
         this.id = id;
@@ -279,9 +299,18 @@ final class Shard extends ShardOwnerLine {
      * false, changing nothing, if the owner is not in a task or the word moved.
      */
     boolean stealInTask(Cursor cur) {
-        long mark = (long) IN_TASK.getAcquire(this);
+        long mark = inTaskAcquire();
         long w = (long) WORD.getVolatile(this);
         return mark == w && steal(cur, w);
+    }
+
+    /**
+     * The word the owner published when it last went into a task (acquire: what the owner wrote before, the running
+     * context and owner included, is visible after it). A thief that prepares a steal reads it, then the word: equal,
+     * the owner is in that task, and {@code steal(cur, mark)} takes the shard only if it still is.
+     */
+    long inTaskAcquire() {
+        return (long) IN_TASK.getAcquire(this);
     }
 
     private boolean takeOver(Cursor cur, long w) {
@@ -360,6 +389,22 @@ final class Shard extends ShardOwnerLine {
     }
 
     /**
+     * Whether the entry at the owner's next index has been written: a look for an owner that lingers on an emptied
+     * shard. It reads the slot, which its submitter writes once, and not {@code tail}, which every submit writes.
+     */
+    boolean nextWritten(Cursor cur) {
+        long i = cur.index;
+        Chunk c = cur.chunk;
+        while (i >= c.end()) {
+            c = c.next;
+            if (c == null) {
+                return false;
+            }
+        }
+        return SLOT.getAcquire(c.slots, 2 * (int) (i - c.base) + 1) != null;
+    }
+
+    /**
      * The owner found the shard empty ({@link #claim} said {@link #EMPTY}): sets the word FREE (a CAS, which fails if
      * a thief or a stop took the shard), clears {@code scheduled}, then reads {@code tail} again. Returns true if an
      * entry came in meanwhile and the owner took the shard back (it goes on claiming); false if it gave the shard up
@@ -371,11 +416,24 @@ final class Shard extends ShardOwnerLine {
      * a scheduled shard in no queue and with no owner, whose later entries no submit would queue.)
      */
     boolean release(Cursor cur) {
+        return letGo(cur) == TAKEN_BACK;
+    }
+
+    /** {@link #letGo}: the owner gave the shard up (the next submit schedules it again). */
+    static final int GAVE_UP = 0;
+    /** {@link #letGo}: an entry came in meanwhile and the owner took the shard back. */
+    static final int TAKEN_BACK = 1;
+
+    /**
+     * {@link #release}, telling the caller which way it went: {@link #GAVE_UP}, {@link #TAKEN_BACK}, or {@link #LOST}
+     * (a thief or a stop had taken the shard: the engine's owner then looks for the lane a thief left it).
+     */
+    int letGo(Cursor cur) {
         long w = cur.word;
         if (!WORD.compareAndSet(this, w, w | FREE)) {
             cur.context = null;
             cur.task = null;
-            return false;
+            return LOST;
         }
         clearBehind(cur);
         cur.context = null;
@@ -383,9 +441,9 @@ final class Shard extends ShardOwnerLine {
         SCHEDULED.setVolatile(this, 0);
         // Volatile read after the volatile store: the other half of the Dekker pair with offer().
         if (((long) TAIL.getVolatile(this) & INDEX_MASK) > cur.index && SCHEDULED.compareAndSet(this, 0, 1)) {
-            return acquire(cur);
+            return acquire(cur) ? TAKEN_BACK : LOST;
         }
-        return false;
+        return GAVE_UP;
     }
 
     /**
@@ -451,9 +509,62 @@ final class Shard extends ShardOwnerLine {
                 waits = Waiting.pause(waits);
             }
             out.add((Runnable) task);
+            ShardRecord r = records.get(c.slots[2 * k]);
+            if (r != null) {
+                // A context with a record has a task running or run: its figures count what was returned, as a
+                // drained lane's do. (One without never started one in this life, and is no longer live.)
+                r.returned = r.returned + 1; // only this drain writes it
+            }
             n++;
         }
         return n;
+    }
+
+    /**
+     * Closes a shard that is quiet (no owner, not scheduled, nothing accepted and not claimed) to submits, for the
+     * quiescence check after {@code shutdown()}: true if it did or the shard was closed already. The CAS of
+     * {@code tail} from the very index the word holds fails if a submit's {@code getAndAdd} came in after the reads,
+     * and every submit after the CAS is refused; the word is read first, so a {@code tail} read equal to its index
+     * means every entry accepted by then was claimed, and FREE means its owner has ended the visit that ran it.
+     */
+    boolean closeIfQuiet() {
+        long w = (long) WORD.getVolatile(this);
+        if (stopped(w)) {
+            return true;
+        }
+        if (!free(w) || (int) SCHEDULED.getVolatile(this) != 0) {
+            return false;
+        }
+        Chunk hint = (Chunk) CONSUMER_CHUNK.getAcquire(this);
+        long t = (long) TAIL.getVolatile(this);
+        if (t < 0) {
+            return true;
+        }
+        return t == fullIndex(hint, w) && TAIL.compareAndSet(this, t, t | CLOSED);
+    }
+
+    /**
+     * The context of the newest entry, or null if its submit has not written it yet (or the shard is empty or
+     * closed). Racy, for the owner's fairness check: whether a context other than the one it keeps running waits.
+     * The walk starts from the producers' chunk hint, read before {@code tail}, so its base is at most the newest
+     * index: a step or two, however far the owner is behind (from the owner's chunk it was a step per chunk of
+     * backlog, and with a million entries queued that walk was most of the owner's time).
+     */
+    Object newestContext() {
+        Chunk c = (Chunk) PRODUCER_CHUNK.getAcquire(this);
+        long t = (long) TAIL.getVolatile(this);
+        if (t <= 0) {
+            return null;
+        }
+        long last = t - 1;
+        while (c != null && last >= c.end()) {
+            c = c.next;
+        }
+        if (c == null || last < c.base) {
+            return null;
+        }
+        int k = (int) (last - c.base);
+        return SLOT.getAcquire(c.slots, 2 * k + 1) == null ? null : c.slots[2 * k];
     }
 
     /**
@@ -467,6 +578,65 @@ final class Shard extends ShardOwnerLine {
         // Closed: by a stop, which took every entry left, or by a quiescence check, which closes only an empty shard
         // (and the tail of a closed shard counts refused submits too).
         return t < 0 ? 0 : Math.max(0, t - fullIndex(hint, w));
+    }
+
+    /** The index the owner's word holds (for the owner, which knows the word is its own). */
+    long wordIndexForOwner() {
+        return fullIndex((Chunk) CONSUMER_CHUNK.getAcquire(this), (long) WORD.getVolatile(this));
+    }
+
+    /** Receives the entries of a {@link #walkQueued}. */
+    interface EntryVisitor {
+        void entry(Object context, long stamp);
+    }
+
+    /**
+     * Visits the entries accepted and not yet claimed, oldest first, for statistics. Racy: from the word's index as it
+     * was read, so an entry claimed during the walk may still be visited; a slot not yet written by its submitter, or
+     * cleared by an owner that claimed it, is skipped. Costs one step per waiting entry.
+     */
+    void walkQueued(EntryVisitor v) {
+        long w = (long) WORD.getVolatile(this);
+        Chunk c = (Chunk) CONSUMER_CHUNK.getAcquire(this);
+        long t = (long) TAIL.getVolatile(this);
+        if (t < 0) {
+            return;
+        }
+        for (long i = fullIndex(c, w); i < t; i++) {
+            while (i >= c.end()) {
+                c = c.next;
+                if (c == null) {
+                    return;
+                }
+            }
+            int k = (int) (i - c.base);
+            if (SLOT.getAcquire(c.slots, 2 * k + 1) == null) {
+                continue;
+            }
+            Object context = c.slots[2 * k];
+            if (context != null) {
+                v.entry(context, c.stamps[k]);
+            }
+        }
+    }
+
+    /** The stamp of the oldest entry not yet claimed, or {@link Lane#NO_WAITING} (racy, for statistics). */
+    long oldestStamp() {
+        long w = (long) WORD.getVolatile(this);
+        Chunk c = (Chunk) CONSUMER_CHUNK.getAcquire(this);
+        long t = (long) TAIL.getVolatile(this);
+        long i = fullIndex(c, w);
+        if (t < 0 || i >= t) {
+            return Lane.NO_WAITING;
+        }
+        while (i >= c.end()) {
+            c = c.next;
+            if (c == null) {
+                return Lane.NO_WAITING;
+            }
+        }
+        int k = (int) (i - c.base);
+        return SLOT.getAcquire(c.slots, 2 * k + 1) == null ? Lane.NO_WAITING : c.stamps[k];
     }
 
     /** The owner word as it is now, for a thief's {@link #steal}. */
@@ -501,5 +671,12 @@ abstract class ShardOwnerLine extends ShardPad1 {
     /** The word its owner held when it last went into a task ({@link Shard#enterTask}). */
     long inTask;
     Shard.Chunk consumerChunk;
-    long p20, p21, p22, p23, p24, p25;
+    /**
+     * The engine's owner and the context of its task, written with plain stores before {@link Shard#enterTask}'s
+     * release store publishes them to a thief (see ShardOwner). Not cleared: a thief reads them only for a word it
+     * then takes by CAS, so never a stale pair.
+     */
+    Worker runningOwner;
+    Object runningContext;
+    long p20, p21, p22, p23;
 }

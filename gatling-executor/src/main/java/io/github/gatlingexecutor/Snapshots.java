@@ -3,8 +3,10 @@ package io.github.gatlingexecutor;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -49,8 +51,16 @@ final class Snapshots {
         // is not a thread.
         int threads = pool.liveThreads();
         int peak = Math.max(pool.peakThreads(), threads);
+        long live = engine.liveContexts();
+        if (engine.shards != null) {
+            for (Object context : shardContexts().keySet()) {
+                if (!engine.lanes(false).containsKey(context)) {
+                    live++; // a diverted context's lane is counted already
+                }
+            }
+        }
         return new ExecutorStatistics(submittedCount, executed, coalescedCount, failed,
-                returnedCount, engine.liveContexts(), threads, peak, pool.coreTarget(), p[3], p[4], p[2],
+                returnedCount, live, threads, peak, pool.coreTarget(), p[3], p[4], p[2],
                 engine.checker.blockedDetections(), p[5], (int) p[6], engine.settings.maxThreads, queued,
                 adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),
                 adm == null ? 0 : adm.acceptedOverLimit(), oldest == Lane.NO_WAITING ? 0 : age(now, oldest));
@@ -83,7 +93,96 @@ final class Snapshots {
                 oldest = older(oldest, stamp);
             }
         }
+        if (engine.shards != null) {
+            for (Shard s : engine.shards) {
+                oldest = older(oldest, s.oldestStamp());
+            }
+        }
         return oldest;
+    }
+
+    /** In {@link #shardContexts}' arrays: tasks started from the shard, waiting, the oldest one's stamp. */
+    private static final int EXECUTED = 0;
+    private static final int QUEUED = 1;
+    private static final int OLDEST = 2;
+    private static final int RETURNED = 3;
+
+    /**
+     * The contexts live in the shards (the shard engine; empty without it): those with an entry waiting, found by
+     * walking each shard's waiting entries, and those whose task runs now, found in the workers. Per context, the
+     * tasks it started from its shard since it became live (its record, read last, so a task that started during
+     * the walk may count both as waiting and as started: the figures err high by a task, a moment old) and what
+     * waits. A diverted context's lane is not included: the caller adds its figures.
+     */
+    private HashMap<Object, long[]> shardContexts() {
+        HashMap<Object, long[]> found = new HashMap<>();
+        if (engine.shards == null) {
+            return found;
+        }
+        for (Worker w : engine.pool.workers()) {
+            Object running = w.shardContext;
+            if (running != null) {
+                found.computeIfAbsent(running, c -> newFigures());
+            }
+        }
+        for (Shard s : engine.shards) {
+            s.walkQueued((context, stamp) -> {
+                long[] f = found.computeIfAbsent(context, c -> newFigures());
+                f[QUEUED]++;
+                if (f[OLDEST] == Lane.NO_WAITING) {
+                    f[OLDEST] = stamp;
+                }
+            });
+        }
+        for (Map.Entry<Object, long[]> e : found.entrySet()) {
+            Shard s = engine.shardOf(e.getKey());
+            ShardRecord r = s.records.get(e.getKey());
+            // A record of an earlier life of the context (see Shard#lastEmptyIndex) counts nothing of this one.
+            boolean current = r != null && r.lastIndex >= s.lastEmptyIndex;
+            e.getValue()[EXECUTED] = current ? r.executedOpaque() : 0;
+            e.getValue()[RETURNED] = current ? r.returned : 0;
+        }
+        return found;
+    }
+
+    private static long[] newFigures() {
+        return new long[] {0, 0, Lane.NO_WAITING, 0};
+    }
+
+    /**
+     * The figures of a context live in a shard, with those of its lane if it was diverted (its tasks then are in
+     * both: the older ones moved to the lane, the newer ones still waiting in the shard).
+     */
+    private static ContextStatistics shardStatistics(Object context, long[] f, ContextStatistics lane, long now) {
+        long executed = f[EXECUTED];
+        long queued = f[QUEUED];
+        long submitted = executed + queued + f[RETURNED];
+        long oldest = f[OLDEST];
+        long age = oldest == Lane.NO_WAITING ? 0 : age(now, oldest);
+        if (lane != null) {
+            return new ContextStatistics(context, false, lane.submitted() + submitted, lane.executed() + executed,
+                    lane.queued() + queued, Math.max(age, lane.oldestQueuedAge().toNanos()));
+        }
+        return new ContextStatistics(context, false, submitted, executed, queued, age);
+    }
+
+    /** Adds the shard contexts to {@code out}, merged with the sequential lanes of the same contexts in it. */
+    private void addShardContexts(List<ContextStatistics> out, HashMap<Object, long[]> shardContexts, long now) {
+        if (shardContexts.isEmpty()) {
+            return;
+        }
+        for (int i = 0; i < out.size(); i++) {
+            ContextStatistics cs = out.get(i);
+            if (!cs.coalescing()) {
+                long[] f = shardContexts.remove(cs.context());
+                if (f != null) {
+                    out.set(i, shardStatistics(cs.context(), f, cs, now));
+                }
+            }
+        }
+        for (Map.Entry<Object, long[]> e : shardContexts.entrySet()) {
+            out.add(shardStatistics(e.getKey(), e.getValue(), null, now));
+        }
     }
 
     /** The ready queue's part of {@link #oldestWaiting}: reads the queue's nodes only (see {@link ReadyQueue}). */
@@ -255,6 +354,7 @@ final class Snapshots {
                 out.add(statisticsOf(lane, now));
             }
         }
+        addShardContexts(out, shardContexts(), now);
         return out;
     }
 
@@ -284,6 +384,9 @@ final class Snapshots {
         if (k == 0) {
             return new ArrayList<>();
         }
+        if (engine.shards != null) {
+            return busiestWithShards(k);
+        }
         int keep = k;
         for (int walk = 1; ; walk++) {
             TopLanes top = new TopLanes(keep);
@@ -308,4 +411,35 @@ final class Snapshots {
     }
 
     private static final int BUSIEST_WALKS = 3;
+
+    /**
+     * {@link #busiest} for the shard engine: the lanes' answer (diverted contexts, coalescing lanes), and every
+     * context waiting in a shard, merged and ordered by the age of the oldest waiting task. The shards' part costs a
+     * step per waiting entry, as a walk of the ready queue costs a step per waiting lane.
+     */
+    private List<ContextStatistics> busiestWithShards(int k) {
+        HashMap<Object, long[]> shardContexts = shardContexts();
+        List<ContextStatistics> all = new ArrayList<>();
+        int keep = k;
+        for (int walk = 1; ; walk++) {
+            TopLanes top = new TopLanes(keep);
+            oldestWaiting(top);
+            long now = System.nanoTime();
+            for (Object lane : top.oldestFirst()) {
+                ContextStatistics cs = statisticsOf((Lane) lane, now);
+                if (cs.queued() > 0) {
+                    all.add(cs);
+                }
+            }
+            if (!top.turnedAway || all.size() >= k || walk == BUSIEST_WALKS) {
+                break;
+            }
+            all.clear();
+            keep = (int) Math.min(Integer.MAX_VALUE, 2L * keep + 16);
+        }
+        addShardContexts(all, shardContexts, System.nanoTime());
+        all.removeIf(cs -> cs.queued() == 0);
+        all.sort((a, b) -> b.oldestQueuedAge().compareTo(a.oldestQueuedAge()));
+        return all.size() > k ? new ArrayList<>(all.subList(0, k)) : all;
+    }
 }

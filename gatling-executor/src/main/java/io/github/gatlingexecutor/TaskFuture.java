@@ -121,8 +121,8 @@ class TaskFuture<V> extends FutureTask<V> {
         if (w == null || w.engine != engine) {
             return false;
         }
-        Lane lane = w.currentLane;
-        return lane != null && !lane.coalescing() && lane.context.equals(context);
+        Object running = w.sequentialContext();
+        return running != null && running.equals(context);
     }
 
     /** The class of the caller's Runnable or Callable this future runs. */

@@ -587,6 +587,7 @@ final class WorkerPool {
             transfers += w.transferCountOpaque();
             busy += w.isBusyOpaque() ? 1 : 0;
         }
+        transfers += engine.checker.shardSteals();
         return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures, busy, started};
     }
 

@@ -1,0 +1,113 @@
+package io.github.gatlingexecutor;
+
+/**
+ * The checker's look at the shards (the shard engine only): an owner that has stayed in one task from one look to
+ * the next while entries wait in its shard holds the other contexts of that shard, which SPEC point 5 says idle
+ * workers take at once. The checker then takes the shard from it ({@link ShardOwner#steal}) and queues it. Looks ride
+ * on the checker's clock tick, every few milliseconds while work flows, not on its check period: a look costs three
+ * reads per shard, and the blocked threshold is for growing the pool, not for letting contexts wait.
+ */
+final class ShardThief {
+    /** In {@link #seen}: no owner was in a task at the last look. */
+    private static final long NONE = -1;
+
+    private final Engine engine;
+    /**
+     * How long an owner whose thread is off the CPU (blocked, waiting or sleeping in its task) must have been in one
+     * task before it is robbed. Looks come with every wake of the checker (a nudge, a change of the timer), not only
+     * with its tick, so two looks in a row can be microseconds apart: the time, not the count of looks, says the task
+     * is long. A millisecond: a thousand times a tiny task, and short next to what a context waiting behind it notices.
+     * An owner on the CPU (or waiting for one) is robbed only once it is stuck by the executor's blocked threshold
+     * (SPEC point 7): on a saturated machine a descheduled owner of a hot context would otherwise be robbed for a
+     * tiny task, and its context diverted through a lane while the shard goes on (measured: one hot key at a thirtieth
+     * of its rate).
+     */
+    static final long STEAL_AFTER_NANOS = 1_000_000L;
+
+    /** Per shard, the owner's in-task word at the last look, and when it was first seen (checker-only). */
+    private final long[] seen;
+    private final long[] seenAt;
+    /** Per shard, its {@link Shard#lastEmptyIndex} at the last look that found it without an owner (or -1). */
+    private final long[] quietAt;
+    /** The checker's cursor: it owns a shard it stole only until it queues it. */
+    private final Shard.Cursor cursor = new Shard.Cursor();
+    /** Written by the checker only; volatile for statistics' reads. */
+    private volatile long steals;
+
+    ShardThief(Engine engine) {
+        this.engine = engine;
+        int n = engine.shards == null ? 0 : engine.shards.length;
+        this.seen = new long[n];
+        this.seenAt = new long[n];
+        this.quietAt = new long[n];
+        java.util.Arrays.fill(quietAt, -1);
+        java.util.Arrays.fill(seen, NONE);
+    }
+
+    /**
+     * Looks at every shard once, at {@code now}; steals from owners found in the same task for
+     * {@link #STEAL_AFTER_NANOS} with entries waiting. Returns whether an owner in a task with entries waiting was
+     * left alone for now: the checker then looks again within a tick rather than letting its clock stall.
+     */
+    boolean look(long now) {
+        Shard[] shards = engine.shards;
+        if (shards == null) {
+            return false;
+        }
+        boolean again = false;
+        for (int i = 0; i < shards.length; i++) {
+            Shard s = shards[i];
+            forgetIfQuiet(s, i);
+            long mark = s.inTaskAcquire();
+            if (mark != s.wordVolatile() || s.queued() == 0) {
+                seen[i] = NONE;
+                continue;
+            }
+            if (seen[i] != mark) {
+                seen[i] = mark;
+                seenAt[i] = now;
+                again = true;
+                continue;
+            }
+            long inTask = now - seenAt[i];
+            if (inTask < STEAL_AFTER_NANOS) {
+                again = true;
+                continue;
+            }
+            Worker owner = s.runningOwner;
+            if (inTask < engine.settings.blockedThresholdNanos
+                    && (owner == null || owner.thread == null || !Checker.isOffCpu(owner.thread))) {
+                continue; // on a CPU: looked at again at the next tick, stolen once stuck
+            }
+            seen[i] = NONE;
+            if (ShardOwner.steal(engine, s, cursor, mark)) {
+                steals = steals + 1; // only this thread writes it
+            }
+        }
+        return again;
+    }
+
+    /**
+     * Drops the records of a shard that has stayed quiet (no owner, not scheduled, not emptied again) since the last
+     * look: what a quiet shard would otherwise keep reachable, a context per record, as a worker's idle ring keeps its
+     * lanes only through their grace. Not the owner, so racy: an owner that takes the shard meanwhile may lose the
+     * record it has just made, which only restarts that context's count (statistics).
+     */
+    private void forgetIfQuiet(Shard s, int i) {
+        if (s.records.isEmpty()) {
+            return;
+        }
+        long w = s.wordVolatile();
+        long emptied = s.lastEmptyIndex; // after the word: written by the owner before its CAS to FREE
+        if (!Shard.free(w) || s.scheduledVolatile() || emptied != quietAt[i]) {
+            quietAt[i] = Shard.free(w) ? emptied : -1;
+            return;
+        }
+        s.records.values().removeIf(r -> r.lastIndex < emptied);
+    }
+
+    /** Shards taken from owners in a task (checker-only). */
+    long steals() {
+        return steals;
+    }
+}

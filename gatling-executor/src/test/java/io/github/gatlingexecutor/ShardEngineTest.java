@@ -1,0 +1,159 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.blockQuietly;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.gatlingexecutor.TestSupport.Seq;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The shard engine's own paths (docs/next-engine.md), which the rest of the suite reaches only when run with
+ * {@code -Dtest.jvmArgs=-Dio.github.gatlingexecutor.shards=true}: the steal from an owner stuck in a task and the
+ * lane it leaves that owner, fairness by diversion, and shutdownNow across both.
+ */
+class ShardEngineTest {
+    @RegisterExtension
+    final ExecutorValidation cleanup = new ExecutorValidation();
+
+    private GatlingExecutor shardExecutor(int core) {
+        return cleanup.track(gatling("shards").coreThreads(core).maxThreads(core).shardEngine(true)
+                .checkPeriod(Duration.ofSeconds(30)).blockedThreshold(Duration.ofSeconds(30)).build());
+    }
+
+    /**
+     * One shard (a single context's tasks and others of the same shard) behind an owner stuck in a task: the checker
+     * steals the shard, the stuck context's later tasks wait in the lane left for the stuck worker, and shutdownNow
+     * returns exactly those, the caller's own Runnables, while the other contexts ran.
+     */
+    @Test
+    void aStolenShardsStuckContextIsReturnedByShutdownNow() {
+        GatlingExecutor e = shardExecutor(2);
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicInteger ranAfter = new AtomicInteger();
+        e.execute(new Seq("stuck", () -> {
+            started.countDown();
+            blockQuietly(gate);
+        }));
+        await(started, "the stuck task");
+        List<Runnable> mine = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            Runnable r = new Seq("stuck", ranAfter::incrementAndGet);
+            mine.add(r);
+            e.execute(r);
+        }
+        // Other contexts of every shard: each runs although one shard's owner is stuck.
+        CountDownLatch othersRan = new CountDownLatch(64);
+        for (int i = 0; i < 64; i++) {
+            e.execute(new Seq("other-" + i, othersRan::countDown));
+        }
+        await(othersRan, "other contexts while one owner is stuck (" + TestSupport.describe(e) + ")");
+        waitUntil("the stuck owner's shard to be stolen", () -> e.statistics().transfers() > 0,
+                () -> TestSupport.describe(e));
+        List<Runnable> returned = e.shutdownNow();
+        Set<Runnable> returnedSet = Collections.newSetFromMap(new IdentityHashMap<>());
+        returnedSet.addAll(returned);
+        assertEquals(mine.size(), returned.size(), "returned: " + returned);
+        assertTrue(returnedSet.containsAll(mine), "not the caller's own Runnables: " + returned);
+        assertEquals(0, ranAfter.get(), "a task of the stuck context ran beside its stuck task");
+    }
+
+    /** The same steal, then the stuck task ends: its context's later tasks run after it, in order, on some worker. */
+    @Test
+    void aStuckContextRunsOnAfterItsTaskEnds() {
+        GatlingExecutor e = shardExecutor(2);
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        List<Integer> order = Collections.synchronizedList(new ArrayList<>());
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        e.execute(new Seq("stuck", () -> {
+            started.countDown();
+            blockQuietly(gate);
+        }));
+        await(started, "the stuck task");
+        int n = 1000;
+        CountDownLatch done = new CountDownLatch(n);
+        for (int i = 0; i < n; i++) {
+            int k = i;
+            e.execute(new Seq("stuck", () -> {
+                if (running.incrementAndGet() != 1) {
+                    overlaps.incrementAndGet();
+                }
+                order.add(k);
+                running.decrementAndGet();
+                done.countDown();
+            }));
+        }
+        CountDownLatch other = new CountDownLatch(1);
+        e.execute(new Seq("other", other::countDown));
+        await(other, "another context while the owner is stuck");
+        waitUntil("the steal", () -> e.statistics().transfers() > 0, () -> TestSupport.describe(e));
+        assertTrue(order.isEmpty(), "a task of the stuck context ran beside its stuck task: " + order.size());
+        gate.countDown();
+        await(done, "the stuck context's tasks");
+        assertEquals(0, overlaps.get(), "two tasks of one context overlapped");
+        for (int i = 0; i < n; i++) {
+            assertEquals(i, order.get(i), "out of order at " + i);
+        }
+        TestSupport.awaitQuiescent(e);
+    }
+
+    /**
+     * A context flooding its shard is moved aside into its lane: a task of another context of the same shard,
+     * submitted after the flood, runs long before the flood has drained, on one worker.
+     */
+    @Test
+    void aFloodingContextIsDivertedSoOthersInItsShardRun() {
+        GatlingExecutor e = cleanup.track(gatling("shards").coreThreads(1).maxThreads(1).shardEngine(true).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        e.execute(() -> {
+            started.countDown();
+            blockQuietly(gate); // holds the only worker while the flood is submitted
+        });
+        await(started, "the gate task");
+        int flood = 20_000;
+        AtomicInteger floodRan = new AtomicInteger();
+        Object floodKey = 0;
+        for (int i = 0; i < flood; i++) {
+            e.execute(new Seq(floodKey, floodRan::incrementAndGet));
+        }
+        // Another context hashing to the flood's shard: what ran of the flood before it is what it waited for.
+        Object other = sameShardAs(e, floodKey);
+        int[] atRun = new int[1];
+        CountDownLatch ran = new CountDownLatch(1);
+        e.execute(new Seq(other, () -> {
+            atRun[0] = floodRan.get();
+            ran.countDown();
+        }));
+        gate.countDown();
+        await(ran, "the other context");
+        assertTrue(atRun[0] < flood / 4, "the other context waited for " + atRun[0] + " of " + flood
+                + " flood tasks");
+        TestSupport.awaitQuiescent(e);
+        assertEquals(flood, floodRan.get());
+    }
+
+    private static Object sameShardAs(GatlingExecutor e, Object key) {
+        Shard target = e.engine().shardOf(key);
+        for (int i = 1; ; i++) {
+            if (e.engine().shardOf(i) == target) {
+                return i;
+            }
+        }
+    }
+}
