@@ -4,7 +4,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.HashMap;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A shard of the shard engine (docs/next-engine.md): an unbounded multi-producer queue of sequential entries
@@ -161,10 +160,9 @@ final class Shard extends ShardOwnerLine {
     final HashMap<Object, Object> diverted = new HashMap<>();
     /**
      * The per-context figures of the contexts live in this shard (see {@link ShardRecord}): written by the owner only
-     * (the word hands the table on as it does {@link #diverted}), read by statistics while it is written, hence a
-     * concurrent map.
+     * (the word hands the table on as it does {@link #diverted}), read racily by statistics ({@link ShardRecords}).
      */
-    final ConcurrentHashMap<Object, ShardRecord> records = new ConcurrentHashMap<>();
+    final ShardRecords records = new ShardRecords();
     /**
      * Owner-only: the index at which an owner last found the shard empty. A record last started before it belongs to
      * an earlier life of its context (it had nothing waiting or running then), so its counts start again from zero.
@@ -344,7 +342,7 @@ final class Shard extends ShardOwnerLine {
         while (i >= c.end()) {
             Chunk n = c.next;
             if (n == null) {
-                if (((long) TAIL.getVolatile(this) & INDEX_MASK) <= i) {
+                if ((long) TAIL.getVolatile(this) <= i) { // a closed tail is negative: nothing more to claim
                     return EMPTY;
                 }
                 n = c.nextOrLink();
@@ -354,8 +352,12 @@ final class Shard extends ShardOwnerLine {
         int k = (int) (i - c.base);
         Object task = SLOT.getAcquire(c.slots, 2 * k + 1);
         if (task == null) {
-            // A stale tail only sends the owner to release(), which reads it again after its StoreLoad.
-            if (((long) TAIL.getVolatile(this) & INDEX_MASK) <= i) {
+            // A stale tail only sends the owner to release(), which reads it again after its StoreLoad. A closed tail
+            // (negative) means nothing more to claim: a stop took every entry left (and moved the word), and a
+            // quiescence check closed the shard only at its word's index. Past the close, the tail counts refused
+            // submits, whose slots stay empty for good: masked, a closed tail sent the checker, which takes a quiet
+            // shard to tidy it, into a wait for such a slot that never ended (the executor never terminated).
+            if ((long) TAIL.getVolatile(this) <= i) {
                 return EMPTY;
             }
             int waits = 0;
@@ -440,7 +442,8 @@ final class Shard extends ShardOwnerLine {
         cur.task = null;
         SCHEDULED.setVolatile(this, 0);
         // Volatile read after the volatile store: the other half of the Dekker pair with offer().
-        if (((long) TAIL.getVolatile(this) & INDEX_MASK) > cur.index && SCHEDULED.compareAndSet(this, 0, 1)) {
+        // A closed tail (negative) never counts as an entry that came in (see claim).
+        if ((long) TAIL.getVolatile(this) > cur.index && SCHEDULED.compareAndSet(this, 0, 1)) {
             return acquire(cur) ? TAKEN_BACK : LOST;
         }
         return GAVE_UP;
@@ -637,6 +640,19 @@ final class Shard extends ShardOwnerLine {
         }
         int k = (int) (i - c.base);
         return SLOT.getAcquire(c.slots, 2 * k + 1) == null ? Lane.NO_WAITING : c.stamps[k];
+    }
+
+    /** Whether the shard is closed to submits (stopped, or closed quiet after shutdown). */
+    boolean closed() {
+        return (long) TAIL.getVolatile(this) < 0;
+    }
+
+    /**
+     * Takes the scheduling of a shard nobody has scheduled, as a submit that finds the flag clear does: the caller
+     * may then {@link #acquire} it (the checker, to tidy a quiet shard's records as its owner).
+     */
+    boolean takeScheduling() {
+        return (int) SCHEDULED.getVolatile(this) == 0 && SCHEDULED.compareAndSet(this, 0, 1);
     }
 
     /** The owner word as it is now, for a thief's {@link #steal}. */

@@ -3,7 +3,6 @@ package io.github.gatlingexecutor;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One worker's visits to the shards it polls from the ready queue (the shard engine, docs/next-engine.md; used only
@@ -88,24 +87,19 @@ final class ShardOwner {
      * amortized, a step per record made). A shard that goes quiet is emptied by the checker ({@link ShardThief}).
      */
     private static void pruneRecords(Shard s) {
-        ConcurrentHashMap<Object, ShardRecord> records = s.records;
+        ShardRecords records = s.records;
         if (records.size() > s.pruneAt) {
             HashSet<Object> waiting = new HashSet<>();
             s.walkQueued((context, stamp) -> waiting.add(context));
             long emptied = s.lastEmptyIndex;
-            records.values().removeIf(r -> r.lastIndex < emptied || !waiting.contains(r.context));
+            records.retain(r -> r.lastIndex >= emptied && waiting.contains(r.context));
             s.pruneAt = Math.max(64, 2 * records.size());
         }
     }
 
     /** The record of {@code context} in {@code s}, made if it has none. */
     private static ShardRecord recordOf(Shard s, Object context) {
-        ShardRecord r = s.records.get(context);
-        if (r == null) {
-            r = new ShardRecord(context);
-            s.records.put(context, r);
-        }
-        return r;
+        return s.records.getOrMake(context);
     }
 
     /**

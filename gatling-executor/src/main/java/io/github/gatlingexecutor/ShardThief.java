@@ -90,8 +90,10 @@ final class ShardThief {
     /**
      * Drops the records of a shard that has stayed quiet (no owner, not scheduled, not emptied again) since the last
      * look: what a quiet shard would otherwise keep reachable, a context per record, as a worker's idle ring keeps its
-     * lanes only through their grace. Not the owner, so racy: an owner that takes the shard meanwhile may lose the
-     * record it has just made, which only restarts that context's count (statistics).
+     * lanes only through their grace. The records are the owner's, so the checker becomes the owner for a moment, by
+     * the protocol any owner follows: it takes the scheduling as a submit would, acquires the shard, clears the table
+     * and lets the shard go. An entry that came meanwhile makes the let-go take the shard back: the checker then
+     * queues it, as the submit that found it scheduled did not.
      */
     private void forgetIfQuiet(Shard s, int i) {
         if (s.records.isEmpty()) {
@@ -99,11 +101,18 @@ final class ShardThief {
         }
         long w = s.wordVolatile();
         long emptied = s.lastEmptyIndex; // after the word: written by the owner before its CAS to FREE
-        if (!Shard.free(w) || s.scheduledVolatile() || emptied != quietAt[i]) {
+        if (!Shard.free(w) || s.scheduledVolatile() || emptied != quietAt[i] || s.closed()) {
             quietAt[i] = Shard.free(w) ? emptied : -1;
             return;
         }
-        s.records.values().removeIf(r -> r.lastIndex < emptied);
+        if (!s.takeScheduling() || !s.acquire(cursor)) {
+            return; // a submit scheduled it (its owner tidies), or it is stopped
+        }
+        s.records.clear();
+        if (s.letGo(cursor) == Shard.TAKEN_BACK && s.handBack(cursor)) {
+            engine.readyQueue.offerShard(s, engine.stamp());
+            engine.pool.signalWork();
+        }
     }
 
     /** Shards taken from owners in a task (checker-only). */

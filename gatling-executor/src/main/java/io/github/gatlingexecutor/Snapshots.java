@@ -106,6 +106,7 @@ final class Snapshots {
     private static final int QUEUED = 1;
     private static final int OLDEST = 2;
     private static final int RETURNED = 3;
+    private static final int RUNNING = 4;
 
     /**
      * The contexts live in the shards (the shard engine; empty without it): those with an entry waiting, found by
@@ -122,7 +123,7 @@ final class Snapshots {
         for (Worker w : engine.pool.workers()) {
             Object running = w.shardContext;
             if (running != null) {
-                found.computeIfAbsent(running, c -> newFigures());
+                found.computeIfAbsent(running, c -> newFigures())[RUNNING] = 1;
             }
         }
         for (Shard s : engine.shards) {
@@ -139,14 +140,16 @@ final class Snapshots {
             ShardRecord r = s.records.get(e.getKey());
             // A record of an earlier life of the context (see Shard#lastEmptyIndex) counts nothing of this one.
             boolean current = r != null && r.lastIndex >= s.lastEmptyIndex;
-            e.getValue()[EXECUTED] = current ? r.executedOpaque() : 0;
+            // A task running has started, whatever its record says: a robbed owner's task runs on after its shard
+            // has emptied and its record has gone (its context's later tasks wait in the lane the thief left).
+            e.getValue()[EXECUTED] = Math.max(current ? r.executedOpaque() : 0, e.getValue()[RUNNING]);
             e.getValue()[RETURNED] = current ? r.returned : 0;
         }
         return found;
     }
 
     private static long[] newFigures() {
-        return new long[] {0, 0, Lane.NO_WAITING, 0};
+        return new long[] {0, 0, Lane.NO_WAITING, 0, 0};
     }
 
     /**

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -71,6 +72,34 @@ class ShardTest {
         assertTrue(shard.acquire(cur));
         assertEquals(Shard.CLAIMED, shard.claim(cur));
         assertEquals(n, ((Entry) cur.task).seq);
+    }
+
+    /**
+     * A shard closed quiet (after shutdown) still counts refused submits in its tail. An owner that takes it (the
+     * checker does, to tidy its records) must find it empty and give it up, not wait for those submits' slots: with
+     * the tail's CLOSED bit masked off, the claim waited for good and the executor never terminated.
+     */
+    @Test
+    @Timeout(10)
+    void aShardClosedQuietIsEmptyForAnOwnerWhateverItsTailCounts() {
+        Shard shard = new Shard(0);
+        Shard.Cursor cur = new Shard.Cursor();
+        assertEquals(Shard.SCHEDULE, shard.offer("c", () -> { }, 0));
+        assertTrue(shard.acquire(cur));
+        assertEquals(Shard.CLAIMED, shard.claim(cur));
+        assertEquals(Shard.EMPTY, shard.claim(cur));
+        assertEquals(Shard.GAVE_UP, shard.letGo(cur));
+        assertTrue(shard.closeIfQuiet());
+        for (int i = 0; i < 3; i++) {
+            assertEquals(Shard.REFUSED, shard.offer("c", () -> { }, 0));
+        }
+        assertTrue(shard.closed());
+        assertEquals(0, shard.queued());
+        assertTrue(shard.takeScheduling());
+        assertTrue(shard.acquire(cur));
+        assertEquals(Shard.EMPTY, shard.claim(cur));
+        assertEquals(Shard.GAVE_UP, shard.letGo(cur));
+        assertFalse(shard.scheduledVolatile());
     }
 
     @Test
