@@ -1,11 +1,12 @@
 package io.github.gatlingexecutor;
 
 /**
- * The checker's look at the shards (the shard engine only): an owner that has stayed in one task from one look to
- * the next while entries wait in its shard holds the other contexts of that shard, which SPEC point 5 says idle
- * workers take at once. The checker then takes the shard from it ({@link ShardOwner#steal}) and queues it. Looks ride
- * on the checker's clock tick, every few milliseconds while work flows, not on its check period: a look costs three
- * reads per shard, and the blocked threshold is for growing the pool, not for letting contexts wait.
+ * The checker's look at the shards (the shard engine only): an owner that stays in one task while entries wait in
+ * its shard holds the other contexts of that shard, which SPEC point 5 says idle workers take at once. Once it has
+ * been in that task long enough ({@link #STEAL_AFTER_NANOS}) the checker takes the shard from it
+ * ({@link ShardOwner#steal}) and queues it. Looks ride on the checker's clock tick, every few milliseconds while work
+ * flows, not on its check period: a look costs a few reads per shard, and the blocked threshold is for growing the
+ * pool, not for letting contexts wait. The same look tidies the records of shards that have gone quiet.
  */
 final class ShardThief {
     /** In {@link #seen}: no owner was in a task at the last look. */
@@ -19,8 +20,8 @@ final class ShardThief {
      * is long. A millisecond: a thousand times a tiny task, and short next to what a context waiting behind it notices.
      * An owner on the CPU (or waiting for one) is robbed only once it is stuck by the executor's blocked threshold
      * (SPEC point 7): on a saturated machine a descheduled owner of a hot context would otherwise be robbed for a
-     * tiny task, and its context diverted through a lane while the shard goes on (measured: one hot key at a thirtieth
-     * of its rate).
+     * tiny task, and its context diverted through a lane while the shard goes on (measured: one hot key at about a
+     * twentieth of the lanes' rate).
      */
     static final long STEAL_AFTER_NANOS = 1_000_000L;
 
