@@ -101,7 +101,10 @@ final class Snapshots {
         return oldest;
     }
 
-    /** In {@link #shardContexts}' arrays: tasks started from the shard, waiting, the oldest one's stamp. */
+    /**
+     * In {@link #shardContexts}' arrays: tasks started from the shard, tasks waiting, the oldest waiting one's stamp,
+     * tasks {@code shutdownNow} returned, and 1 if one runs now.
+     */
     private static final int EXECUTED = 0;
     private static final int QUEUED = 1;
     private static final int OLDEST = 2;
