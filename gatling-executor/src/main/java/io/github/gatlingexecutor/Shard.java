@@ -583,11 +583,6 @@ final class Shard extends ShardOwnerLine {
         return t < 0 ? 0 : Math.max(0, t - fullIndex(hint, w));
     }
 
-    /** The index the owner's word holds (for the owner, which knows the word is its own). */
-    long wordIndexForOwner() {
-        return fullIndex((Chunk) CONSUMER_CHUNK.getAcquire(this), (long) WORD.getVolatile(this));
-    }
-
     /** Receives the entries of a {@link #walkQueued}. */
     interface EntryVisitor {
         void entry(Object context, long stamp);
@@ -688,11 +683,10 @@ abstract class ShardOwnerLine extends ShardPad1 {
     long inTask;
     Shard.Chunk consumerChunk;
     /**
-     * The engine's owner and the context of its task, written with plain stores before {@link Shard#enterTask}'s
-     * release store publishes them to a thief (see ShardOwner). Not cleared: a thief reads them only for a word it
-     * then takes by CAS, so never a stale pair.
+     * The engine's owner, written with a plain store before {@link Shard#enterTask}'s release store publishes it (and
+     * the context it runs, {@code Worker#shardContext}) to a thief (see ShardOwner). A thief acts on it only for a word
+     * it then takes by CAS.
      */
     Worker runningOwner;
-    Object runningContext;
-    long p20, p21, p22, p23;
+    long p20, p21, p22, p23, p24;
 }

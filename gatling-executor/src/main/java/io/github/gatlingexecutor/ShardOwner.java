@@ -97,11 +97,6 @@ final class ShardOwner {
         }
     }
 
-    /** The record of {@code context} in {@code s}, made if it has none. */
-    private static ShardRecord recordOf(Shard s, Object context) {
-        return s.records.getOrMake(context);
-    }
-
     /**
      * Claims and runs entries until the visit ends: returns true if it ended with the shard given up or handed back,
      * false if the shard was taken (a thief, which may have left this worker a lane, or a stop).
@@ -117,12 +112,7 @@ final class ShardOwner {
                 n = 0;
                 engine.tick(worker.clock = System.nanoTime());
                 if (!engine.readyQueue.isEmpty()) {
-                    if (!s.handBack(cur)) {
-                        return false;
-                    }
-                    engine.readyQueue.offerShard(s, engine.stamp());
-                    engine.pool.signalWork();
-                    return true;
+                    return requeue(engine, s, cur);
                 }
             }
             boolean bracket = !diverted.isEmpty();
@@ -152,7 +142,6 @@ final class ShardOwner {
                 runContext = null;
                 runRecord = null;
                 s.runningOwner = null;
-                s.runningContext = null;
                 int let = s.letGo(cur);
                 if (let == Shard.TAKEN_BACK) {
                     continue; // an entry came in as it was let go
@@ -178,10 +167,10 @@ final class ShardOwner {
                 if (runContext == null || !context.equals(runContext)) {
                     runContext = context;
                     runLength = 0;
-                    runRecord = recordOf(s, context);
+                    runRecord = s.records.getOrMake(context);
                 }
             } else if (runRecord == null) {
-                runRecord = recordOf(s, context);
+                runRecord = s.records.getOrMake(context);
             }
             runRecord.started(cur.index - 1, s.lastEmptyIndex);
             if (++runLength % RUN == 0 && othersWait(s, context)) {
@@ -189,9 +178,8 @@ final class ShardOwner {
                 runLength = 0;
             }
             s.runningOwner = worker;
-            s.runningContext = context;
-            s.enterTask(cur); // a release store: a thief that reads it sees the table and the context above
             worker.shardContext = context;
+            s.enterTask(cur); // a release store: a thief that reads it sees the table, the owner and its context
             worker.runTask(task);
             worker.shardContext = null;
         }
@@ -212,7 +200,10 @@ final class ShardOwner {
      */
     static boolean steal(Engine engine, Shard s, Shard.Cursor thief, long mark) {
         Worker victim = s.runningOwner;
-        Object context = s.runningContext;
+        // The owner wrote its context before the enterTask whose mark the caller read, and clears it after the task,
+        // before any claim: read now, it is that task's context or null (the owner has finished it), unless the
+        // owner has claimed since, and then the CAS below fails.
+        Object context = victim == null ? null : victim.shardContext;
         if (victim == null || context == null || s.wordVolatile() != mark) {
             return false;
         }
@@ -231,10 +222,21 @@ final class ShardOwner {
             return false;
         }
         s.diverted.put(context, lane);
-        if (s.handBack(thief)) {
-            engine.readyQueue.offerShard(s, engine.stamp());
-            engine.pool.signalWork();
+        requeue(engine, s, thief);
+        return true;
+    }
+
+    /**
+     * Ends a visit with entries left: hands {@code s} back (FREE, the scheduling kept) and queues it behind the other
+     * work, waking a worker for it. Returns false, queueing nothing, if {@code cur} no longer owned it (the thief or
+     * the stop that took it holds the scheduling).
+     */
+    static boolean requeue(Engine engine, Shard s, Shard.Cursor cur) {
+        if (!s.handBack(cur)) {
+            return false;
         }
+        engine.readyQueue.offerShard(s, engine.stamp());
+        engine.pool.signalWork();
         return true;
     }
 
@@ -267,9 +269,8 @@ final class ShardOwner {
      * held: a no-op if the visit had ended or the shard was taken.
      */
     void abandon(Shard shard) {
-        if (cur.shard == shard && shard.handBack(cur)) {
-            engine.readyQueue.offerShard(shard, engine.stamp());
-            engine.pool.signalWork();
+        if (cur.shard == shard) {
+            requeue(engine, shard, cur);
         }
     }
 

@@ -110,9 +110,8 @@ final class ShardThief {
             return; // a submit scheduled it (its owner tidies), or it is stopped
         }
         s.records.clear();
-        if (s.letGo(cursor) == Shard.TAKEN_BACK && s.handBack(cursor)) {
-            engine.readyQueue.offerShard(s, engine.stamp());
-            engine.pool.signalWork();
+        if (s.letGo(cursor) == Shard.TAKEN_BACK) {
+            ShardOwner.requeue(engine, s, cursor);
         }
     }
 
