@@ -125,7 +125,7 @@ final class Engine {
     /**
      * The shard engine's queues (docs/next-engine.md), or null: sequential tasks then go to their lanes. Only for an
      * executor built with shards and without capacity limits (a per-context limit needs a per-context count that a
-     * submit reads). A power of two, at least twice the core threads.
+     * submit reads). One per core thread (see {@link #makeShards}).
      */
     final Shard[] shards;
 
@@ -390,19 +390,33 @@ final class Engine {
         return attemptLane(kind == COALESCING, context, task, handle, internal, force);
     }
 
+    /**
+     * One shard per core thread. With as many shards as workers, a worker that keeps up holds its shard visit after
+     * visit, as a pinned single-thread executor holds its queue: no other shard is queued behind it to hand it back
+     * to, so the shard's lines, its records and its tasks' data stay on one CPU. With twice as many, every batch
+     * ended with a hand-back through the ready queue, and the shard's next visit was on the other CPU half of the
+     * time (docs/benchmarks.md, twenty-second set).
+     */
     private static Shard[] makeShards(int coreThreads) {
-        int n = Integer.highestOneBit(Math.max(1, 2 * coreThreads - 1)) << 1;
-        Shard[] made = new Shard[n];
-        for (int i = 0; i < n; i++) {
+        Shard[] made = new Shard[coreThreads];
+        for (int i = 0; i < made.length; i++) {
             made[i] = new Shard(i);
         }
         return made;
     }
 
-    /** The shard of {@code context}: its hash spread (as {@code HashMap} does), masked. */
+    /** The shard of {@code context}. */
     Shard shardOf(Object context) {
-        int h = context.hashCode();
-        return shards[(h ^ (h >>> 16)) & (shards.length - 1)];
+        return shardOfHash(context.hashCode());
+    }
+
+    /**
+     * The shard of a context whose hash is {@code h}: the hash mixed by a Fibonacci multiplier, then mapped onto the
+     * shards by its high bits (a multiply and a shift, not a division; any number of shards).
+     */
+    Shard shardOfHash(int h) {
+        long mixed = (h * 0x9E3779B9) & 0xFFFF_FFFFL;
+        return shards[(int) ((mixed * shards.length) >>> 32)];
     }
 
     /**
@@ -415,9 +429,10 @@ final class Engine {
         if (!internal && state != RUNNING) {
             throw reject(task);
         }
-        Shard shard = shardOf(context);
+        int hash = context.hashCode();
+        Shard shard = shardOfHash(hash);
         long stamp = stamp();
-        int outcome = shard.offer(context, task, stamp);
+        int outcome = shard.offer(context, hash, task, stamp);
         if (outcome == Shard.REFUSED) {
             throw reject(task);
         }

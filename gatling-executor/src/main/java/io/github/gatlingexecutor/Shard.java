@@ -7,9 +7,9 @@ import java.util.List;
 
 /**
  * A shard of the shard engine (docs/next-engine.md): an unbounded multi-producer queue of sequential entries
- * (context, task, stamp) of the contexts that hash to it, taken by one owner at a time. The engine does not route
- * tasks here yet; this class is the queue and its two protocols, checked on their own (jcstress {@code Shard*Stress},
- * {@code ShardTest}) before the engine depends on them.
+ * (context, its hash, task, stamp) of the contexts that hash to it, taken by one owner at a time. This class is the
+ * queue and its two protocols, checked on their own (jcstress {@code Shard*Stress}, {@code ShardTest}); the owner's
+ * side of a visit is {@link ShardOwner}.
  *
  * <h2>Producers: one line, written by producers only</h2>
  * A submit claims an index with one {@code getAndAdd} on {@code tail}, writes its entry into that index's slot of an
@@ -42,8 +42,11 @@ import java.util.List;
  *
  * <h2>Chunks</h2>
  * {@link #CHUNK} entries each; the context at {@code 2k} and the task at {@code 2k + 1} of {@code slots} (8 entries
- * to a cache line with compressed references), the stamp at {@code stamps[k]}. The task is written last, with a
- * release store: a reader that sees it sees the context and the stamp. Whoever first needs the next chunk links it (a
+ * to a cache line with compressed references), the stamp at {@code stamps[k]}, the context's hash at
+ * {@code hashes[k]}. The task is written last, with a release store: a reader that sees it sees the rest. The hash is
+ * the one the submit computed to pick the shard; with it the owner finds a context's record, and tells one context
+ * from the next, without reading the context object: a line a submitter or a task on another CPU last wrote or
+ * shared, which was the largest cost of a visit over many contexts (docs/benchmarks.md, twenty-second set). Whoever first needs the next chunk links it (a
  * CAS on {@code next}; a loser drops its own). A chunk is never unlinked, so a walk from any chunk at or before an
  * index reaches it; memory goes with the hints and cursors that move past a chunk.
  */
@@ -105,6 +108,7 @@ final class Shard extends ShardOwnerLine {
         final long base;
         final Object[] slots = new Object[2 * CHUNK];
         final long[] stamps = new long[CHUNK];
+        final int[] hashes = new int[CHUNK];
         volatile Chunk next;
 
         Chunk(long base) {
@@ -147,7 +151,8 @@ final class Shard extends ShardOwnerLine {
         Chunk chunk;
         Object context;
         Runnable task;
-        long stamp;
+        /** The claimed context's {@code hashCode()}, as its submitter computed it. */
+        int hash;
         /** Slots of {@code chunk} below this index were cleared by this cursor (references let go). */
         long clearedTo;
     }
@@ -216,8 +221,16 @@ final class Shard extends ShardOwnerLine {
     // Producers
     // ---------------------------------------------------------------------------------------------------------
 
-    /** Appends an entry. Returns {@link #QUEUED}, {@link #SCHEDULE} or {@link #REFUSED}. */
+    /** {@link #offer(Object, int, Runnable, long)} with the context's own hash. */
     int offer(Object context, Runnable task, long stamp) {
+        return offer(context, context.hashCode(), task, stamp);
+    }
+
+    /**
+     * Appends an entry; {@code hash} is {@code context.hashCode()}. Returns {@link #QUEUED}, {@link #SCHEDULE} or
+     * {@link #REFUSED}.
+     */
+    int offer(Object context, int hash, Runnable task, long stamp) {
         // The hint is read before the getAndAdd, so its base is at most our index: it is set to a chunk only after
         // some submit claimed an index in it, and our claim comes after that one.
         Chunk c = (Chunk) PRODUCER_CHUNK.getAcquire(this);
@@ -234,6 +247,7 @@ final class Shard extends ShardOwnerLine {
         }
         int k = (int) (t - c.base);
         c.stamps[k] = stamp;
+        c.hashes[k] = hash;
         c.slots[2 * k] = context;
         SLOT.setRelease(c.slots, 2 * k + 1, task); // publishes the context and stamp with the task
         // Volatile read after the getAndAdd: the Dekker pair of release(Cursor) (see the class comment).
@@ -386,7 +400,7 @@ final class Shard extends ShardOwnerLine {
         }
         cur.context = c.slots[2 * k];
         cur.task = (Runnable) task;
-        cur.stamp = c.stamps[k];
+        cur.hash = c.hashes[k];
         return CLAIMED;
     }
 
@@ -512,7 +526,7 @@ final class Shard extends ShardOwnerLine {
                 waits = Waiting.pause(waits);
             }
             out.add((Runnable) task);
-            ShardRecord r = records.get(c.slots[2 * k]);
+            ShardRecord r = records.get(c.slots[2 * k], c.hashes[k]);
             if (r != null) {
                 // A context with a record has a task running or run: its figures count what was returned, as a
                 // drained lane's do. (One without never started one in this life, and is no longer live.)

@@ -45,6 +45,7 @@ final class ShardOwner {
     private final Shard.Cursor cur = new Shard.Cursor();
     /** The context of the entries claimed last in a row, and how many (fairness; owner-only, reset per visit). */
     private Object runContext;
+    private int runHash;
     private int runLength;
     /** The record of {@code runContext} (a lookup per change of context, not per entry). */
     private ShardRecord runRecord;
@@ -163,14 +164,17 @@ final class ShardOwner {
                     continue;
                 }
             }
+            int hash = cur.hash;
             if (context != runContext) {
-                if (runContext == null || !context.equals(runContext)) {
+                // The hash first: contexts that differ mostly differ there, and a context read here is a miss.
+                if (runContext == null || hash != runHash || !context.equals(runContext)) {
                     runContext = context;
+                    runHash = hash;
                     runLength = 0;
-                    runRecord = s.records.getOrMake(context);
+                    runRecord = s.records.getOrMake(context, hash);
                 }
             } else if (runRecord == null) {
-                runRecord = s.records.getOrMake(context);
+                runRecord = s.records.getOrMake(context, hash);
             }
             runRecord.started(cur.index - 1, s.lastEmptyIndex);
             if (++runLength % RUN == 0 && othersWait(s, context)) {

@@ -21,6 +21,8 @@ final class ShardRecord {
     }
 
     final Object context;
+    /** {@code context.hashCode()}, as the submits computed it (the table is rebuilt without calling it again). */
+    final int hash;
     /** Tasks of this context started from the shard; opaque stores by the owner (no fence per task). */
     private long executed;
     /** The shard index of the context's last entry started (owner-only). */
@@ -28,8 +30,9 @@ final class ShardRecord {
     /** Entries of this context {@code shutdownNow} returned from the shard (written by its drain, once). */
     volatile long returned;
 
-    ShardRecord(Object context) {
+    ShardRecord(Object context, int hash) {
         this.context = context;
+        this.hash = hash;
     }
 
     /**

@@ -8,65 +8,96 @@ import java.util.function.Predicate;
  * The per-context records of one shard ({@link ShardRecord}): an open-addressed table (linear probing, at most half
  * full) written by the shard's owner only, read racily by statistics and by {@code shutdownNow}'s drain.
  *
- * <p>Why not a concurrent map: the owner looks a record up per task, and the map's nodes and locks are of no use to
- * one writer. A key is compared by identity first, then with {@code equals} (SPEC point 4). The lookup is still the
- * largest cost of a visit over many contexts (docs/benchmarks.md, twenty-first set: about a third of the workers'
- * samples inside shard visits, as with {@code ConcurrentHashMap}, and no less with the keys in an array of their own):
- * the context and its record are lines a task of another context evicted.
+ * <h2>The owner's lookup reads no context and no record</h2>
+ * The owner looks a record up per task, by the hash the submitter stored in the entry ({@link Shard.Cursor#hash}), in
+ * two arrays of its own: the keys' hashes and the keys. A key is compared by identity first, then, only if the hashes
+ * are equal, with {@code equals} (SPEC point 4). So over many contexts a lookup reads lines the owner wrote itself,
+ * never the context object, and the record only to count the task in it. Reading the context and the record to
+ * compare them took about a third of the workers' samples inside shard visits, in a {@code ConcurrentHashMap} and in
+ * this table alike (docs/benchmarks.md, twenty-first set): a context object is often on a line that a task or a
+ * submitter on another CPU last wrote.
  *
- * <p>Readers: a record is put into its slot with a release store after it is made, and a table is replaced (never
- * changed in place but by those stores) by a volatile store of {@code table}, so a reader sees whole records in an
- * old or a new table. Records are never removed in place: the owner builds a new table without them ({@link #retain},
- * {@link #clear}), so a probe by a reader always ends at an empty slot.
+ * <h2>Readers</h2>
+ * They probe {@code records} alone, comparing each record's own context. A record is put into its slot with a release
+ * store after it is made, and a table is never changed in place but by those stores: the owner publishes a new one
+ * ({@link #retain}, {@link #clear}, growth) with a volatile store of {@code table}. So a reader sees whole records in
+ * an old or a new table, and, as records are never removed in place, a probe always ends at an empty slot.
  */
 final class ShardRecords {
     private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(ShardRecord[].class);
     private static final int MIN_CAPACITY = 16;
 
-    private volatile ShardRecord[] table = new ShardRecord[MIN_CAPACITY];
+    /** One table: slot {@code i} of each array is one record. Only {@code records} is read by anyone but the owner. */
+    private static final class Table {
+        final ShardRecord[] records;
+        final Object[] keys;
+        final int[] hashes;
+
+        Table(int capacity) {
+            records = new ShardRecord[capacity];
+            keys = new Object[capacity];
+            hashes = new int[capacity];
+        }
+
+        void put(ShardRecord r) {
+            int mask = records.length - 1;
+            int i = spread(r.hash) & mask;
+            while (keys[i] != null) {
+                i = (i + 1) & mask;
+            }
+            keys[i] = r.context;
+            hashes[i] = r.hash;
+            SLOT.setRelease(records, i, r); // a reader that finds it sees it whole
+        }
+    }
+
+    private volatile Table table = new Table(MIN_CAPACITY);
     /** Records in {@code table} (owner-only). */
     private int size;
 
-    private static int spread(Object context) {
-        int h = context.hashCode();
+    private static int spread(int h) {
         return h ^ (h >>> 16);
     }
 
-    /** The record of {@code context}, or null. For the owner, and racily for readers. */
-    ShardRecord get(Object context) {
-        ShardRecord[] t = table;
+    /** The record of {@code context} (whose hash is {@code hash}), or null. Racy for readers. */
+    ShardRecord get(Object context, int hash) {
+        ShardRecord[] t = table.records;
         int mask = t.length - 1;
-        for (int i = spread(context) & mask; ; i = (i + 1) & mask) {
+        for (int i = spread(hash) & mask; ; i = (i + 1) & mask) {
             ShardRecord r = (ShardRecord) SLOT.getAcquire(t, i);
             if (r == null) {
                 return null;
             }
-            if (r.context == context || r.context.equals(context)) {
+            if (r.context == context || (r.hash == hash && r.context.equals(context))) {
                 return r;
             }
         }
     }
 
-    /** Owner: the record of {@code context}, made if it has none. */
-    ShardRecord getOrMake(Object context) {
-        ShardRecord[] t = table;
-        int mask = t.length - 1;
-        int i = spread(context) & mask;
-        for (; ; i = (i + 1) & mask) {
-            ShardRecord r = t[i]; // the owner wrote every slot itself
-            if (r == null) {
-                break;
-            }
-            if (r.context == context || r.context.equals(context)) {
-                return r;
+    /** {@link #get(Object, int)}, for a reader that has only the context. */
+    ShardRecord get(Object context) {
+        return get(context, context.hashCode());
+    }
+
+    /** Owner: the record of {@code context} (whose hash is {@code hash}), made if it has none. */
+    ShardRecord getOrMake(Object context, int hash) {
+        Table t = table;
+        Object[] keys = t.keys;
+        int mask = keys.length - 1;
+        int i = spread(hash) & mask;
+        for (Object k; (k = keys[i]) != null; i = (i + 1) & mask) {
+            if (k == context || (t.hashes[i] == hash && k.equals(context))) {
+                return t.records[i]; // the owner wrote every slot itself
             }
         }
-        ShardRecord made = new ShardRecord(context);
-        if (2 * (size + 1) > t.length) {
-            rebuild(2 * t.length, null);
-            put(table, made);
+        ShardRecord made = new ShardRecord(context, hash);
+        if (2 * (size + 1) > keys.length) {
+            rebuild(2 * keys.length, null);
+            table.put(made);
         } else {
-            SLOT.setRelease(t, i, made); // a reader that finds it sees it whole
+            keys[i] = context;
+            t.hashes[i] = hash;
+            SLOT.setRelease(t.records, i, made);
         }
         size++;
         return made;
@@ -85,7 +116,7 @@ final class ShardRecords {
     void clear() {
         if (size != 0) {
             size = 0;
-            table = new ShardRecord[MIN_CAPACITY];
+            table = new Table(MIN_CAPACITY);
         }
     }
 
@@ -100,25 +131,15 @@ final class ShardRecords {
     }
 
     private void rebuild(int capacity, Predicate<ShardRecord> keep) {
-        ShardRecord[] old = table;
-        ShardRecord[] fresh = new ShardRecord[capacity];
+        Table fresh = new Table(capacity);
         int kept = 0;
-        for (ShardRecord r : old) {
+        for (ShardRecord r : table.records) {
             if (r != null && (keep == null || keep.test(r))) {
-                put(fresh, r);
+                fresh.put(r);
                 kept++;
             }
         }
         size = kept;
         table = fresh; // volatile: publishes the new table whole
-    }
-
-    private static void put(ShardRecord[] t, ShardRecord r) {
-        int mask = t.length - 1;
-        int i = spread(r.context) & mask;
-        while (t[i] != null) {
-            i = (i + 1) & mask;
-        }
-        SLOT.setRelease(t, i, r);
     }
 }

@@ -148,6 +148,97 @@ class ShardEngineTest {
         assertEquals(flood, floodRan.get());
     }
 
+    /** A context whose hash is the same for every name: distinct contexts of one shard that collide in every table. */
+    private static final class Colliding {
+        final String name;
+
+        Colliding(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Colliding && ((Colliding) o).name.equals(name);
+        }
+
+        @Override
+        public int hashCode() {
+            return 42;
+        }
+
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    /**
+     * The owner tells contexts apart by the hash their submitter stored, then by identity, then with {@code equals}
+     * (SPEC point 4): contexts that share a hash keep their own order and figures, and a context passed as a new,
+     * equal object with each task is one context.
+     */
+    @Test
+    void contextsThatShareAHashOrAreEqualCopiesKeepTheirOwnOrderAndFigures() {
+        GatlingExecutor e = shardExecutor(1); // one worker, one shard: every context below is in it
+        // The only worker waits until every task is in: the shard never empties, so the contexts stay live throughout
+        // (a shard found empty ends its contexts' lives, and their figures start again).
+        CountDownLatch hold = cleanup.gate();
+        CountDownLatch holding = new CountDownLatch(1);
+        e.execute(() -> {
+            holding.countDown();
+            blockQuietly(hold);
+        });
+        await(holding, "the worker held");
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        int perContext = 100;
+        int stopAt = 50;
+        String[] names = {"a", "b", "c"};
+        List<List<Integer>> seen = new ArrayList<>();
+        for (int k = 0; k < names.length; k++) {
+            seen.add(Collections.synchronizedList(new ArrayList<>()));
+        }
+        for (int i = 0; i < perContext; i++) {
+            for (int k = 0; k < names.length; k++) {
+                int seq = i;
+                List<Integer> mine = seen.get(k);
+                boolean stop = k == 0 && i == stopAt;
+                // A new object each time: equal to the others of its name, the same hash as every name's.
+                e.execute(new Seq(new Colliding(names[k]), () -> {
+                    mine.add(seq);
+                    if (stop) {
+                        started.countDown();
+                        blockQuietly(gate);
+                    }
+                }));
+            }
+        }
+        hold.countDown();
+        await(started, "a's task " + stopAt);
+        // Entries go a, b, c, a, b, c...: a's task 50 runs, so 50 of b's and of c's have run, none after it.
+        List<ContextStatistics> now = e.contextStatistics();
+        long[][] expected = {{stopAt + 1, perContext - stopAt - 1}, {stopAt, perContext - stopAt},
+                {stopAt, perContext - stopAt}};
+        for (int k = 0; k < names.length; k++) {
+            Colliding key = new Colliding(names[k]);
+            ContextStatistics c = now.stream().filter(s -> s.context().equals(key)).findFirst()
+                    .orElseThrow(() -> new AssertionError("no figures for " + key + ": " + now));
+            assertEquals(perContext, c.submitted(), key + ": " + c);
+            assertEquals(expected[k][0], c.executed(), key + " (its running task counts): " + c);
+            assertEquals(expected[k][1], c.queued(), key + ": " + c);
+        }
+        assertEquals(names.length, now.size(), "one entry per context: " + now);
+        gate.countDown();
+        TestSupport.awaitQuiescent(e);
+        for (int k = 0; k < names.length; k++) {
+            List<Integer> inOrder = new ArrayList<>();
+            for (int i = 0; i < perContext; i++) {
+                inOrder.add(i);
+            }
+            assertEquals(inOrder, seen.get(k), "order of " + names[k]);
+        }
+    }
+
     private static Object sameShardAs(GatlingExecutor e, Object key) {
         Shard target = e.engine().shardOf(key);
         for (int i = 1; ; i++) {

@@ -55,13 +55,16 @@ class ShardTest {
             assertEquals(Shard.QUEUED, shard.offer("c" + (i % 3), new Entry(0, i, i), 5 + i));
         }
         assertEquals(n, shard.queued());
+        long[] walked = {0};
+        shard.walkQueued((context, stamp) -> assertEquals(5 + walked[0]++, stamp, "stamps in submit order"));
+        assertEquals(n, walked[0]);
         Shard.Cursor cur = new Shard.Cursor();
         assertTrue(shard.acquire(cur));
         for (int i = 0; i < n; i++) {
             assertEquals(Shard.CLAIMED, shard.claim(cur));
             assertEquals(i, ((Entry) cur.task).seq);
             assertEquals(i == 0 ? "c" : "c" + (i % 3), cur.context);
-            assertEquals(5 + i, cur.stamp);
+            assertEquals(cur.context.hashCode(), cur.hash, "the submitter's hash comes with the entry");
         }
         assertEquals(0, shard.queued());
         assertEquals(Shard.EMPTY, shard.claim(cur));
