@@ -75,9 +75,10 @@ final class Jfr {
         }
     }
 
-    static void contextTransferred(Engine engine, Lane lane, int previousWorker, int worker) {
+    static void contextTransferred(Engine engine, Object context, boolean coalescing, int previousWorker,
+                                   int worker) {
         if (ON) {
-            JfrRecorder.contextTransferred(engine, lane, previousWorker, worker);
+            JfrRecorder.contextTransferred(engine, context, coalescing, previousWorker, worker);
         }
     }
 

@@ -166,15 +166,16 @@ final class JfrRecorder {
         }
     }
 
-    static void contextTransferred(Engine engine, Lane lane, int previousWorker, int worker) {
+    static void contextTransferred(Engine engine, Object context, boolean coalescing, int previousWorker,
+                                   int worker) {
         if (!inUse()) {
             return;
         }
         ContextTransferredEvent e = new ContextTransferredEvent();
         if (e.isEnabled()) {
             e.executor = engine.settings.name;
-            e.context = contextOf(lane);
-            e.coalescing = lane.coalescing();
+            e.context = Messages.describe(context);
+            e.coalescing = coalescing;
             e.previousWorker = previousWorker;
             e.worker = worker;
             e.commit();

@@ -599,7 +599,8 @@ final class Shard extends ShardOwnerLine {
 
     /** Receives the entries of a {@link #walkQueued}. */
     interface EntryVisitor {
-        void entry(Object context, long stamp);
+        /** {@code hash}: {@code context.hashCode()}, as its submitter computed it. */
+        void entry(Object context, int hash, long stamp);
     }
 
     /**
@@ -627,7 +628,7 @@ final class Shard extends ShardOwnerLine {
             }
             Object context = c.slots[2 * k];
             if (context != null) {
-                v.entry(context, c.stamps[k]);
+                v.entry(context, c.hashes[k], c.stamps[k]);
             }
         }
     }

@@ -1,7 +1,6 @@
 package io.github.gatlingexecutor;
 
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Iterator;
 
 /**
@@ -90,10 +89,10 @@ final class ShardOwner {
     private static void pruneRecords(Shard s) {
         ShardRecords records = s.records;
         if (records.size() > s.pruneAt) {
-            HashSet<Object> waiting = new HashSet<>();
-            s.walkQueued((context, stamp) -> waiting.add(context));
+            ContextSet waiting = new ContextSet();
+            s.walkQueued((context, hash, stamp) -> waiting.add(context, hash));
             long emptied = s.lastEmptyIndex;
-            records.retain(r -> r.lastIndex >= emptied && waiting.contains(r.context));
+            records.retain(r -> r.lastIndex >= emptied && waiting.contains(r.context, r.hash));
             s.pruneAt = Math.max(64, 2 * records.size());
         }
     }
@@ -172,9 +171,11 @@ final class ShardOwner {
                     runHash = hash;
                     runLength = 0;
                     runRecord = s.records.getOrMake(context, hash);
+                    noteWorker(runRecord, context);
                 }
             } else if (runRecord == null) {
                 runRecord = s.records.getOrMake(context, hash);
+                noteWorker(runRecord, context);
             }
             runRecord.started(cur.index - 1, s.lastEmptyIndex);
             if (++runLength % RUN == 0 && othersWait(s, context)) {
@@ -300,6 +301,22 @@ final class ShardOwner {
             }
         }
         return s.nextWritten(cur);
+    }
+
+    /**
+     * A run of the context starts on this worker: if the context last ran on another one, that is a transfer (counted,
+     * and a JFR event), as a lane's batch on another worker is. With a shard per worker a context mostly stays on its
+     * worker, so this is a read of a line the owner has just read.
+     */
+    private void noteWorker(ShardRecord r, Object context) {
+        int last = r.lastWorkerId;
+        if (last != worker.id) {
+            if (last != 0) {
+                worker.countTransfer();
+                Jfr.contextTransferred(engine, context, false, last, worker.id);
+            }
+            r.lastWorkerId = worker.id;
+        }
     }
 
     /** Spins an owner may wait on an emptied shard while nothing else is queued (as SequentialLane's linger). */

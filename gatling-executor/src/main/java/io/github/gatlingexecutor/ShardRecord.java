@@ -27,6 +27,11 @@ final class ShardRecord {
     private long executed;
     /** The shard index of the context's last entry started (owner-only). */
     long lastIndex;
+    /**
+     * The id of the worker that ran the context's last run of entries, or 0 (owner-only). Kept across the context's
+     * lives, as a lane's is while it stays mapped: a run on another worker counts as a transfer.
+     */
+    int lastWorkerId;
     /** Entries of this context {@code shutdownNow} returned from the shard (written by its drain, once). */
     volatile long returned;
 

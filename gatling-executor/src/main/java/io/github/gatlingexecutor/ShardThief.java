@@ -106,12 +106,32 @@ final class ShardThief {
             quietAt[i] = Shard.free(w) ? emptied : -1;
             return;
         }
-        if (!s.takeScheduling() || !s.acquire(cursor)) {
-            return; // a submit scheduled it (its owner tidies), or it is stopped
+        if (hold(s)) {
+            s.records.clear();
+            letGoHeld(s);
         }
-        s.records.clear();
+    }
+
+    /**
+     * Becomes the owner of {@code s} for a moment, by the protocol any owner follows: takes the scheduling as a submit
+     * would, then acquires the shard. False if a submit scheduled it (its owner tidies) or it is stopped.
+     */
+    boolean hold(Shard s) {
+        return s.takeScheduling() && s.acquire(cursor);
+    }
+
+    /** Lets go of a shard this thread {@link #hold}s; queues it if an entry came in meanwhile. */
+    void letGoHeld(Shard s) {
         if (s.letGo(cursor) == Shard.TAKEN_BACK) {
             ShardOwner.requeue(engine, s, cursor);
+        } else if (engine.isShutdown()) {
+            // While this thread held the shard, a worker that found nothing to run may have asked whether the executor
+            // was quiescent: the shard was owned and scheduled, so it was not, and the worker parked for good (after
+            // shutdown an idle core worker parks untimed). The let-go changed the answer, so the workers must ask
+            // again, as after a lane the checker held (Checker#releaseHeldRound); else termination never comes. The
+            // state was written before that worker's look at the shard, which came before the let-go's stores, which
+            // come before this read: so this read sees the shutdown whenever such a look failed.
+            engine.wakeForTermination();
         }
     }
 

@@ -53,11 +53,7 @@ final class Snapshots {
         int peak = Math.max(pool.peakThreads(), threads);
         long live = engine.liveContexts();
         if (engine.shards != null) {
-            for (Object context : shardContexts().keySet()) {
-                if (!engine.lanes(false).containsKey(context)) {
-                    live++; // a diverted context's lane is counted already
-                }
-            }
+            live += liveInShards();
         }
         return new ExecutorStatistics(submittedCount, executed, coalescedCount, failed,
                 returnedCount, live, threads, peak, pool.coreTarget(), p[3], p[4], p[2],
@@ -102,6 +98,36 @@ final class Snapshots {
     }
 
     /**
+     * How many contexts are live in the shards and not counted among the lanes already: those with an entry waiting (a
+     * walk, a step per waiting entry, with the hashes the entries carry) and those whose task runs now. A diverted
+     * context also has a lane, which the caller counted; on the shard engine the sequential lanes are only such
+     * lanes, so they are looked at only when there are any.
+     */
+    private long liveInShards() {
+        ContextSet found = new ContextSet();
+        for (Worker w : engine.pool.workers()) {
+            Object running = w.shardContext;
+            if (running != null) {
+                found.add(running, running.hashCode());
+            }
+        }
+        for (Shard s : engine.shards) {
+            s.walkQueued((context, hash, stamp) -> found.add(context, hash));
+        }
+        Map<Object, Lane> lanes = engine.lanes(false);
+        if (lanes.isEmpty()) {
+            return found.size();
+        }
+        long[] notLanes = {0};
+        found.forEach(context -> {
+            if (!lanes.containsKey(context)) {
+                notLanes[0]++;
+            }
+        });
+        return notLanes[0];
+    }
+
+    /**
      * In {@link #shardContexts}' arrays: tasks started from the shard, tasks waiting, the oldest waiting one's stamp,
      * tasks {@code shutdownNow} returned, and 1 if one runs now.
      */
@@ -130,7 +156,7 @@ final class Snapshots {
             }
         }
         for (Shard s : engine.shards) {
-            s.walkQueued((context, stamp) -> {
+            s.walkQueued((context, hash, stamp) -> {
                 long[] f = found.computeIfAbsent(context, c -> newFigures());
                 f[QUEUED]++;
                 if (f[OLDEST] == Lane.NO_WAITING) {

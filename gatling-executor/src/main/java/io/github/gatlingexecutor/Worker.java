@@ -389,8 +389,8 @@ final class Worker implements Runnable {
         int last = lane.lastWorkerId;
         if (last != id) {
             if (last != 0) {
-                TRANSFERS.setOpaque(this, transfers + 1);
-                Jfr.contextTransferred(engine, lane, last, id);
+                countTransfer();
+                Jfr.contextTransferred(engine, lane.context, lane.coalescing(), last, id);
             }
             lane.lastWorkerId = id;
         }
@@ -423,6 +423,11 @@ final class Worker implements Runnable {
      * was between tasks) does not reach it; while the executor is stopping it is set instead, and STOP is read again
      * after clearing, so a {@code shutdownNow} that interrupted us during the clear is not undone.
      */
+    /** A context this worker runs now ran on another worker last (a lane's batch, or a shard context's run). */
+    void countTransfer() {
+        TRANSFERS.setOpaque(this, transfers + 1); // only this worker writes it
+    }
+
     void runTask(Runnable task) {
         // Release: a lane this worker rang before this task is visible to a checker that reads this count with
         // acquire (Checker#sweepIdleLanes; a plain store on x86).

@@ -5,6 +5,7 @@ import static io.github.gatlingexecutor.TestSupport.blockQuietly;
 import static io.github.gatlingexecutor.TestSupport.gatling;
 import static io.github.gatlingexecutor.TestSupport.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.TestSupport.Seq;
@@ -15,6 +16,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -146,6 +148,34 @@ class ShardEngineTest {
                 + " flood tasks");
         TestSupport.awaitQuiescent(e);
         assertEquals(flood, floodRan.get());
+    }
+
+    /**
+     * The checker tidies a quiet shard's records as its owner for a moment. A shutdown whose quiescence check came in
+     * that moment found the shard owned, so the idle worker that made the check parked for good, and termination
+     * never came (seen now and then in SemanticsThreadsTest and StressTest on this engine): the let-go must make the
+     * workers look again. Here the test thread holds the shard as the checker's tidy does.
+     */
+    @Test
+    void shutdownWhileTheCheckerHoldsAQuietShardStillTerminates() throws Exception {
+        GatlingExecutor e = shardExecutor(1);
+        CountDownLatch ran = new CountDownLatch(1);
+        e.execute(new Seq("c", ran::countDown));
+        await(ran, "the task");
+        Worker worker = e.engine().pool.workers()[0];
+        waitUntil("the worker to park", () -> worker.parkState() == Worker.PARKED, () -> TestSupport.describe(e));
+        Shard shard = e.engine().shardOf("c");
+        ShardThief tidy = new ShardThief(e.engine());
+        assertTrue(tidy.hold(shard), "the quiet shard could not be held");
+        int parksBefore = worker.parks;
+        e.shutdown();
+        // The worker wakes to the shutdown, finds the held shard not quiescent, and parks again.
+        waitUntil("the worker to look and park again", () -> worker.parks > parksBefore
+                && worker.parkState() == Worker.PARKED, () -> TestSupport.describe(e));
+        assertFalse(e.isTerminated());
+        tidy.letGoHeld(shard);
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS),
+                "no termination after the held shard was let go: " + TestSupport.describe(e));
     }
 
     /** A context whose hash is the same for every name: distinct contexts of one shard that collide in every table. */

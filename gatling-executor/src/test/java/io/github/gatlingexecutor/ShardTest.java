@@ -56,7 +56,7 @@ class ShardTest {
         }
         assertEquals(n, shard.queued());
         long[] walked = {0};
-        shard.walkQueued((context, stamp) -> assertEquals(5 + walked[0]++, stamp, "stamps in submit order"));
+        shard.walkQueued((context, hash, stamp) -> assertEquals(5 + walked[0]++, stamp, "stamps in submit order"));
         assertEquals(n, walked[0]);
         Shard.Cursor cur = new Shard.Cursor();
         assertTrue(shard.acquire(cur));
