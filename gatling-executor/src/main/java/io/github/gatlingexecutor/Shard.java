@@ -151,10 +151,17 @@ final class Shard extends ShardOwnerLine {
         Chunk chunk;
         Object context;
         Runnable task;
-        /** The claimed context's {@code hashCode()}, as its submitter computed it. */
-        int hash;
         /** Slots of {@code chunk} below this index were cleared by this cursor (references let go). */
         long clearedTo;
+
+        /**
+         * The claimed context's {@code hashCode()}, as its submitter computed it. Read only when asked for: an owner
+         * whose next entry is the same context object as the last needs no hash, and the hashes' line is one a
+         * submitter right ahead of the owner is writing.
+         */
+        int claimedHash() {
+            return chunk.hashes[(int) (index - 1 - chunk.base)];
+        }
     }
 
     final int id;
@@ -400,7 +407,6 @@ final class Shard extends ShardOwnerLine {
         }
         cur.context = c.slots[2 * k];
         cur.task = (Runnable) task;
-        cur.hash = c.hashes[k];
         return CLAIMED;
     }
 

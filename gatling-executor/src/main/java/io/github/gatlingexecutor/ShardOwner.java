@@ -163,9 +163,9 @@ final class ShardOwner {
                     continue;
                 }
             }
-            int hash = cur.hash;
             if (context != runContext) {
                 // The hash first: contexts that differ mostly differ there, and a context read here is a miss.
+                int hash = cur.claimedHash();
                 if (runContext == null || hash != runHash || !context.equals(runContext)) {
                     runContext = context;
                     runHash = hash;
@@ -174,7 +174,7 @@ final class ShardOwner {
                     noteWorker(runRecord, context);
                 }
             } else if (runRecord == null) {
-                runRecord = s.records.getOrMake(context, hash);
+                runRecord = s.records.getOrMake(context, cur.claimedHash());
                 noteWorker(runRecord, context);
             }
             runRecord.started(cur.index - 1, s.lastEmptyIndex);

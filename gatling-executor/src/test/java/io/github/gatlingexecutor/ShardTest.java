@@ -64,7 +64,7 @@ class ShardTest {
             assertEquals(Shard.CLAIMED, shard.claim(cur));
             assertEquals(i, ((Entry) cur.task).seq);
             assertEquals(i == 0 ? "c" : "c" + (i % 3), cur.context);
-            assertEquals(cur.context.hashCode(), cur.hash, "the submitter's hash comes with the entry");
+            assertEquals(cur.context.hashCode(), cur.claimedHash(), "the submitter's hash comes with the entry");
         }
         assertEquals(0, shard.queued());
         assertEquals(Shard.EMPTY, shard.claim(cur));
