@@ -41,14 +41,14 @@ import java.util.List;
  * is only read.
  *
  * <h2>Chunks</h2>
- * {@link #CHUNK} entries each; the context at {@code 2k} and the task at {@code 2k + 1} of {@code slots} (8 entries
- * to a cache line with compressed references), the stamp at {@code stamps[k]}, the context's hash at
- * {@code hashes[k]}. The task is written last, with a release store: a reader that sees it sees the rest. The hash is
- * the one the submit computed to pick the shard; with it the owner finds a context's record, and tells one context
- * from the next, without reading the context object: a line a submitter or a task on another CPU last wrote or
- * shared, which was the largest cost of a visit over many contexts (docs/benchmarks.md, twenty-second set). Whoever first needs the next chunk links it (a
- * CAS on {@code next}; a loser drops its own). A chunk is never unlinked, so a walk from any chunk at or before an
- * index reaches it; memory goes with the hints and cursors that move past a chunk.
+ * {@link #CHUNK} entries each; the context at {@code 2k} and the task at {@code 2k + 1} of {@code slots} (8 entries to
+ * a cache line with compressed references), the stamp at {@code stamps[k]}, the context's hash at {@code hashes[k]}.
+ * The task is written last, with a release store: a reader that sees it sees the rest. The hash is the one the submit
+ * computed to pick the shard; with it the owner finds a context's record, and tells one context from the next, without
+ * reading the context object: a line a submitter or a task on another CPU last wrote or shared, which was the largest
+ * cost of a visit over many contexts (docs/benchmarks.md, twenty-second set). Whoever first needs the next chunk links
+ * it (a CAS on {@code next}; a loser drops its own). A chunk is never unlinked, so a walk from any chunk at or before
+ * an index reaches it; memory goes with the hints and cursors that move past a chunk.
  */
 final class Shard extends ShardOwnerLine {
     /** Entries per chunk. */
@@ -256,7 +256,7 @@ final class Shard extends ShardOwnerLine {
         c.stamps[k] = stamp;
         c.hashes[k] = hash;
         c.slots[2 * k] = context;
-        SLOT.setRelease(c.slots, 2 * k + 1, task); // publishes the context and stamp with the task
+        SLOT.setRelease(c.slots, 2 * k + 1, task); // publishes the context, stamp and hash with the task
         // Volatile read after the getAndAdd: the Dekker pair of release(Cursor) (see the class comment).
         if ((int) SCHEDULED.getVolatile(this) == 0 && SCHEDULED.compareAndSet(this, 0, 1)) {
             return SCHEDULE;
