@@ -173,10 +173,7 @@ final class ShardOwner {
                     runRecord = s.records.getOrMake(context, hash);
                     noteWorker(runRecord, context);
                 }
-            } else if (runRecord == null) {
-                runRecord = s.records.getOrMake(context, cur.claimedHash());
-                noteWorker(runRecord, context);
-            }
+            } // else runRecord is this context's: the two are set together, and cleared together
             runRecord.started(cur.index - 1, s.lastEmptyIndex);
             if (++runLength % RUN == 0 && othersWait(s, context)) {
                 diverted.put(context, PENDING);

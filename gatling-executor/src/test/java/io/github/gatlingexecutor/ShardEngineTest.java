@@ -121,13 +121,7 @@ class ShardEngineTest {
     @Test
     void aFloodingContextIsDivertedSoOthersInItsShardRun() {
         GatlingExecutor e = cleanup.track(gatling("shards").coreThreads(1).maxThreads(1).shardEngine(true).build());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
-        e.execute(() -> {
-            started.countDown();
-            blockQuietly(gate); // holds the only worker while the flood is submitted
-        });
-        await(started, "the gate task");
+        CountDownLatch gate = cleanup.occupy(e); // holds the only worker while the flood is submitted
         int flood = 20_000;
         AtomicInteger floodRan = new AtomicInteger();
         Object floodKey = 0;
@@ -212,13 +206,7 @@ class ShardEngineTest {
         GatlingExecutor e = shardExecutor(1); // one worker, one shard: every context below is in it
         // The only worker waits until every task is in: the shard never empties, so the contexts stay live throughout
         // (a shard found empty ends its contexts' lives, and their figures start again).
-        CountDownLatch hold = cleanup.gate();
-        CountDownLatch holding = new CountDownLatch(1);
-        e.execute(() -> {
-            holding.countDown();
-            blockQuietly(hold);
-        });
-        await(holding, "the worker held");
+        CountDownLatch hold = cleanup.occupy(e);
         CountDownLatch gate = cleanup.gate();
         CountDownLatch started = new CountDownLatch(1);
         int perContext = 100;
