@@ -141,16 +141,14 @@ final class Shard extends ShardOwnerLine {
     }
 
     /**
-     * What one owner keeps while it works a shard: its expected word, its full index and chunk, and the entry it
-     * claimed last. One per worker (it is written by the owner only: a thief and a stale owner must never share one).
+     * What one owner keeps while it works a shard: its expected word, its full index and the chunk that holds the
+     * entry it claimed last. One per worker (it is written by the owner only: a thief and a stale owner must never share one).
      */
     static final class Cursor {
         Shard shard;
         long word;
         long index;
         Chunk chunk;
-        Object context;
-        Runnable task;
         /** Slots of {@code chunk} below this index were cleared by this cursor (references let go). */
         long clearedTo;
 
@@ -161,6 +159,31 @@ final class Shard extends ShardOwnerLine {
          */
         int claimedHash() {
             return chunk.hashes[(int) (index - 1 - chunk.base)];
+        }
+
+        /**
+         * The claimed entry's context and task, read from its slots (the claim's acquire read of the task made them
+         * visible, and nobody clears a slot below the word but this cursor, at the end of its visit). Not copied
+         * into fields of the cursor: the cursor lives as long as its worker, so a reference stored into it is an old
+         * object pointing at a young one, and G1's write barrier then costs a StoreLoad fence per store (the
+         * largest of the owner's costs per task after the claim itself, docs/benchmarks.md, twenty-third set).
+         */
+        Object claimedContext() {
+            return chunk.slots[2 * (int) (index - 1 - chunk.base)];
+        }
+
+        Runnable claimedTask() {
+            return (Runnable) chunk.slots[2 * (int) (index - 1 - chunk.base) + 1];
+        }
+
+        /**
+         * Ends the cursor's visit: it keeps no chunk. Chunks are linked forward, and an owner clears only the slots of
+         * the chunk it ends in, so a chunk held here would keep every later chunk reachable, and with them every
+         * entry other owners passed since: a cursor idle for hours beside a hot shard held all its tasks.
+         */
+        void leave() {
+            shard = null;
+            chunk = null;
         }
     }
 
@@ -346,8 +369,6 @@ final class Shard extends ShardOwnerLine {
         cur.index = index;
         cur.chunk = hint;
         cur.clearedTo = index;
-        cur.context = null;
-        cur.task = null;
         return true;
     }
 
@@ -405,8 +426,6 @@ final class Shard extends ShardOwnerLine {
             // After the claim that moved into c: whoever reads it reads a word at or past c.base.
             CONSUMER_CHUNK.setRelease(this, c);
         }
-        cur.context = c.slots[2 * k];
-        cur.task = (Runnable) task;
         return CLAIMED;
     }
 
@@ -453,13 +472,9 @@ final class Shard extends ShardOwnerLine {
     int letGo(Cursor cur) {
         long w = cur.word;
         if (!WORD.compareAndSet(this, w, w | FREE)) {
-            cur.context = null;
-            cur.task = null;
             return LOST;
         }
         clearBehind(cur);
-        cur.context = null;
-        cur.task = null;
         SCHEDULED.setVolatile(this, 0);
         // Volatile read after the volatile store: the other half of the Dekker pair with offer().
         // A closed tail (negative) never counts as an entry that came in (see claim).
@@ -476,8 +491,6 @@ final class Shard extends ShardOwnerLine {
      */
     boolean handBack(Cursor cur) {
         long w = cur.word;
-        cur.context = null;
-        cur.task = null;
         if (!WORD.compareAndSet(this, w, w | FREE)) {
             return false;
         }

@@ -65,7 +65,9 @@ final class ShardOwner {
             // last task's owner.)
             forgetEnded(shard.diverted);
             pruneRecords(shard);
-            if (!work(shard)) {
+            boolean robbed = !work(shard);
+            worker.shardContext = null; // before any lane's task: the field names a shard task's context only
+            if (robbed) {
                 Lane held = worker.takeHeld();
                 if (held != null) {
                     worker.runLane(held); // the rest of the context whose task this worker was robbed in
@@ -76,8 +78,7 @@ final class ShardOwner {
             runContext = null;
             runRecord = null;
             runLength = 0;
-            cur.context = null;
-            cur.task = null;
+            cur.leave();
         }
     }
 
@@ -131,6 +132,9 @@ final class ShardOwner {
                 if (r == Shard.LOST) {
                     return false;
                 }
+                // No task of the shard runs here now (statistics read the field as "running"); set again, before
+                // enterTask, for the next entry claimed.
+                worker.shardContext = null;
                 if (linger(s)) {
                     continue; // the next entry came while this worker waited on the shard
                 }
@@ -149,13 +153,14 @@ final class ShardOwner {
                 return let == Shard.GAVE_UP;
             }
             // Claimed: the shard is this worker's until its next claim, and the table with it.
-            Object context = cur.context;
-            Runnable task = cur.task;
+            Object context = cur.claimedContext();
+            Runnable task = cur.claimedTask();
             if (bracket) {
                 Object d = diverted.get(context);
                 boolean moved = d != null && move(diverted, context, d, task);
                 worker.endAnyTake();
                 if (moved) {
+                    worker.shardContext = null; // nothing of the shard runs here now
                     // Not counted in the batch: a move runs nothing, and a flood is moved aside so the contexts
                     // behind it run, which a visit that stopped after a batch of moves would put off for as many
                     // turns of the ready queue as the flood has batches.
@@ -179,11 +184,19 @@ final class ShardOwner {
                 diverted.put(context, PENDING);
                 runLength = 0;
             }
-            s.runningOwner = worker;
-            worker.shardContext = context;
+            // Stored only when they change: each is a reference stored into an object as old as the executor, which
+            // costs G1 a StoreLoad fence per store; a run of one context stores neither. The context stays set from
+            // one of its tasks to the next (a thief reads it only with a mark that shows the owner in a task, and
+            // the owner writes it before each enterTask whose context differs), and is cleared when the shard
+            // empties or the visit ends.
+            if (s.runningOwner != worker) {
+                s.runningOwner = worker;
+            }
+            if (worker.shardContext != context) {
+                worker.shardContext = context;
+            }
             s.enterTask(cur); // a release store: a thief that reads it sees the table, the owner and its context
             worker.runTask(task);
-            worker.shardContext = null;
         }
     }
 
@@ -202,9 +215,9 @@ final class ShardOwner {
      */
     static boolean steal(Engine engine, Shard s, Shard.Cursor thief, long mark) {
         Worker victim = s.runningOwner;
-        // The owner wrote its context before the enterTask whose mark the caller read, and clears it after the task,
-        // before any claim: read now, it is that task's context or null (the owner has finished it), unless the
-        // owner has claimed since, and then the CAS below fails.
+        // The owner wrote its context before the enterTask whose mark the caller read, and writes the field again only
+        // after a claim (then the CAS below fails) or to clear it (the shard emptied, the visit ended, an entry was
+        // moved): read now, it is that task's context, or null.
         Object context = victim == null ? null : victim.shardContext;
         if (victim == null || context == null || s.wordVolatile() != mark) {
             return false;

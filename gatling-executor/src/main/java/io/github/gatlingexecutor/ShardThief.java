@@ -84,6 +84,7 @@ final class ShardThief {
             if (ShardOwner.steal(engine, s, cursor, mark)) {
                 steals = steals + 1; // only this thread writes it
             }
+            cursor.leave();
         }
         return again;
     }
@@ -122,9 +123,12 @@ final class ShardThief {
 
     /** Lets go of a shard this thread {@link #hold}s; queues it if an entry came in meanwhile. */
     void letGoHeld(Shard s) {
-        if (s.letGo(cursor) == Shard.TAKEN_BACK) {
+        int let = s.letGo(cursor);
+        if (let == Shard.TAKEN_BACK) {
             ShardOwner.requeue(engine, s, cursor);
-        } else if (engine.isShutdown()) {
+        }
+        cursor.leave();
+        if (let != Shard.TAKEN_BACK && engine.isShutdown()) {
             // While this thread held the shard, a worker that found nothing to run may have asked whether the executor
             // was quiescent: the shard was owned and scheduled, so it was not, and the worker parked for good (after
             // shutdown an idle core worker parks untimed). The let-go changed the answer, so the workers must ask

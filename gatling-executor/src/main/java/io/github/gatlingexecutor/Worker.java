@@ -104,7 +104,7 @@ final class Worker implements Runnable {
     Runnable runningTask;
     /**
      * The context of the shard entry whose task runs now, or null (same rules as currentLane): what currentLane's
-     * context is for a task run from a lane.
+     * context is for a task run from a lane. Between two tasks of one context it stays set (see ShardOwner#work).
      */
     Object shardContext;
     /**

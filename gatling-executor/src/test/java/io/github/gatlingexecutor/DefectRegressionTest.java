@@ -877,7 +877,8 @@ class DefectRegressionTest {
      * after shutdown() asked whether the executor was quiescent (no: the lane was active) and parked for good; the
      * release that followed woke nobody, and the executor never terminated. Here the test takes the lane in the
      * checker's place (the checker thread is held back by its factory until the end), then hands it to the checker's
-     * release once the worker has parked.
+     * release once the worker has parked. A path of the lanes, so built on them whatever the suite's engine; the
+     * shard engine's counterpart is ShardEngineTest#shutdownWhileTheCheckerHoldsAQuietShardStillTerminates.
      */
     @Test
     void releasingAnEmptyRoundAfterShutdownLetsTheExecutorTerminate() throws Exception {
@@ -888,7 +889,8 @@ class DefectRegressionTest {
                     r.run();
                 }, "held-checker")
                 : new Thread(r, "round-worker");
-        GatlingExecutor e = cleanup.track(gatling("round-shutdown").coreThreads(1).threadFactory(factory).build());
+        GatlingExecutor e = cleanup.track(gatling("round-shutdown").coreThreads(1).threadFactory(factory)
+                .shardEngine(false).build());
         Engine engine = engineOf(e);
         CountDownLatch gate = cleanup.gate();
         CountDownLatch blocking = new CountDownLatch(1);

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.TestSupport.Seq;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -170,6 +171,44 @@ class ShardEngineTest {
         tidy.letGoHeld(shard);
         assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS),
                 "no termination after the held shard was let go: " + TestSupport.describe(e));
+    }
+
+    /**
+     * Chunks are linked forward, so a cursor left holding one keeps every later chunk reachable, and with them the
+     * entries the owner passed there (it clears only its last chunk's slots). The checker's cursor held the chunk of
+     * its last tidy of a quiet shard: a shard that then ran hot for hours kept every task since reachable. Here the
+     * test holds and lets go the quiet shard as the tidy does, then runs tasks over three chunks of it: once they have
+     * run, none of them may stay reachable.
+     */
+    @Test
+    void aCursorBetweenVisitsKeepsNoChunkAndSoNoFinishedTaskReachable() throws Exception {
+        GatlingExecutor e = shardExecutor(1);
+        CountDownLatch first = new CountDownLatch(1);
+        e.execute(new Seq("c", first::countDown));
+        await(first, "the first task");
+        Worker worker = e.engine().pool.workers()[0];
+        waitUntil("the worker to park", () -> worker.parkState() == Worker.PARKED, () -> TestSupport.describe(e));
+        Shard shard = e.engine().shardOf("c");
+        ShardThief tidy = new ShardThief(e.engine());
+        assertTrue(tidy.hold(shard), "the quiet shard could not be held");
+        tidy.letGoHeld(shard);
+        int n = 3 * Shard.CHUNK + 1;
+        List<WeakReference<Runnable>> ran = new ArrayList<>();
+        CountDownLatch all = new CountDownLatch(n);
+        for (int i = 0; i < n; i++) {
+            Runnable task = new Seq("c", all::countDown);
+            ran.add(new WeakReference<>(task));
+            e.execute(task);
+        }
+        await(all, "the tasks");
+        waitUntil("the worker to park", () -> worker.parkState() == Worker.PARKED, () -> TestSupport.describe(e));
+        long kept = n;
+        for (int i = 0; i < 50 && kept > 0; i++) {
+            System.gc();
+            Thread.sleep(20);
+            kept = ran.stream().filter(r -> r.get() != null).count();
+        }
+        assertEquals(0, kept, "finished tasks still reachable from the shard's chunks");
     }
 
     /** A context whose hash is the same for every name: distinct contexts of one shard that collide in every table. */

@@ -62,9 +62,9 @@ class ShardTest {
         assertTrue(shard.acquire(cur));
         for (int i = 0; i < n; i++) {
             assertEquals(Shard.CLAIMED, shard.claim(cur));
-            assertEquals(i, ((Entry) cur.task).seq);
-            assertEquals(i == 0 ? "c" : "c" + (i % 3), cur.context);
-            assertEquals(cur.context.hashCode(), cur.claimedHash(), "the submitter's hash comes with the entry");
+            assertEquals(i, ((Entry) cur.claimedTask()).seq);
+            assertEquals(i == 0 ? "c" : "c" + (i % 3), cur.claimedContext());
+            assertEquals(cur.claimedContext().hashCode(), cur.claimedHash(), "the submitter's hash comes with the entry");
         }
         assertEquals(0, shard.queued());
         assertEquals(Shard.EMPTY, shard.claim(cur));
@@ -74,7 +74,7 @@ class ShardTest {
         assertEquals(Shard.SCHEDULE, shard.offer("c", new Entry(0, n, n), 0), "the next submit schedules it again");
         assertTrue(shard.acquire(cur));
         assertEquals(Shard.CLAIMED, shard.claim(cur));
-        assertEquals(n, ((Entry) cur.task).seq);
+        assertEquals(n, ((Entry) cur.claimedTask()).seq);
     }
 
     /**
@@ -124,7 +124,7 @@ class ShardTest {
         assertEquals(Shard.LOST, shard.claim(a), "the old owner's word is gone");
         for (int i = 4; i <= 10; i++) {
             assertEquals(Shard.CLAIMED, shard.claim(b));
-            assertEquals(i, ((Entry) b.task).seq);
+            assertEquals(i, ((Entry) b.claimedTask()).seq);
         }
     }
 
@@ -147,7 +147,7 @@ class ShardTest {
         assertTrue(shard.scheduledVolatile(), "the scheduling stays with the thief");
         for (int i = 1; i < 5; i++) {
             assertEquals(Shard.CLAIMED, shard.claim(thief));
-            assertEquals(i, ((Entry) thief.task).seq, "the thief goes on at the first entry not claimed");
+            assertEquals(i, ((Entry) thief.claimedTask()).seq, "the thief goes on at the first entry not claimed");
         }
         assertEquals(Shard.EMPTY, shard.claim(thief));
         assertFalse(shard.release(thief));
@@ -173,7 +173,7 @@ class ShardTest {
         assertTrue(shard.stealInTask(thief));
         assertEquals(Shard.LOST, shard.claim(owner));
         assertEquals(Shard.CLAIMED, shard.claim(thief));
-        assertEquals(2, ((Entry) thief.task).seq);
+        assertEquals(2, ((Entry) thief.claimedTask()).seq);
         assertFalse(shard.stealInTask(new Shard.Cursor()), "the thief's own word is not marked");
     }
 
@@ -216,7 +216,7 @@ class ShardTest {
         assertEquals(Shard.CLAIMED, shard.claim(cur));
         assertEquals(Shard.EMPTY, shard.claim(cur));
         assertFalse(shard.release(cur));
-        assertNull(cur.task);
+        assertNull(cur.claimedTask(), "the claimed slot is cleared when the owner lets the shard go");
         for (int i = 0; i < 50 && (contextRef.get() != null || taskRef.get() != null); i++) {
             System.gc();
             Thread.sleep(20);
@@ -384,7 +384,7 @@ class ShardTest {
                 continue;
             }
             long index = cur.index - 1;
-            Entry e = (Entry) cur.task;
+            Entry e = (Entry) cur.claimedTask();
             indexOf[e.id] = index; // read after the threads are joined
             if (claimsOfIndex.getAndIncrement((int) index) != 0 || seen[e.id].getAndIncrement() != 0) {
                 synchronized (failures) {

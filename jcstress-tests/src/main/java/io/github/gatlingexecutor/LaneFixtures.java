@@ -62,7 +62,7 @@ final class LaneFixtures {
         for (;;) {
             int r = shard.claim(cur);
             if (r == Shard.CLAIMED) {
-                cur.task.run();
+                cur.claimedTask().run();
                 ran++;
             } else if (r == Shard.LOST || !shard.release(cur)) {
                 return ran;

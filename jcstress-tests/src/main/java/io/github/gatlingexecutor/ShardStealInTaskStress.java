@@ -61,7 +61,7 @@ public class ShardStealInTaskStress {
                 int seen = records; // the bookkeeping of the claimed entry: a read and a write
                 records = seen + 1;
                 shard.enterTask(cur);
-                cur.task.run();
+                cur.claimedTask().run();
             } else if (r == Shard.LOST || !shard.release(cur)) {
                 return;
             }

@@ -1,11 +1,13 @@
 package io.github.gatlingexecutor.benchmarks.ab;
 
+import io.github.gatlingexecutor.benchmarks.peers.GatlingAdapter;
 import io.github.gatlingexecutor.benchmarks.peers.OrderedExecutorAdapter;
 import io.github.gatlingexecutor.benchmarks.peers.Peer;
 import io.github.gatlingexecutor.benchmarks.scenarios.Summary;
 
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -34,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *     io.github.gatlingexecutor.benchmarks.ab.SideCosts \
  *     2000000 12 gatling,netty,jraft
  * </pre>
- * Peers: the short names of {@link Peer#byShortName}. To read a change of the core, compile it to a directory and put
+ * Peers: the short names of {@link Peer#byShortName}, and {@code gatling-1} ({@link #oneWorker}). To read a change of the core, compile it to a directory and put
  * that directory ahead of the jar on the class path.
  */
 public final class SideCosts {
@@ -79,7 +81,8 @@ public final class SideCosts {
 
     public static void main(String[] args) throws Exception {
         if (args.length != 3) {
-            throw new IllegalArgumentException("usage: SideCosts TASKS_PER_ROUND ROUNDS PEERS");
+            throw new IllegalArgumentException("usage: SideCosts TASKS_PER_ROUND ROUNDS PEERS (short names, or "
+                    + ONE_WORKER + ")");
         }
         int tasks = Integer.parseInt(args[0]);
         int rounds = Integer.parseInt(args[1]);
@@ -91,7 +94,7 @@ public final class SideCosts {
         for (int r = 0; r < rounds; r++) {
             for (int j = 0; j < peers.length; j++) {
                 String name = peers[(j + r) % peers.length]; // who goes first rotates
-                Peer peer = Peer.byShortName(name, cores);
+                Peer peer = name.equals(ONE_WORKER) ? oneWorker() : Peer.byShortName(name, cores);
                 System.gc(); // no peer pays for another's garbage
                 long gcBefore = collections();
                 double[] costs = round(peer, tasks, names, name);
@@ -117,6 +120,21 @@ public final class SideCosts {
                     Summary.median(submit), Arrays.stream(submit).min().orElse(Double.NaN), Summary.median(drain),
                     Arrays.stream(drain).min().orElse(Double.NaN), l.size());
         }
+    }
+
+    /** The short name of {@link #oneWorker}. */
+    private static final String ONE_WORKER = "gatling-1";
+
+    /**
+     * GatlingExecutor with one worker and no room for another. With more, a second worker takes the held key's entries
+     * while the first is held: on the shard engine it finds the key diverted to the lane the checker left the held
+     * worker and moves every entry there during the submit side, so the drain that follows is a lane's, not the
+     * shard's. With one worker the drain runs the engine's own path; compare it with a peer run on one thread too
+     * ({@code -XX:ActiveProcessorCount=1} gives every peer one).
+     */
+    private static Peer oneWorker() {
+        return new Peer("GatlingExecutor, one worker", true, keys -> new GatlingAdapter("GatlingExecutor, one worker",
+                keys, 1, false, b -> b.maxThreads(1).blockedThreshold(Duration.ofHours(1))));
     }
 
     private static double[] round(Peer peer, int tasks, Map<String, String> names, String name)
