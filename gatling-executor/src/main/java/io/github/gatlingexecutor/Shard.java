@@ -142,7 +142,8 @@ final class Shard extends ShardOwnerLine {
 
     /**
      * What one owner keeps while it works a shard: its expected word, its full index and the chunk that holds the
-     * entry it claimed last. One per worker (it is written by the owner only: a thief and a stale owner must never share one).
+     * entry it claimed last. One per worker (it is written by the owner only: a thief and a stale owner must never
+     * share one).
      */
     static final class Cursor {
         Shard shard;
@@ -164,9 +165,10 @@ final class Shard extends ShardOwnerLine {
         /**
          * The claimed entry's context and task, read from its slots (the claim's acquire read of the task made them
          * visible, and nobody clears a slot below the word but this cursor, at the end of its visit). Not copied
-         * into fields of the cursor: the cursor lives as long as its worker, so a reference stored into it is an old
-         * object pointing at a young one, and G1's write barrier then costs a StoreLoad fence per store (the
-         * largest of the owner's costs per task after the claim itself, docs/benchmarks.md, twenty-third set).
+         * into fields of the cursor: the cursor lives as long as its worker, and a reference stored from such an
+         * object into another heap region makes G1's write barrier pay a StoreLoad fence (on one hot key the two
+         * copies and the worker's running context cost the owner more than its claim CAS, docs/benchmarks.md,
+         * twenty-third set).
          */
         Object claimedContext() {
             return chunk.slots[2 * (int) (index - 1 - chunk.base)];
@@ -179,7 +181,7 @@ final class Shard extends ShardOwnerLine {
         /**
          * Ends the cursor's visit: it keeps no chunk. Chunks are linked forward, and an owner clears only the slots of
          * the chunk it ends in, so a chunk held here would keep every later chunk reachable, and with them every
-         * entry other owners passed since: a cursor idle for hours beside a hot shard held all its tasks.
+         * entry other owners passed since: an idle cursor beside a hot shard held every task the shard ran after it.
          */
         void leave() {
             shard = null;

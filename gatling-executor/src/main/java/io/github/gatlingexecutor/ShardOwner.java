@@ -184,11 +184,11 @@ final class ShardOwner {
                 diverted.put(context, PENDING);
                 runLength = 0;
             }
-            // Stored only when they change: each is a reference stored into an object as old as the executor, which
-            // costs G1 a StoreLoad fence per store; a run of one context stores neither. The context stays set from
-            // one of its tasks to the next (a thief reads it only with a mark that shows the owner in a task, and
-            // the owner writes it before each enterTask whose context differs), and is cleared when the shard
-            // empties or the visit ends.
+            // Stored only when they change: each is a reference stored into an object as old as the executor, and
+            // into another heap region G1's write barrier pays a StoreLoad fence; a run of one context stores neither.
+            // The context stays set from one of its tasks to the next (a thief reads it only with a mark that shows
+            // the owner in a task, and the owner writes it before each enterTask whose context differs), and is
+            // cleared when the shard empties, an entry is moved or the visit ends.
             if (s.runningOwner != worker) {
                 s.runningOwner = worker;
             }

@@ -176,7 +176,7 @@ class ShardEngineTest {
     /**
      * Chunks are linked forward, so a cursor left holding one keeps every later chunk reachable, and with them the
      * entries the owner passed there (it clears only its last chunk's slots). The checker's cursor held the chunk of
-     * its last tidy of a quiet shard: a shard that then ran hot for hours kept every task since reachable. Here the
+     * its last tidy of a quiet shard: a shard that then ran hot kept every task since reachable while it ran. Here the
      * test holds and lets go the quiet shard as the tidy does, then runs tasks over three chunks of it: once they have
      * run, none of them may stay reachable.
      */

@@ -64,7 +64,8 @@ class ShardTest {
             assertEquals(Shard.CLAIMED, shard.claim(cur));
             assertEquals(i, ((Entry) cur.claimedTask()).seq);
             assertEquals(i == 0 ? "c" : "c" + (i % 3), cur.claimedContext());
-            assertEquals(cur.claimedContext().hashCode(), cur.claimedHash(), "the submitter's hash comes with the entry");
+            assertEquals(cur.claimedContext().hashCode(), cur.claimedHash(),
+                    "the submitter's hash comes with the entry");
         }
         assertEquals(0, shard.queued());
         assertEquals(Shard.EMPTY, shard.claim(cur));

@@ -36,8 +36,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *     io.github.gatlingexecutor.benchmarks.ab.SideCosts \
  *     2000000 12 gatling,netty,jraft
  * </pre>
- * Peers: the short names of {@link Peer#byShortName}, and {@code gatling-1} ({@link #oneWorker}). To read a change of the core, compile it to a directory and put
- * that directory ahead of the jar on the class path.
+ * Peers: the short names of {@link Peer#byShortName}, and {@code gatling-1} ({@link #oneWorker}). To read a change
+ * of the core, compile it to a directory and put that directory ahead of the jar on the class path.
  */
 public final class SideCosts {
     private SideCosts() {
