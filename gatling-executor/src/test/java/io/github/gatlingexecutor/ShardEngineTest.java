@@ -154,14 +154,9 @@ class ShardEngineTest {
     @Test
     void shutdownWhileTheCheckerHoldsAQuietShardStillTerminates() throws Exception {
         GatlingExecutor e = shardExecutor(1);
-        CountDownLatch ran = new CountDownLatch(1);
-        e.execute(new Seq("c", ran::countDown));
-        await(ran, "the task");
-        Worker worker = e.engine().pool.workers()[0];
-        waitUntil("the worker to park", () -> worker.parkState() == Worker.PARKED, () -> TestSupport.describe(e));
-        Shard shard = e.engine().shardOf("c");
         ShardThief tidy = new ShardThief(e.engine());
-        assertTrue(tidy.hold(shard), "the quiet shard could not be held");
+        Shard shard = holdQuietShard(e, "c", tidy);
+        Worker worker = e.engine().pool.workers()[0];
         int parksBefore = worker.parks;
         e.shutdown();
         // The worker wakes to the shutdown, finds the held shard not quiescent, and parks again.
@@ -183,15 +178,9 @@ class ShardEngineTest {
     @Test
     void aCursorBetweenVisitsKeepsNoChunkAndSoNoFinishedTaskReachable() throws Exception {
         GatlingExecutor e = shardExecutor(1);
-        CountDownLatch first = new CountDownLatch(1);
-        e.execute(new Seq("c", first::countDown));
-        await(first, "the first task");
-        Worker worker = e.engine().pool.workers()[0];
-        waitUntil("the worker to park", () -> worker.parkState() == Worker.PARKED, () -> TestSupport.describe(e));
-        Shard shard = e.engine().shardOf("c");
         ShardThief tidy = new ShardThief(e.engine());
-        assertTrue(tidy.hold(shard), "the quiet shard could not be held");
-        tidy.letGoHeld(shard);
+        tidy.letGoHeld(holdQuietShard(e, "c", tidy));
+        Worker worker = e.engine().pool.workers()[0];
         int n = 3 * Shard.CHUNK + 1;
         List<WeakReference<Runnable>> ran = new ArrayList<>();
         CountDownLatch all = new CountDownLatch(n);
@@ -209,6 +198,21 @@ class ShardEngineTest {
             kept = ran.stream().filter(r -> r.get() != null).count();
         }
         assertEquals(0, kept, "finished tasks still reachable from the shard's chunks");
+    }
+
+    /**
+     * Runs a task of {@code context} on the only worker of {@code e}, waits for that worker to park, and has
+     * {@code tidy} hold the quiet shard of {@code context} as the checker's tidy does. Returns the shard.
+     */
+    private static Shard holdQuietShard(GatlingExecutor e, Object context, ShardThief tidy) {
+        CountDownLatch ran = new CountDownLatch(1);
+        e.execute(new Seq(context, ran::countDown));
+        await(ran, "the task");
+        Worker worker = e.engine().pool.workers()[0];
+        waitUntil("the worker to park", () -> worker.parkState() == Worker.PARKED, () -> TestSupport.describe(e));
+        Shard shard = e.engine().shardOf(context);
+        assertTrue(tidy.hold(shard), "the quiet shard could not be held");
+        return shard;
     }
 
     /** A context whose hash is the same for every name: distinct contexts of one shard that collide in every table. */
