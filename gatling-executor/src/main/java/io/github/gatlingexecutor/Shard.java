@@ -159,7 +159,7 @@ final class Shard extends ShardOwnerLine {
          * submitter right ahead of the owner is writing.
          */
         int claimedHash() {
-            return chunk.hashes[(int) (index - 1 - chunk.base)];
+            return chunk.hashes[claimedSlot()];
         }
 
         /**
@@ -171,11 +171,16 @@ final class Shard extends ShardOwnerLine {
          * twenty-third set).
          */
         Object claimedContext() {
-            return chunk.slots[2 * (int) (index - 1 - chunk.base)];
+            return chunk.slots[2 * claimedSlot()];
         }
 
         Runnable claimedTask() {
-            return (Runnable) chunk.slots[2 * (int) (index - 1 - chunk.base) + 1];
+            return (Runnable) chunk.slots[2 * claimedSlot() + 1];
+        }
+
+        /** The claimed entry's place in {@code chunk}: the claim moved the index one past it, into that chunk. */
+        private int claimedSlot() {
+            return (int) (index - 1 - chunk.base);
         }
 
         /**

@@ -191,13 +191,11 @@ class ShardEngineTest {
         }
         await(all, "the tasks");
         waitUntil("the worker to park", () -> worker.parkState() == Worker.PARKED, () -> TestSupport.describe(e));
-        long kept = n;
-        for (int i = 0; i < 50 && kept > 0; i++) {
+        waitUntil("the finished tasks to be collected", () -> {
             System.gc();
-            Thread.sleep(20);
-            kept = ran.stream().filter(r -> r.get() != null).count();
-        }
-        assertEquals(0, kept, "finished tasks still reachable from the shard's chunks");
+            return ran.stream().allMatch(r -> r.get() == null);
+        }, () -> ran.stream().filter(r -> r.get() != null).count() + " of " + n
+                + " finished tasks still reachable from the shard's chunks");
     }
 
     /**
