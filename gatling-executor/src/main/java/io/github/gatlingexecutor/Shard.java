@@ -205,6 +205,8 @@ final class Shard extends ShardOwnerLine {
      * (the word hands the table on as it does {@link #diverted}), read racily by statistics ({@link ShardRecords}).
      */
     final ShardRecords records = new ShardRecords();
+    /** The contexts with an entry waiting here, for statistics (see {@link ShardCensus}). */
+    final ShardCensus census = new ShardCensus();
     /**
      * Owner-only: the index at which an owner last found the shard empty. A record last started before it belongs to
      * an earlier life of its context (it had nothing waiting or running then), so its counts start again from zero.
@@ -571,6 +573,7 @@ final class Shard extends ShardOwnerLine {
      * means every entry accepted by then was claimed, and FREE means its owner has ended the visit that ran it.
      */
     boolean closeIfQuiet() {
+        Chunk hint = (Chunk) CONSUMER_CHUNK.getAcquire(this); // before the word: see claimIndex
         long w = (long) WORD.getVolatile(this);
         if (stopped(w)) {
             return true;
@@ -578,7 +581,6 @@ final class Shard extends ShardOwnerLine {
         if (!free(w) || (int) SCHEDULED.getVolatile(this) != 0) {
             return false;
         }
-        Chunk hint = (Chunk) CONSUMER_CHUNK.getAcquire(this);
         long t = (long) TAIL.getVolatile(this);
         if (t < 0) {
             return true;
@@ -615,12 +617,49 @@ final class Shard extends ShardOwnerLine {
      * never counts a claimed entry twice, and may include a submit between its {@code getAndAdd} and its store.
      */
     long queued() {
-        long w = (long) WORD.getVolatile(this);
-        Chunk hint = (Chunk) CONSUMER_CHUNK.getAcquire(this);
+        long index = claimIndex();
         long t = (long) TAIL.getVolatile(this);
         // Closed: by a stop, which took every entry left, or by a quiescence check, which closes only an empty shard
         // (and the tail of a closed shard counts refused submits too).
-        return t < 0 ? 0 : Math.max(0, t - fullIndex(hint, w));
+        return t < 0 ? 0 : Math.max(0, t - index);
+    }
+
+    /**
+     * The full index of the next entry to claim, for readers that are not the owner. The chunk hint is read before
+     * the word: an owner publishes a chunk after the claim that moved into it, so a word read after the hint is at or
+     * past the hint's base, as {@link #fullIndex} needs. (Read the other way round, an owner that moved into the next
+     * chunk between the two reads gave an index 2<sup>48</sup> too far: {@code queued()} and the walks then read an
+     * empty shard for that call while entries waited.)
+     */
+    long claimIndex() {
+        return claimIndex((Chunk) CONSUMER_CHUNK.getAcquire(this));
+    }
+
+    /** {@link #claimIndex()} from a chunk hint the caller read (with {@link #consumerChunk}) just before. */
+    long claimIndex(Chunk hint) {
+        return fullIndex(hint, (long) WORD.getVolatile(this));
+    }
+
+    long tailVolatile() {
+        return (long) TAIL.getVolatile(this);
+    }
+
+    /**
+     * The owners' chunk hint, where a reader's walk may start: at or before the index of any word read after it (see
+     * {@link #claimIndex()}), not of one read before.
+     */
+    Chunk consumerChunk() {
+        return (Chunk) CONSUMER_CHUNK.getAcquire(this);
+    }
+
+    /**
+     * The context of the entry at {@code index} in chunk {@code c}, or null if its submitter has not written it yet
+     * or an owner that claimed it has cleared it since. Racy, for statistics: the acquire read of the task makes the
+     * context its submitter wrote before it visible.
+     */
+    static Object writtenContext(Chunk c, long index) {
+        int k = (int) (index - c.base);
+        return SLOT.getAcquire(c.slots, 2 * k + 1) == null ? null : c.slots[2 * k];
     }
 
     /** Receives the entries of a {@link #walkQueued}. */
@@ -635,8 +674,8 @@ final class Shard extends ShardOwnerLine {
      * cleared by an owner that claimed it, is skipped. Costs one step per waiting entry.
      */
     void walkQueued(EntryVisitor v) {
+        Chunk c = (Chunk) CONSUMER_CHUNK.getAcquire(this); // before the word: see claimIndex
         long w = (long) WORD.getVolatile(this);
-        Chunk c = (Chunk) CONSUMER_CHUNK.getAcquire(this);
         long t = (long) TAIL.getVolatile(this);
         if (t < 0) {
             return;
@@ -661,8 +700,8 @@ final class Shard extends ShardOwnerLine {
 
     /** The stamp of the oldest entry not yet claimed, or {@link Lane#NO_WAITING} (racy, for statistics). */
     long oldestStamp() {
+        Chunk c = (Chunk) CONSUMER_CHUNK.getAcquire(this); // before the word: see claimIndex
         long w = (long) WORD.getVolatile(this);
-        Chunk c = (Chunk) CONSUMER_CHUNK.getAcquire(this);
         long t = (long) TAIL.getVolatile(this);
         long i = fullIndex(c, w);
         if (t < 0 || i >= t) {

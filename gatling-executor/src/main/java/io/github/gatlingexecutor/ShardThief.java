@@ -6,7 +6,8 @@ package io.github.gatlingexecutor;
  * been in that task long enough ({@link #STEAL_AFTER_NANOS}) the checker takes the shard from it
  * ({@link ShardOwner#steal}) and queues it. Looks ride on the checker's clock tick, every few milliseconds while work
  * flows, not on its check period: a look costs a few reads per shard, and the blocked threshold is for growing the
- * pool, not for letting contexts wait. The same look tidies the records of shards that have gone quiet.
+ * pool, not for letting contexts wait. The same look tidies the records of shards that have gone quiet, and trims
+ * each shard's {@link ShardCensus} of the entries claimed since statistics last read it.
  */
 final class ShardThief {
     /** In {@link #seen}: no owner was in a task at the last look. */
@@ -59,6 +60,7 @@ final class ShardThief {
         for (int i = 0; i < shards.length; i++) {
             Shard s = shards[i];
             forgetIfQuiet(s, i);
+            s.census.trim(s);
             long mark = s.inTaskAcquire();
             if (mark != s.wordVolatile() || s.queued() == 0) {
                 seen[i] = NONE;

@@ -98,25 +98,32 @@ final class Snapshots {
     }
 
     /**
-     * How many contexts are live in the shards and not counted among the lanes already: those with an entry waiting (a
-     * walk, a step per waiting entry, with the hashes the entries carry) and those whose task runs now. A diverted
-     * context also has a lane, which the caller counted; on the shard engine the sequential lanes are only such
-     * lanes, so they are looked at only when there are any.
+     * How many contexts are live in the shards and not counted among the lanes already: those with an entry waiting
+     * (each shard's {@link ShardCensus}, which costs what came and went since the last call, not a step per waiting
+     * entry) and those whose task runs now. A diverted context also has a lane, which the caller counted; on the shard
+     * engine the sequential lanes are only such lanes, so the contexts are listed one by one only when there are any.
      */
     private long liveInShards() {
-        ContextSet found = new ContextSet();
+        Map<Object, Lane> lanes = engine.lanes(false);
+        ContextSet found = lanes.isEmpty() ? null : new ContextSet();
+        long waiting = 0;
+        for (Shard s : engine.shards) {
+            waiting += s.census.waitingContexts(s, found);
+        }
+        long running = 0;
         for (Worker w : engine.pool.workers()) {
-            Object running = w.shardContext;
-            if (running != null) {
-                found.add(running, running.hashCode());
+            Object context = w.shardContext;
+            if (context == null) {
+                continue;
+            }
+            boolean counted = found != null ? !found.add(context, context.hashCode())
+                    : engine.shardOf(context).census.holds(context);
+            if (!counted) {
+                running++;
             }
         }
-        for (Shard s : engine.shards) {
-            s.walkQueued((context, hash, stamp) -> found.add(context, hash));
-        }
-        Map<Object, Lane> lanes = engine.lanes(false);
-        if (lanes.isEmpty()) {
-            return found.size();
+        if (found == null) {
+            return waiting + running;
         }
         long[] notLanes = {0};
         found.forEach(context -> {

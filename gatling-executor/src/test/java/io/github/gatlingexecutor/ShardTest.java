@@ -228,6 +228,145 @@ class ShardTest {
     }
 
     /**
+     * The census against a walk of the waiting entries, the oracle it replaces: offers and claims in random runs
+     * (across chunks, contexts repeating), the census read between them. Then a stop: nothing waits.
+     */
+    @Test
+    void theCensusCountsTheContextsAWalkFindsWaitingAsEntriesComeAndGo() {
+        Shard shard = new Shard(0);
+        Shard.Cursor cur = new Shard.Cursor();
+        java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+        long offered = 0;
+        long claimed = 0;
+        boolean owned = false;
+        for (int step = 0; step < 2_000; step++) {
+            if (random.nextInt(3) > 0) {
+                for (int i = random.nextInt(40); i > 0; i--, offered++) {
+                    shard.offer("k" + random.nextInt(60), new Entry(0, (int) offered, (int) offered), 0);
+                }
+            } else {
+                if (!owned) {
+                    owned = shard.acquire(cur);
+                }
+                for (int i = random.nextInt(60); i > 0 && claimed < offered; i--, claimed++) {
+                    assertEquals(Shard.CLAIMED, shard.claim(cur));
+                }
+            }
+            java.util.Set<Object> walked = new java.util.HashSet<>();
+            shard.walkQueued((context, hash, stamp) -> walked.add(context));
+            assertEquals(walked.size(), shard.census.waitingContexts(shard, null), "after step " + step);
+        }
+        assertTrue(offered > 10 * Shard.CHUNK && claimed > 5 * Shard.CHUNK, offered + " offered, " + claimed);
+        shard.stop(new ArrayList<>());
+        assertEquals(0, shard.census.waitingContexts(shard, null), "a stopped shard has nothing waiting");
+    }
+
+    /** What the census read, once claimed, is let go at the checker's trim: it keeps no context of a quiet shard. */
+    @Test
+    void theCensusTrimmedKeepsNoContextOfAClaimedEntryReachable() {
+        Shard shard = new Shard(0);
+        Object context = new Object();
+        WeakReference<Object> contextRef = new WeakReference<>(context);
+        shard.offer(context, new Entry(0, 0, 0), 0);
+        context = null;
+        assertEquals(1, shard.census.waitingContexts(shard, null));
+        Shard.Cursor cur = new Shard.Cursor();
+        assertTrue(shard.acquire(cur));
+        assertEquals(Shard.CLAIMED, shard.claim(cur));
+        assertEquals(Shard.EMPTY, shard.claim(cur));
+        assertFalse(shard.release(cur));
+        shard.census.trim(shard);
+        TestSupport.waitUntil("the context collected", () -> {
+            System.gc();
+            return contextRef.get() == null;
+        });
+    }
+
+    /**
+     * {@code queued()} and the census read by another thread while the owner claims across chunks: neither reads an
+     * empty shard while a chunk of entries is left. Read with the word before the chunk hint, a claim that moved into
+     * the next chunk between the two reads made the index 2<sup>48</sup> too far, and the shard read empty; a census
+     * that started its walk from a hint read after the word began in a chunk past its index, and threw.
+     */
+    @Test
+    @Timeout(60)
+    void readersWhileTheOwnerCrossesChunksNeverSeeAnEmptyShard() throws Exception {
+        int chunks = 64;
+        int rounds = 200;
+        for (int round = 0; round < rounds; round++) {
+            Shard shard = new Shard(0);
+            for (int i = 0; i < (chunks + 1) * Shard.CHUNK; i++) {
+                shard.offer("c", new Entry(0, i, i), 0);
+            }
+            AtomicBoolean done = new AtomicBoolean();
+            Thread owner = new Thread(() -> {
+                Shard.Cursor cur = new Shard.Cursor();
+                shard.acquire(cur);
+                for (int i = 0; i < chunks * Shard.CHUNK; i++) {
+                    shard.claim(cur); // a chunk of entries stays: queued() is at least CHUNK throughout
+                }
+                done.set(true);
+            });
+            owner.start();
+            long reads = 0;
+            while (!done.get()) {
+                long q = shard.queued();
+                int contexts = shard.census.waitingContexts(shard, null);
+                reads++;
+                if (q < Shard.CHUNK || contexts != 1) {
+                    owner.join();
+                    throw new AssertionError("queued() read " + q + " and the census " + contexts
+                            + " contexts in round " + round + " after " + reads + " reads, with at least "
+                            + Shard.CHUNK + " entries of one context waiting");
+                }
+            }
+            owner.join();
+        }
+    }
+
+    /**
+     * The census read while a producer appends and the owner claims right behind it, so that the census often finds
+     * everything it held claimed and starts again from the word's index. It must start from a chunk at or before that
+     * index: from a chunk hint read after the word, it started past it now and then, and threw.
+     */
+    @Test
+    @Timeout(60)
+    void theCensusReadWhileTheOwnerKeepsUpWithAProducerStartsWhereTheWordIs() throws Exception {
+        Shard shard = new Shard(0);
+        int n = 2_000 * Shard.CHUNK;
+        AtomicBoolean done = new AtomicBoolean();
+        Thread producer = new Thread(() -> {
+            for (int i = 0; i < n; i++) {
+                shard.offer("c", new Entry(0, i, i), 0);
+            }
+        });
+        Thread owner = new Thread(() -> {
+            Shard.Cursor cur = new Shard.Cursor();
+            shard.acquire(cur);
+            for (int claimed = 0; claimed < n; ) {
+                if (shard.claim(cur) == Shard.CLAIMED) {
+                    claimed++;
+                } else {
+                    Thread.onSpinWait(); // caught up with the producer: the shard stays owned
+                }
+            }
+            done.set(true);
+        });
+        producer.start();
+        owner.start();
+        try {
+            while (!done.get()) {
+                int contexts = shard.census.waitingContexts(shard, null);
+                assertTrue(contexts <= 1, contexts + " contexts waiting, of one");
+            }
+        } finally {
+            producer.join();
+            owner.join();
+        }
+        assertEquals(0, shard.census.waitingContexts(shard, null));
+    }
+
+    /**
      * Producers submit while owners take the shard from a ready queue, work batches, hand it back or give it up, a
      * thief steals from whoever owns it, and (with {@code stop}) a stop comes in the middle. Every entry accepted is
      * claimed or returned exactly once; each claim is of the next index; nothing accepted stays behind.
