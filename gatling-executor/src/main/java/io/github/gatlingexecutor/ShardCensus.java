@@ -19,9 +19,11 @@ import java.util.Map;
  * longer.
  *
  * <p>Only statistics readers and the checker touch it, under its lock: nothing here blocks a submitter or a worker.
- * Between updates it holds the contexts of entries since claimed, and a chunk the owner may have passed (with the
- * chunks after it): the checker trims it at each of its looks ({@link #trim}; every few milliseconds while work flows,
- * at least once a check period), where it also drops the records of quiet shards, which hold contexts as long.
+ * It holds a reference per waiting entry it has read (the shard holds three arrays' worth per entry), and a count per
+ * context. Between updates it also holds the contexts of entries since claimed, and a chunk the owner may have passed
+ * (with the chunks after it): the checker trims it at each of its looks ({@link #trim}; every few milliseconds while
+ * work flows, at least once a check period), where it also drops the records of quiet shards, which hold contexts as
+ * long.
  */
 final class ShardCensus {
     /** Contexts of the entries from index {@code from} to {@code to}, oldest first. */
