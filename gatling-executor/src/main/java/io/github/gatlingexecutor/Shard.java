@@ -150,7 +150,10 @@ final class Shard extends ShardOwnerLine {
         long word;
         long index;
         Chunk chunk;
-        /** Slots of {@code chunk} below this index were cleared by this cursor (references let go). */
+        /**
+         * Slots of {@code chunk} below this index were cleared by this cursor (references let go), or were claimed
+         * before it took the shard, by owners that clear their own.
+         */
         long clearedTo;
 
         /**
@@ -164,7 +167,7 @@ final class Shard extends ShardOwnerLine {
 
         /**
          * The claimed entry's context and task, read from its slots (the claim's acquire read of the task made them
-         * visible, and nobody clears a slot below the word but this cursor, at the end of its visit). Not copied
+         * visible, and only the cursor that claimed a slot clears it, at the end of its visit). Not copied
          * into fields of the cursor: the cursor lives as long as its worker, and a reference stored from such an
          * object into another heap region makes G1's write barrier pay a StoreLoad fence (on one hot key the two
          * copies and the worker's running context cost the owner more than its claim CAS, docs/benchmarks.md,
@@ -431,7 +434,10 @@ final class Shard extends ShardOwnerLine {
             // The chunk left behind is not cleared: once the hints move past it nothing of the shard holds it, and
             // clearing it would cost the owner two stores per entry (an ownership request per line) for garbage.
             cur.chunk = c;
-            cur.clearedTo = c.base;
+            // The owner's own claims in c start at c.base, or at the index it took the shard at if that is in c: its
+            // cursor may have started at an older chunk than that index's (the hint trails), and the entries of c
+            // below that index are the previous owner's, whose last claim a robbed owner may still be reading.
+            cur.clearedTo = Math.max(c.base, cur.clearedTo);
             // After the claim that moved into c: whoever reads it reads a word at or past c.base.
             CONSUMER_CHUNK.setRelease(this, c);
         }

@@ -155,6 +155,34 @@ class ShardTest {
         assertFalse(shard.steal(new Shard.Cursor(), shard.wordVolatile()), "a FREE shard is not stolen");
     }
 
+    /**
+     * A thief that takes the shard with a chunk hint older than its index (a robbed owner may publish its hint late)
+     * clears, when its visit ends, only the slots of the entries it claimed itself. It cleared from the base of the
+     * chunk it moved into, the robbed owner's last claim included, and that owner, between its claim and its read of
+     * the claimed task, read null (seen once in {@code manyProducersOwnersAndAThiefClaimEveryEntryExactlyOnce}).
+     */
+    @Test
+    void aThiefWithAnOlderChunkHintClearsOnlyWhatItClaimed() {
+        Shard shard = new Shard(0);
+        Shard.Chunk first = shard.consumerChunk();
+        for (int i = 0; i < Shard.CHUNK + 4; i++) {
+            shard.offer("c", new Entry(0, i, i), 0);
+        }
+        Shard.Cursor owner = new Shard.Cursor();
+        assertTrue(shard.acquire(owner));
+        for (int i = 0; i <= Shard.CHUNK; i++) {
+            assertEquals(Shard.CLAIMED, shard.claim(owner)); // the last claim moves into the second chunk
+        }
+        Shard.CONSUMER_CHUNK.setRelease(shard, first); // as a robbed owner's late store of its older hint leaves it
+        Shard.Cursor thief = new Shard.Cursor();
+        assertTrue(shard.steal(thief, shard.wordVolatile()));
+        assertEquals(Shard.CLAIMED, shard.claim(thief));
+        assertTrue(shard.handBack(thief)); // the end of the thief's visit clears what it claimed
+        assertNull(thief.claimedTask(), "the thief's own claim is let go");
+        Runnable task = owner.claimedTask();
+        assertTrue(task != null && ((Entry) task).seq == Shard.CHUNK, "the robbed owner's last claim: " + task);
+    }
+
     @Test
     void aThiefInTaskRobsOnlyAnOwnerThatHasEnteredTheTaskOfItsLastClaim() {
         Shard shard = new Shard(0);
