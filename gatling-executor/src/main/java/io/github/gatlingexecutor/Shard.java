@@ -614,8 +614,7 @@ final class Shard extends ShardOwnerLine {
         if (c == null || last < c.base) {
             return null;
         }
-        int k = (int) (last - c.base);
-        return SLOT.getAcquire(c.slots, 2 * k + 1) == null ? null : c.slots[2 * k];
+        return writtenContext(c, last);
     }
 
     /**
@@ -680,25 +679,22 @@ final class Shard extends ShardOwnerLine {
      * cleared by an owner that claimed it, is skipped. Costs one step per waiting entry.
      */
     void walkQueued(EntryVisitor v) {
-        Chunk c = (Chunk) CONSUMER_CHUNK.getAcquire(this); // before the word: see claimIndex
-        long w = (long) WORD.getVolatile(this);
+        Chunk c = consumerChunk();
+        long from = claimIndex(c);
         long t = (long) TAIL.getVolatile(this);
         if (t < 0) {
             return;
         }
-        for (long i = fullIndex(c, w); i < t; i++) {
+        for (long i = from; i < t; i++) {
             while (i >= c.end()) {
                 c = c.next;
                 if (c == null) {
                     return;
                 }
             }
-            int k = (int) (i - c.base);
-            if (SLOT.getAcquire(c.slots, 2 * k + 1) == null) {
-                continue;
-            }
-            Object context = c.slots[2 * k];
+            Object context = writtenContext(c, i);
             if (context != null) {
+                int k = (int) (i - c.base);
                 v.entry(context, c.hashes[k], c.stamps[k]);
             }
         }
@@ -706,10 +702,9 @@ final class Shard extends ShardOwnerLine {
 
     /** The stamp of the oldest entry not yet claimed, or {@link Lane#NO_WAITING} (racy, for statistics). */
     long oldestStamp() {
-        Chunk c = (Chunk) CONSUMER_CHUNK.getAcquire(this); // before the word: see claimIndex
-        long w = (long) WORD.getVolatile(this);
+        Chunk c = consumerChunk();
+        long i = claimIndex(c);
         long t = (long) TAIL.getVolatile(this);
-        long i = fullIndex(c, w);
         if (t < 0 || i >= t) {
             return Lane.NO_WAITING;
         }

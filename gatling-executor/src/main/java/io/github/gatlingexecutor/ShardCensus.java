@@ -59,26 +59,16 @@ final class ShardCensus {
         if (from == to && next == null) {
             return;
         }
-        long index = s.claimIndex();
-        if (s.closed() || index >= to) {
-            clear(index);
-        } else {
-            dropClaimed(index);
-        }
+        forgetClaimed(s.claimIndex(), s.closed());
     }
 
     private void update(Shard s) {
         Shard.Chunk hint = s.consumerChunk(); // then the word, so the hint's base is at most the index read
         long index = s.claimIndex(hint);
         long tail = s.tailVolatile();
+        forgetClaimed(index, tail < 0);
         if (tail < 0) {
-            clear(index); // closed: stopped (every entry left was returned) or closed quiet (nothing waits)
             return;
-        }
-        if (index >= to) {
-            clear(index); // every entry held was claimed (and maybe more): read from the word's index
-        } else {
-            dropClaimed(index);
         }
         // A chunk at or before index to: the one kept from the last update, or the hint read before the index, which
         // to equals when nothing was kept. (A hint read afterwards may be past it: an owner that moved on.)
@@ -104,6 +94,19 @@ final class ShardCensus {
         }
         to = i;
         next = c;
+    }
+
+    /**
+     * Drops what is no longer waiting, given the word's {@code index}: everything if the shard is {@code closed}
+     * (stopped: every entry left was returned; closed quiet: nothing waits) or the index has passed every entry held
+     * (then the next read starts from the index), else the entries below it.
+     */
+    private void forgetClaimed(long index, boolean closed) {
+        if (closed || index >= to) {
+            clear(index);
+        } else {
+            dropClaimed(index);
+        }
     }
 
     /** Drops the entries below {@code index}, which is below {@code to}: claimed since they were read. */
