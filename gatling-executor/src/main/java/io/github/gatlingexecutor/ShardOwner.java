@@ -10,7 +10,7 @@ import java.util.Iterator;
  *
  * <h2>Diverted contexts</h2>
  * A shard is first in, first out over all its contexts, so a context with a long backlog would hold up every context
- * queued behind it in the shard (SPEC point 5). When one context has been claimed {@link #RUN} times in a row and the
+ * queued behind it in the shard (SPEC point 5). When one context has been claimed {@link #run} times in a row and the
  * newest entry of the shard is another context's, the owner diverts the first: it records the context in the shard's
  * {@link Shard#diverted} table, and moves each later entry of that context, in order, into the context's
  * {@link SequentialLane}, of which it is the only producer. The lane goes through the ready queue like any lane, a batch
@@ -32,9 +32,11 @@ import java.util.Iterator;
 final class ShardOwner {
     /**
      * Claims of one context in a row after which the owner looks whether another context waits (and then diverts the
-     * first). Half the default batch: a flood is moved aside within one visit.
+     * first): half the executor's batch, so a flood is moved aside within one visit, and a context behind it waits for
+     * about as many of the flood's tasks as behind a lane's batches (SPEC point 5). A fixed 32, with batches of 8,
+     * let a fresh context wait for 33 of a flood's tasks, where lanes allow four batches (SemanticsFairnessTest).
      */
-    static final int RUN = 32;
+    private final int run;
 
     /** In {@link Shard#diverted}: the context is to be diverted, from its next entry on (its lane not made yet). */
     private static final Object PENDING = new Object();
@@ -52,6 +54,7 @@ final class ShardOwner {
     ShardOwner(Worker worker) {
         this.worker = worker;
         this.engine = worker.engine;
+        this.run = Math.max(1, engine.settings.batchSize / 2);
     }
 
     /** A visit to {@code shard}, which the caller polled from the ready queue (and so holds its scheduling). */
@@ -180,7 +183,7 @@ final class ShardOwner {
                 }
             } // else runRecord is this context's: the two are set together, and cleared together
             runRecord.started(cur.index - 1, s.lastEmptyIndex);
-            if (++runLength % RUN == 0 && othersWait(s, context)) {
+            if (++runLength % run == 0 && othersWait(s, context)) {
                 diverted.put(context, PENDING);
                 runLength = 0;
             }
