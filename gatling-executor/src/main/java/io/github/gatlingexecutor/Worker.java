@@ -154,6 +154,9 @@ final class Worker implements Runnable {
     /** The clock at the start of the current round of spins (see Waiting#pauseUnlessPreempted); owner-only. */
     long spinMark;
 
+    /** Counts what SequentialLane#touchAhead loaded, so its loads are used; read by nothing (owner-only). */
+    int touchSink;
+
     /** Nanoseconds this worker's next search may spin before it parks; adapted by WorkerPool#search (owner-only). */
     long searchBudget = PoolPolicy.MIN_SEARCH_NANOS;
 
