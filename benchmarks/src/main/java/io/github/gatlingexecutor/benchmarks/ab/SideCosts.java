@@ -13,18 +13,24 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Each side of the hand-off of one hot key on its own: what a submit costs while nothing drains, and what a drain
- * costs per task while nothing is submitted.
+ * Each side of the hand-off of one hot key (or of {@code KEYS} keys) on its own: what a submit costs while nothing
+ * drains, and what a drain costs per task while nothing is submitted.
  *
- * <p>A round makes a fresh executor, submits a task that holds the key's thread on a latch, then submits {@code N}
- * tiny tasks to the same key (timed: the submit side alone, the queue growing), opens the latch, and times until the
- * last task has run (the drain side alone, from a full queue). Each tiny task checks it runs in submission order, as
- * the comparison runner's do. Rounds alternate the peers in one JVM; the first third warm up.
+ * <p>A round makes a fresh executor, submits a task that holds key 0's thread on a latch, then submits {@code N}
+ * tiny tasks (timed: the submit side alone, the queues growing), to key 0 or to keys drawn uniformly from {@code KEYS},
+ * opens the latch, and times until the last task has run (the drain side alone, from full queues). Each tiny task is
+ * a fresh object, as a real producer's are, and checks it runs in its key's submission order, as the comparison
+ * runner's do. Rounds alternate the peers in one JVM; the first third warm up. With many keys, run every peer on one
+ * thread ({@code -XX:ActiveProcessorCount=1}, and {@code gatling-1}): the held thread then holds every key, and the
+ * drain reads the order in which a peer runs a backlog spread over many keys (by key, or as submitted), which decides
+ * how many of the tasks' first touches miss one by one (docs/benchmarks.md, twenty-fifth set).
  *
  * <p>Why: with one producer and one hot key both sides run at once on this 2-core machine, each slowed by the other
  * (shared lines, and the host's cores), and the rate alone cannot say which side bounds a peer, or by how much. Alone,
@@ -35,6 +41,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * java -Xms3g -Xmx3g -Xmn2g -XX:+AlwaysPreTouch -cp benchmarks/target/benchmarks.jar \
  *     io.github.gatlingexecutor.benchmarks.ab.SideCosts \
  *     2000000 12 gatling,netty,jraft
+ * java -XX:ActiveProcessorCount=1 -Xms3g -Xmx3g -Xmn2g -XX:+AlwaysPreTouch -cp benchmarks/target/benchmarks.jar \
+ *     io.github.gatlingexecutor.benchmarks.ab.SideCosts \
+ *     2000000 12 gatling-1,jraft 1024
  * </pre>
  * Peers: the short names of {@link Peer#byShortName}, and {@code gatling-1} ({@link #oneWorker}). To read a change
  * of the core, compile it to a directory and put that directory ahead of the jar on the class path.
@@ -46,47 +55,61 @@ public final class SideCosts {
     /** A tiny ordered task: the comparison runner's, with one counter for the whole round. */
     private static final class Tiny implements Runnable {
         private final Round round;
+        private final int key;
         private final int seq;
 
-        Tiny(Round round, int seq) {
+        Tiny(Round round, int key, int seq) {
             this.round = round;
+            this.key = key;
             this.seq = seq;
         }
 
         @Override
         public void run() {
             Round r = round;
-            if (r.next != seq) {
-                r.violations++;
+            if (r.next[key] != seq) {
+                r.violations.incrementAndGet(); // rare: an atomic costs nothing here, and no count is lost
             }
-            r.next = seq + 1;
+            r.next[key] = seq + 1;
             if (r.done.incrementAndGet() == r.tasks) {
                 r.finished.countDown();
             }
         }
     }
 
-    /** One round's state; {@code next} and {@code violations} are touched only by the running task. */
+    /**
+     * One round's state; {@code next[key]} is touched only by the running task of that key.
+     */
     private static final class Round {
         final int tasks;
         final AtomicLong done = new AtomicLong();
         final CountDownLatch finished = new CountDownLatch(1);
-        int next;
-        int violations;
+        final int[] next;
+        final AtomicInteger violations = new AtomicInteger();
 
-        Round(int tasks) {
+        Round(int tasks, int keys) {
             this.tasks = tasks;
+            this.next = new int[keys];
         }
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 3) {
+        if (args.length != 3 && args.length != 4) {
             throw new IllegalArgumentException("usage: SideCosts TASKS_PER_ROUND ROUNDS PEERS (short names, or "
-                    + ONE_WORKER + ")");
+                    + ONE_WORKER + ") [KEYS]");
         }
         int tasks = Integer.parseInt(args[0]);
         int rounds = Integer.parseInt(args[1]);
         String[] peers = args[2].split(",");
+        int keys = args.length == 4 ? Integer.parseInt(args[3]) : 1;
+        if (keys < 1) {
+            throw new IllegalArgumentException("KEYS must be at least 1: " + keys);
+        }
+        int[] keyOf = new int[tasks]; // drawn before any round: the submit side times the submits alone
+        SplittableRandom random = new SplittableRandom(42);
+        for (int i = 0; i < tasks; i++) {
+            keyOf[i] = keys == 1 ? 0 : random.nextInt(keys);
+        }
         int cores = Runtime.getRuntime().availableProcessors();
         Map<String, List<double[]>> results = new LinkedHashMap<>();
         Map<String, String> names = new LinkedHashMap<>();
@@ -97,7 +120,7 @@ public final class SideCosts {
                 Peer peer = name.equals(ONE_WORKER) ? oneWorker() : Peer.byShortName(name, cores);
                 System.gc(); // no peer pays for another's garbage
                 long gcBefore = collections();
-                double[] costs = round(peer, tasks, names, name);
+                double[] costs = round(peer, tasks, keyOf, keys, names, name);
                 boolean clean = collections() == gcBefore;
                 collected += clean ? 0 : 1;
                 if (r >= rounds / 3 && clean) { // the first third warms up; a round with a collection is left out
@@ -105,8 +128,9 @@ public final class SideCosts {
                 }
             }
         }
-        System.out.printf("one hot key, %,d tasks a round, %d rounds (a third warm-up), %d cores; %d rounds had a"
-                + " collection and are left out%n", tasks, rounds, cores, collected);
+        System.out.printf("%s, %,d tasks a round, %d rounds (a third warm-up), %d cores; %d rounds had a"
+                + " collection and are left out%n", keys == 1 ? "one hot key" : String.format("%,d keys", keys), tasks,
+                rounds, cores, collected);
         System.out.println("peer (ns per task)                         submit median  (min)   drain median  (min)");
         for (Map.Entry<String, List<double[]>> e : results.entrySet()) {
             List<double[]> l = e.getValue();
@@ -137,9 +161,9 @@ public final class SideCosts {
                 keys, 1, false, b -> b.maxThreads(1).blockedThreshold(Duration.ofHours(1))));
     }
 
-    private static double[] round(Peer peer, int tasks, Map<String, String> names, String name)
-            throws InterruptedException {
-        OrderedExecutorAdapter adapter = peer.create(1);
+    private static double[] round(Peer peer, int tasks, int[] keyOf, int keys, Map<String, String> names,
+            String name) throws InterruptedException {
+        OrderedExecutorAdapter adapter = peer.create(keys);
         names.put(name, adapter.name());
         try {
             CountDownLatch held = new CountDownLatch(1);
@@ -155,10 +179,12 @@ public final class SideCosts {
             if (!held.await(10, TimeUnit.SECONDS)) {
                 throw new IllegalStateException(name + ": the holding task did not start");
             }
-            Round round = new Round(tasks);
+            Round round = new Round(tasks, keys);
+            int[] seqs = new int[keys];
             long t0 = System.nanoTime();
             for (int i = 0; i < tasks; i++) {
-                adapter.execute(0, new Tiny(round, i));
+                int key = keyOf[i];
+                adapter.execute(key, new Tiny(round, key, seqs[key]++));
             }
             long t1 = System.nanoTime();
             open.countDown();
@@ -166,8 +192,8 @@ public final class SideCosts {
                 throw new IllegalStateException(name + ": " + round.done.get() + " of " + tasks + " tasks ran");
             }
             long t2 = System.nanoTime();
-            if (round.violations > 0) {
-                throw new IllegalStateException(name + ": " + round.violations + " tasks ran out of order");
+            if (round.violations.get() > 0) {
+                throw new IllegalStateException(name + ": " + round.violations.get() + " tasks ran out of order");
             }
             return new double[] {(t1 - t0) / (double) tasks, (t2 - t1) / (double) tasks};
         } finally {
