@@ -402,7 +402,7 @@ final class SequentialLane extends Lane {
      * tasks in the order they were allocated, 9. The slots are read plainly: a slot read as not yet written only ends
      * the touch early, and reading a task's class word is safe however the reference was published.
      */
-    private static long touchAhead(Worker worker, Chunk c, long from, long until) {
+    static long touchAhead(Worker worker, Chunk c, long from, long until) {
         Object[] tasks = c.tasks;
         long end = Math.min(Math.min(c.end(), until), from + TOUCH_AHEAD);
         int plain = 0;
