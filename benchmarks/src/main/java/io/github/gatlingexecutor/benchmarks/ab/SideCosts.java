@@ -77,9 +77,7 @@ public final class SideCosts {
         }
     }
 
-    /**
-     * One round's state; {@code next[key]} is touched only by the running task of that key.
-     */
+    /** One round's state; {@code next[key]} is touched only by the running task of that key. */
     private static final class Round {
         final int tasks;
         final AtomicLong done = new AtomicLong();
