@@ -183,9 +183,11 @@ final class ShardOwner {
                 }
             } // else runRecord is this context's: the two are set together, and cleared together
             runRecord.started(cur.index - 1, s.lastEmptyIndex);
-            if (++runLength % run == 0 && othersWait(s, context)) {
-                diverted.put(context, PENDING);
+            if (++runLength == run) { // a compare per claim: run is a field, and a remainder of it a division
                 runLength = 0;
+                if (othersWait(s, context)) {
+                    diverted.put(context, PENDING);
+                }
             }
             // Stored only when they change: each is a reference stored into an object as old as the executor, and
             // into another heap region G1's write barrier pays a StoreLoad fence; a run of one context stores neither.
