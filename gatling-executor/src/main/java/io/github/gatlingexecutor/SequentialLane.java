@@ -41,7 +41,11 @@ final class SequentialLane extends Lane {
         final long base;
         final Object[] tasks;       // null, or a task (released by its submitter); never written by the consumer
         final long[] stamps;        // Engine#stamp of each task, written before the task's release store
-        volatile Chunk next;        // linked by the submitter that claimed slot base + tasks.length, while GROWING
+        /**
+         * Linked by the submitter that claimed slot {@code base + tasks.length}, while GROWING; once the owner has
+         * passed this chunk and moved the lane's {@code chunk} beyond it, linked to itself (see SequentialLane#head).
+         */
+        volatile Chunk next;
 
         Chunk(long base, int size) {
             this.base = base;
@@ -51,6 +55,21 @@ final class SequentialLane extends Lane {
 
         long end() {
             return base + tasks.length;
+        }
+
+        /** True once the owner has passed this chunk and cut it off (see SequentialLane#head). */
+        boolean passed() {
+            return next == this;
+        }
+
+        private static final VarHandle NEXT;
+
+        static {
+            try {
+                NEXT = MethodHandles.lookup().findVarHandle(Chunk.class, "next", Chunk.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
         }
     }
 
@@ -147,7 +166,8 @@ final class SequentialLane extends Lane {
      * <p>Who reads them: the next owner, which receives the lane through the ready queue (or the activating
      * submitter's CAS) after the previous owner's last write; {@code shutdownNow} and statistics with the workers'
      * words (see progress), racily, in either order, which a chunk's base makes safe: the consumer moves
-     * {@code chunk} on only after taking every slot before its base.
+     * {@code chunk} on only after taking every slot before its base. Only an owner writes {@code chunk} (and a
+     * release, to NONE); the drain of {@code shutdownNow} writes only {@code taken}.
      */
     private long taken;
     private Chunk chunk;
@@ -266,8 +286,9 @@ final class SequentialLane extends Lane {
             // Not a task's failure (runTask keeps those); the engine failing around tasks (an OutOfMemoryError, say).
             // We still own the lane (nothing that can throw follows the CAS that gives it up), and the caller hands
             // it on: the next owner must start after the last slot taken, which this worker's word holds. The chunk
-            // may stay behind that count: every walk follows the links from it (see takenFrom).
-            head(c, Math.max(h, worker.takenIn(this)));
+            // is the last one written (this batch's start, or where it went idle and took the lane back), which may
+            // stay behind that count: every walk follows the links from it (see takenFrom).
+            head(chunk, Math.max(h, worker.takenIn(this)));
             throw outsideAnyTask;
         }
     }
@@ -421,21 +442,56 @@ final class SequentialLane extends Lane {
     }
 
     /**
-     * Writes the head. {@code taken} is opaque, not plain: the drain and statistics may read it while it is written
-     * (see closeAndDrain), and a plain {@code long} store may tear on a 32-bit JVM.
+     * Writes the head, as the lane's owner, and cuts off the chunks it has passed since the last head: each is linked
+     * to itself. {@code taken} is opaque, not plain: the drain and statistics may read it while it is written (see
+     * closeAndDrain), and a plain {@code long} store may tear on a 32-bit JVM.
+     *
+     * <p>Why cut them off: a passed chunk is garbage, but one that was promoted to the old generation while its lane
+     * held a backlog is only found to be so by an old-generation cycle. Until then its link keeps the next chunk alive
+     * through every young collection, that one the next, and so on: every chunk and task the lane has had since,
+     * copied by each young collection until it too is promoted (the shard engine's chains showed it: on G1 most of
+     * the young generation survived each collection, twenty-fifth set of docs/benchmarks.md). Linked to itself, a
+     * passed chunk holds at most its own slots.
+     *
+     * <p>Who meets a cut chunk: a drain or a statistics read that started from {@code chunk} before this store moved
+     * it (see {@link #successor}). Never an owner: it starts from {@code chunk}, which is only ever written here, by
+     * the owner, and by a release to NONE, and every chunk from it on is linked. The release store of each self-link
+     * comes after the store of {@code chunk}: a reader that sees the self-link sees the new {@code chunk}. The walk
+     * cuts only chunks before {@code c} (by base), and stops at a link not yet made or already cut: it never cuts a
+     * chunk the owner has not passed, nor the shared NONE of a released lane.
      */
     private void head(Chunk c, long h) {
+        Chunk from = chunk;
         chunk = c;
         TAKEN_SEQ.setOpaque(this, h);
+        while (from.base < c.base) {
+            Chunk n = from.next;
+            if (n == null || n == from) {
+                break;
+            }
+            Chunk.NEXT.setRelease(from, from);
+            from = n;
+        }
+    }
+
+    /**
+     * The chunk after {@code c} for a reader that is not the owner: its link, or, if the owner has cut {@code c} off
+     * (see head), the lane's current {@code chunk}, which the owner moved past {@code c} before cutting it, after
+     * taking every slot before its base. Null if nothing is linked yet.
+     */
+    private Chunk successor(Chunk c) {
+        Chunk n = c.next;
+        return n == c ? (Chunk) CHUNK.getAcquire(this) : n;
     }
 
     /**
      * Where a walk of the head starts: {@code taken}, or just before {@code c}'s first slot if that is later. The
-     * two fields can come from two different batch ends: after {@code shutdownNow} its drain writes the head while
-     * the owner of a batch that ran out of budget (or saw the stop) may be writing it too, outside any take, and
-     * their stores can interleave into the drain's chunk with the owner's older count (the stress run found a batch
-     * indexing before its chunk's first slot). Each is a sound start: every slot before a chunk's base is taken, and
-     * so is every slot up to {@code taken}; a {@code taken} past {@code c} is walked to by following the links.
+     * two fields can come from two different writers: after {@code shutdownNow} its drain writes the count while the
+     * owner of a batch that ran out of budget (or saw the stop) may be writing the head too, outside any take (when
+     * the drain wrote the chunk as well, the stress run found a batch indexing before its chunk's first slot), and an
+     * owner leaving a batch on a failure writes its first chunk with its last count. Each is a sound start: every
+     * slot before a chunk's base is taken, and so is every slot up to {@code taken}; a {@code taken} past {@code c}
+     * is walked to by following the links, which are whole from the owner's chunk on (see head).
      */
     private long takenFrom(Chunk c) {
         return Math.max((long) TAKEN_SEQ.getOpaque(this), c.base - 1);
@@ -560,13 +616,15 @@ final class SequentialLane extends Lane {
         // Worker#awaitNotTaking). Every slot after that holds a task that never started, or will in a moment.
         long last = seq(s);
         int moved = 0;
-        Chunk c = chunk;
+        Chunk c = (Chunk) CHUNK.getAcquire(this);
         long h = progress(c);
         waits = 0;
         while (h < last) {
             long i = h + 1;
             if (i >= c.end()) {
-                c = c.next; // linked: no claim is GROWING any more
+                // Linked: no claim is GROWING any more. Or cut off by an owner that saw the stop only after this walk
+                // started, and moved on: its chunk then starts at or before i, since h is exact (see progress).
+                c = successor(c);
                 continue;
             }
             Object slot = SLOT.getAcquire(c.tasks, (int) (i - c.base));
@@ -580,7 +638,9 @@ final class SequentialLane extends Lane {
             waits = 0;
         }
         drained = moved;
-        head(c, h);
+        // The count only: the chunk is the owner's to write (see head), and the owner may still be writing it, on
+        // its way out of a batch; a walk from its chunk to this count follows the links (see takenFrom).
+        TAKEN_SEQ.setOpaque(this, h);
         return moved;
     }
 
@@ -621,10 +681,11 @@ final class SequentialLane extends Lane {
                 int k = (int) (i - c.base);
                 return SLOT.getAcquire(c.tasks, k) == null ? NO_WAITING : c.stamps[k];
             }
-            c = c.next;
+            c = successor(c);
             if (c == null) {
                 return NO_WAITING;
             }
+            i = Math.max(i, c.base); // a chunk reached past a cut one: every slot before its base is taken
         }
     }
 

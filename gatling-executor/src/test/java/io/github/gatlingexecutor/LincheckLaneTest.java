@@ -659,6 +659,41 @@ class LincheckLaneTest {
     }
 
     /**
+     * A statistics read racing an owner that crosses from the first chunk into the next and cuts the first off (see
+     * SequentialLane#head): the read may start from the first chunk and find it linked to itself, and must then go on
+     * from the owner's chunk. Seen failing (a read that never returns, which Lincheck reports as a hang) when a cut
+     * link was followed like any other.
+     */
+    @Test
+    @Timeout(120)
+    void statisticsVersusOwnerCuttingAChunk() {
+        check(SequentialLane.FIRST_CHUNK == 4, "the scenario is built for a first chunk of four slots");
+        Lincheck.runConcurrentTest(INVOCATIONS, () -> {
+            Engine e = engine();
+            Worker w = worker(e, new Thread(() -> { }));
+            set(e.pool, "workers", new Worker[] {w});
+            SequentialLane lane = new SequentialLane(e, "ctx");
+            e.readyQueue.offerTask(new PlainTask(WAITING_PLAIN_TASK, 0)); // other work waits: batches end with MORE
+            int tasks = 7;
+            int[] ran = new int[1];
+            for (int i = 0; i < tasks; i++) {
+                lane.offer(() -> ran[0]++, 0);
+            }
+            long[] seen = new long[2];
+            runBoth(() -> {
+                while (lane.runBatch(w, 2) == Lane.MORE && ran[0] < tasks) {
+                    // the owner's next visit of the lane
+                }
+            }, () -> {
+                seen[0] = lane.queuedCount();
+                seen[1] = lane.oldestStamp();
+            });
+            check(ran[0] == tasks, "ran " + ran[0]);
+            check(seen[0] >= 0 && seen[0] <= tasks, "queued " + seen[0]);
+        });
+    }
+
+    /**
      * Stress-tagged: Lincheck needs many thousands of invocations (about 40 s here) to reach the three-switch
      * interleaving through the real {@code shutdownNow}; seen failing with {@code -Dlincheck.brokenInvocations=30000}.
      */
