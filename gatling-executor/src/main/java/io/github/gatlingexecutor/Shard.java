@@ -47,8 +47,17 @@ import java.util.List;
  * computed to pick the shard; with it the owner finds a context's record, and tells one context from the next, without
  * reading the context object: a line a submitter or a task on another CPU last wrote or shared, which was the largest
  * cost of a visit over many contexts (docs/benchmarks.md, twenty-second set). Whoever first needs the next chunk links
- * it (a CAS on {@code next}; a loser drops its own). A chunk is never unlinked, so a walk from any chunk at or before
- * an index reaches it; memory goes with the hints and cursors that move past a chunk.
+ * it (a CAS on {@code next}; a loser drops its own).
+ *
+ * <h2>Passed chunks are cut off</h2>
+ * An owner that claims its way into a chunk moves the owners' hint {@code consumerChunk} there (only ever forward, by
+ * base), then links each chunk it walked past to itself ({@link #cut}). Left linked, a passed chunk that had been
+ * promoted to the old generation while entries waited in it kept every later chunk, and every entry run since, alive
+ * through young collections until an old-generation cycle: with 8 producers, G1 took more CPU than the producers
+ * (docs/benchmarks.md, twenty-fifth and twenty-sixth sets). A walk that meets a cut chunk goes on from
+ * {@code consumerChunk} ({@link #after}), which is never cut and lies at or before every index not yet claimed (an
+ * owner moves it into a chunk only after claiming an entry there): so producers, the owner, a thief and a stop, whose
+ * indexes are not claimed yet, land at or before them, and statistics, whose index may be old, skip ahead to its base.
  */
 final class Shard extends ShardOwnerLine {
     /** Entries per chunk. */
@@ -119,7 +128,7 @@ final class Shard extends ShardOwnerLine {
             return base + CHUNK;
         }
 
-        /** The next chunk, linked by this call if no one has yet. */
+        /** The next chunk, linked by this call if no one has yet; this chunk itself if it has been cut. */
         Chunk nextOrLink() {
             Chunk n = next;
             if (n == null) {
@@ -129,7 +138,12 @@ final class Shard extends ShardOwnerLine {
             return n;
         }
 
-        private static final VarHandle NEXT;
+        /** Whether an owner has passed this chunk and cut it off (see Shard#cut). */
+        boolean passed() {
+            return next == this;
+        }
+
+        static final VarHandle NEXT;
 
         static {
             try {
@@ -188,8 +202,9 @@ final class Shard extends ShardOwnerLine {
 
         /**
          * Ends the cursor's visit: it keeps no chunk. Chunks are linked forward, and an owner clears only the slots of
-         * the chunk it ends in, so a chunk held here would keep every later chunk reachable, and with them every
-         * entry other owners passed since: an idle cursor beside a hot shard held every task the shard ran after it.
+         * the chunk it ends in, so a chunk held here would keep every later chunk reachable until an owner passed it
+         * and cut it off, and with them every entry other owners passed since: before chunks were cut, an idle cursor
+         * beside a hot shard held every task the shard ran after it.
          */
         void leave() {
             shard = null;
@@ -251,12 +266,57 @@ final class Shard extends ShardOwnerLine {
         return atOrBefore.base + ((indexBits(word) - atOrBefore.base) & INDEX48_MASK);
     }
 
-    static Chunk chunkOf(Chunk from, long index) {
+    /**
+     * The chunk that holds {@code index}, walking (and linking) from {@code from}, a chunk at or before it, for a
+     * caller whose index is not claimed yet (a producer's, a stop's): a cut chunk on the way sends it to
+     * {@code consumerChunk}, which is then at or before the index too.
+     */
+    Chunk chunkOf(Chunk from, long index) {
         Chunk c = from;
         while (index >= c.end()) {
-            c = c.nextOrLink();
+            Chunk n = c.nextOrLink();
+            c = n == c ? consumerChunk() : n;
         }
         return c;
+    }
+
+    /**
+     * The chunk after {@code c} for a walk: its link, null if none yet, or, if {@code c} has been cut, the owners' hint
+     * (see the class comment), whose base the caller must check against its index if that index may have been claimed.
+     */
+    Chunk after(Chunk c) {
+        Chunk n = c.next;
+        return n == c ? consumerChunk() : n;
+    }
+
+    /**
+     * Moves the owners' hint to {@code c} unless it is already there or past it: only ever forward, so it is never a
+     * chunk that has been cut (an owner robbed between its claim and this call would otherwise set it back).
+     */
+    private void advanceConsumerChunk(Chunk c) {
+        for (;;) {
+            Chunk h = (Chunk) CONSUMER_CHUNK.getAcquire(this);
+            if (h.base >= c.base || CONSUMER_CHUNK.compareAndSet(this, h, c)) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Cuts off the chunks from {@code from} up to {@code to} (not included), which the calling owner has just walked
+     * past, once the hint is at {@code to} or beyond: each is linked to itself, a release store after the hint's CAS,
+     * so a walker that sees the cut sees the hint past it. Stops at a chunk already cut: a thief that took the shard
+     * while this owner was between its claim and here walked the same chunks and cut them.
+     */
+    private static void cut(Chunk from, Chunk to) {
+        for (Chunk c = from; c != to; ) {
+            Chunk n = c.next;
+            if (n == c || n == null) {
+                return;
+            }
+            Chunk.NEXT.setRelease(c, c);
+            c = n;
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -281,7 +341,7 @@ final class Shard extends ShardOwnerLine {
             return REFUSED;
         }
         if (t >= c.end()) {
-            c = chunkOf(c, t);
+            c = chunkOf(c, t); // t is not claimed: it has not been written
             if (c.base > ((Chunk) PRODUCER_CHUNK.getAcquire(this)).base) {
                 // A hint only: a racing older store may set it back a chunk, which costs a later submit one step.
                 PRODUCER_CHUNK.setRelease(this, c);
@@ -373,7 +433,7 @@ final class Shard extends ShardOwnerLine {
             return false;
         }
         // The previous owner's hint may be older than its last chunk (it publishes it after the claim that moved
-        // into a chunk, and a stale owner may store an older one late); any chunk at or before the index will do.
+        // into a chunk); any chunk at or before the index will do.
         Chunk hint = (Chunk) CONSUMER_CHUNK.getAcquire(this);
         long index = fullIndex(hint, mine);
         cur.shard = this;
@@ -394,12 +454,18 @@ final class Shard extends ShardOwnerLine {
         long i = cur.index;
         Chunk c = cur.chunk;
         while (i >= c.end()) {
-            Chunk n = c.next;
+            Chunk n = after(c);
             if (n == null) {
                 if ((long) TAIL.getVolatile(this) <= i) { // a closed tail is negative: nothing more to claim
                     return EMPTY;
                 }
                 n = c.nextOrLink();
+                if (n == c) {
+                    continue; // cut meanwhile: after() goes on from the hint
+                }
+            }
+            if (n.base > i) {
+                return LOST; // the hint is past our index: others claimed it, so the word has moved
             }
             c = n;
         }
@@ -431,15 +497,17 @@ final class Shard extends ShardOwnerLine {
         cur.word = next;
         cur.index = i + 1;
         if (c != cur.chunk) {
-            // The chunk left behind is not cleared: once the hints move past it nothing of the shard holds it, and
-            // clearing it would cost the owner two stores per entry (an ownership request per line) for garbage.
+            // The chunks left behind are cut off but not cleared: clearing them would cost the owner two stores per
+            // entry (an ownership request per line) for garbage, and a cut chunk holds only its own entries.
+            Chunk passed = cur.chunk;
             cur.chunk = c;
             // The owner's own claims in c start at c.base, or at the index it took the shard at if that is in c: its
             // cursor may have started at an older chunk than that index's (the hint trails), and the entries of c
             // below that index are the previous owner's, whose last claim a robbed owner may still be reading.
             cur.clearedTo = Math.max(c.base, cur.clearedTo);
             // After the claim that moved into c: whoever reads it reads a word at or past c.base.
-            CONSUMER_CHUNK.setRelease(this, c);
+            advanceConsumerChunk(c);
+            cut(passed, c);
         }
         return CLAIMED;
     }
@@ -452,9 +520,12 @@ final class Shard extends ShardOwnerLine {
         long i = cur.index;
         Chunk c = cur.chunk;
         while (i >= c.end()) {
-            c = c.next;
+            c = after(c);
             if (c == null) {
                 return false;
+            }
+            if (c.base > i) {
+                return true; // robbed: the claim that follows finds the word moved
             }
         }
         return SLOT.getAcquire(c.slots, 2 * (int) (i - c.base) + 1) != null;
@@ -552,7 +623,7 @@ final class Shard extends ShardOwnerLine {
         long i = fullIndex(c, w);
         int n = 0;
         for (; i < end; i++) {
-            c = chunkOf(c, i);
+            c = chunkOf(c, i); // i is not claimed: the stop's word ended the claims before it
             int k = (int) (i - c.base);
             Object task;
             int waits = 0;
@@ -609,7 +680,7 @@ final class Shard extends ShardOwnerLine {
         }
         long last = t - 1;
         while (c != null && last >= c.end()) {
-            c = c.next;
+            c = after(c);
         }
         if (c == null || last < c.base) {
             return null;
@@ -687,10 +758,11 @@ final class Shard extends ShardOwnerLine {
         }
         for (long i = from; i < t; i++) {
             while (i >= c.end()) {
-                c = c.next;
+                c = after(c);
                 if (c == null) {
                     return;
                 }
+                i = Math.max(i, c.base); // past a cut chunk: what lies before the hint is claimed
             }
             Object context = writtenContext(c, i);
             if (context != null) {
@@ -709,10 +781,14 @@ final class Shard extends ShardOwnerLine {
             return Lane.NO_WAITING;
         }
         while (i >= c.end()) {
-            c = c.next;
+            c = after(c);
             if (c == null) {
                 return Lane.NO_WAITING;
             }
+            i = Math.max(i, c.base); // past a cut chunk: what lies before the hint is claimed
+        }
+        if (i >= t) {
+            return Lane.NO_WAITING;
         }
         int k = (int) (i - c.base);
         return SLOT.getAcquire(c.slots, 2 * k + 1) == null ? Lane.NO_WAITING : c.stamps[k];
@@ -757,7 +833,10 @@ abstract class ShardPad1 extends ShardProducerLine {
     long p10, p11, p12, p13, p14, p15, p16, p17;
 }
 
-/** Written by owners per claim ({@code word}) and per chunk ({@code consumerChunk}); producers never read it. */
+/**
+ * Written by owners per claim ({@code word}) and per chunk ({@code consumerChunk}); producers read it only when a walk
+ * meets a cut chunk.
+ */
 abstract class ShardOwnerLine extends ShardPad1 {
     long word;
     /** The word its owner held when it last went into a task ({@link Shard#enterTask}). */

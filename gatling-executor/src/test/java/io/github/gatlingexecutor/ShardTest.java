@@ -168,12 +168,17 @@ class ShardTest {
         for (int i = 0; i < Shard.CHUNK + 4; i++) {
             shard.offer("c", new Entry(0, i, i), 0);
         }
+        Shard.Chunk second = first.next;
         Shard.Cursor owner = new Shard.Cursor();
         assertTrue(shard.acquire(owner));
         for (int i = 0; i <= Shard.CHUNK; i++) {
             assertEquals(Shard.CLAIMED, shard.claim(owner)); // the last claim moves into the second chunk
         }
-        Shard.CONSUMER_CHUNK.setRelease(shard, first); // as a robbed owner's late store of its older hint leaves it
+        assertTrue(first.passed(), "the owner cut off the chunk it left");
+        // As the owner leaves them when a thief takes the shard between its claim into the second chunk and its move
+        // of the hint there (which comes before its cut of the first chunk).
+        Shard.CONSUMER_CHUNK.setRelease(shard, first);
+        Shard.Chunk.NEXT.setRelease(first, second);
         Shard.Cursor thief = new Shard.Cursor();
         assertTrue(shard.steal(thief, shard.wordVolatile()));
         assertEquals(Shard.CLAIMED, shard.claim(thief));
@@ -311,10 +316,55 @@ class ShardTest {
     }
 
     /**
-     * {@code queued()} and the census read by another thread while the owner claims across chunks: neither reads an
-     * empty shard while a chunk of entries is left. Read with the word before the chunk hint, a claim that moved into
+     * An owner cuts off each chunk it claims its way out of (see the class comment of {@link Shard}): linked to itself,
+     * a passed chunk that was promoted keeps no later chunk alive through young collections. The chunk it claims in,
+     * and those after it, stay linked. And a walk that starts from a cut chunk still lands where it must: a producer
+     * whose chunk hint trails (a racing older store can set it back a chunk) goes on from the owners' hint, and its
+     * entry is claimed in its place. Seen failing with the cut dropped (the first assertion) and with a cut link
+     * followed like any other (the producer's walk never ended).
+     */
+    @Test
+    @Timeout(value = 10, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a walk that never ends does not heed interrupts
+    void passedChunksAreCutAndAWalkFromACutChunkStillLands() {
+        Shard shard = new Shard(0);
+        Shard.Chunk first = shard.consumerChunk();
+        for (int i = 0; i < 3 * Shard.CHUNK; i++) {
+            shard.offer("c", new Entry(0, i, i), 0);
+        }
+        Shard.Chunk second = first.next;
+        Shard.Chunk third = second.next;
+        Shard.Cursor cur = new Shard.Cursor();
+        assertTrue(shard.acquire(cur));
+        for (int i = 0; i <= 2 * Shard.CHUNK; i++) {
+            assertEquals(Shard.CLAIMED, shard.claim(cur));
+            assertEquals(i, ((Entry) cur.claimedTask()).seq);
+        }
+        assertTrue(first.passed() && second.passed(), "the chunks the owner left are cut off");
+        assertSame(third, shard.consumerChunk(), "the owners' hint is the chunk the owner claims in");
+        assertFalse(third.passed());
+
+        Shard.PRODUCER_CHUNK.setRelease(shard, first); // a producer's hint left behind
+        for (int i = 3 * Shard.CHUNK; i < 4 * Shard.CHUNK + 1; i++) {
+            shard.offer("c", new Entry(0, i, i), 0);
+        }
+        assertEquals(4L * Shard.CHUNK, ((Shard.Chunk) Shard.PRODUCER_CHUNK.getAcquire(shard)).base,
+                "the producers' hint moved on to the chunk of the last entry");
+        assertEquals(2L * Shard.CHUNK, shard.queued());
+        assertEquals(0, shard.oldestStamp(), "statistics walk from the owners' hint");
+        for (int i = 2 * Shard.CHUNK + 1; i < 4 * Shard.CHUNK + 1; i++) {
+            assertEquals(Shard.CLAIMED, shard.claim(cur));
+            assertEquals(i, ((Entry) cur.claimedTask()).seq, "claimed in submit order across the cut");
+        }
+        assertTrue(third.passed());
+        assertEquals(Shard.EMPTY, shard.claim(cur));
+    }
+
+    /**
+     * {@code queued()}, the census and the oldest stamp read by another thread while the owner claims across chunks:
+     * none reads an empty shard while a chunk of entries is left. Read with the word before the chunk hint, a claim that moved into
      * the next chunk between the two reads made the index 2<sup>48</sup> too far, and the shard read empty; a census
-     * that started its walk from a hint read after the word began in a chunk past its index, and threw.
+     * that started its walk from a hint read after the word began in a chunk past its index, and threw; and a census
+     * that stopped at a chunk the owner had cut off read no context (before it went on from the owners' hint).
      */
     @Test
     @Timeout(60)
@@ -340,12 +390,13 @@ class ShardTest {
             while (!done.get()) {
                 long q = shard.queued();
                 int contexts = shard.census.waitingContexts(shard, null);
+                long oldest = shard.oldestStamp();
                 reads++;
-                if (q < Shard.CHUNK || contexts != 1) {
+                if (q < Shard.CHUNK || contexts != 1 || oldest == Lane.NO_WAITING) {
                     owner.join();
-                    throw new AssertionError("queued() read " + q + " and the census " + contexts
-                            + " contexts in round " + round + " after " + reads + " reads, with at least "
-                            + Shard.CHUNK + " entries of one context waiting");
+                    throw new AssertionError("queued() read " + q + ", the census " + contexts
+                            + " contexts and the oldest stamp " + oldest + " in round " + round + " after " + reads
+                            + " reads, with at least " + Shard.CHUNK + " entries of one context waiting");
                 }
             }
             owner.join();
