@@ -306,10 +306,12 @@ final class Shard extends ShardOwnerLine {
      * Cuts off the chunks from {@code from} up to {@code to} (not included), which the calling owner has just walked
      * past, once the hint is at {@code to} or beyond: each is linked to itself, a release store after the hint's CAS,
      * so a walker that sees the cut sees the hint past it. Stops at a chunk already cut: a thief that took the shard
-     * while this owner was between its claim and here walked the same chunks and cut them.
+     * while this owner was between its claim and here walked the same chunks and cut them (and this owner's walk may
+     * have jumped past them to the hint, so {@code to} is not always reached by links: the walk also stops at its
+     * base, and never cuts a chunk at or past it, which would leave a walk from the hint nowhere to go).
      */
     private static void cut(Chunk from, Chunk to) {
-        for (Chunk c = from; c != to; ) {
+        for (Chunk c = from; c.base < to.base; ) {
             Chunk n = c.next;
             if (n == c || n == null) {
                 return;
