@@ -661,7 +661,7 @@ class LincheckLaneTest {
     /**
      * A statistics read racing an owner that crosses from the first chunk into the next and cuts the first off (see
      * SequentialLane#head): the read may start from the first chunk and find it linked to itself, and must then go on
-     * from the owner's chunk. Seen failing (a read that never returns, which Lincheck reports as a hang) when a cut
+     * from the owner's chunk. Seen failing (a read that never returns: Lincheck reports a livelock) when a cut
      * link was followed like any other.
      */
     @Test
