@@ -21,9 +21,9 @@ import java.util.Map;
  * <p>Only statistics readers and the checker touch it, under its lock: nothing here blocks a submitter or a worker.
  * It holds a reference per waiting entry it has read (the shard holds three arrays' worth per entry), and a count per
  * context. Between updates it also holds the contexts of entries since claimed, and a chunk the owner may have passed
- * (cut off once passed, so it holds no later chunk, see Shard): the checker trims it at each of its looks ({@link #trim}; every few milliseconds while
- * work flows, at least once a check period), where it also drops the records of quiet shards, which hold contexts as
- * long.
+ * (cut off once passed, so it holds no later chunk, see Shard): the checker trims it at each of its looks
+ * ({@link #trim}; every few milliseconds while work flows, at least once a check period), where it also drops the
+ * records of quiet shards, which hold contexts as long.
  */
 final class ShardCensus {
     /** Contexts of the entries from index {@code from} to {@code to}, oldest first. */
@@ -76,18 +76,15 @@ final class ShardCensus {
         long i = to;
         for (; i < tail; i++) {
             while (i >= c.end()) {
-                Shard.Chunk n = c.next;
-                if (n == c) {
-                    // Cut off by an owner that has passed it: go on from the owners' hint. If that lies past i, every
-                    // entry before it has been claimed, those held here included (all below i).
-                    n = s.consumerChunk();
-                    if (n.base > i) {
-                        clear(n.base);
-                        i = n.base;
-                    }
-                }
+                Shard.Chunk n = s.after(c);
                 if (n == null) {
                     break;
+                }
+                if (n.base > i) {
+                    // c was cut off, and the owners' hint lies past i: every entry before it has been claimed, those
+                    // held here included (all below i).
+                    clear(n.base);
+                    i = n.base;
                 }
                 c = n;
             }
