@@ -232,6 +232,12 @@ final class Shard extends ShardOwnerLine {
     long lastEmptyIndex;
     /** Owner-only: how many records the table may hold before the owner drops those of contexts no longer live. */
     int pruneAt = 64;
+    /**
+     * When the checker last found this shard's owner off its CPU inside a task (blocked, waiting or sleeping) with
+     * entries waiting behind it ({@link ShardThief#look}); 0 if never. Written by the checker only; read by the owner
+     * once per batch: for a while after it, the owner diverts every context it claims into its lane (ShardOwner).
+     */
+    volatile long blockedSeenAt;
 
     Shard(int id) {
         this.id = id;

@@ -18,6 +18,10 @@ import java.util.Iterator;
  * an offer finds the lane released (DEAD): everything it held has run, and the lane's release CAS, which the offer
  * reads, orders those runs before the next.
  *
+ * <p>While the checker has lately seen the shard's owner blocked in a task ({@link #divertsAll}), the owner
+ * diverts every context it claims, not only floods: tasks that block then run on lanes, which any worker takes and
+ * for whose blocked workers the checker adds threads.
+ *
  * <h2>The take hand-shake, while anything is diverted</h2>
  * A claimed entry that goes to a lane is neither started nor in the shard, where {@code shutdownNow}'s drain looks.
  * So while a shard has diverted contexts the owner brackets each claim and its move with {@link Worker#beginTake}, as a
@@ -108,6 +112,8 @@ final class ShardOwner {
     private boolean work(Shard s) {
         HashMap<Object, Object> diverted = s.diverted;
         int budget = engine.settings.batchSize;
+        boolean divertAll = divertsAll(s, engine.stamp()); // a local: a robbed owner writes nothing a thief reads
+        int moves = 0;
         for (int n = 0; ; n++) {
             // From here to the next claim the owner may have been robbed (see steal): it reads nothing of the
             // diversion table but its size (a stale size only decides the bracket of a claim that then fails) and
@@ -115,11 +121,12 @@ final class ShardOwner {
             if (n == budget) {
                 n = 0;
                 engine.tick(worker.clock = System.nanoTime());
+                divertAll = divertsAll(s, worker.clock);
                 if (!engine.readyQueue.isEmpty()) {
                     return requeue(engine, s, cur);
                 }
             }
-            boolean bracket = !diverted.isEmpty();
+            boolean bracket = divertAll || !diverted.isEmpty();
             if (bracket ? !worker.beginTake() : worker.stopping()) {
                 // shutdownNow: it stops the shard and returns what is left in it. Without a bracket this read of the
                 // state is what keeps an owner whose task shutdownNow interrupted (after writing STOP) from starting
@@ -160,6 +167,10 @@ final class ShardOwner {
             Runnable task = cur.claimedTask();
             if (bracket) {
                 Object d = diverted.get(context);
+                if (d == null && divertAll) {
+                    d = PENDING;
+                    diverted.put(context, PENDING);
+                }
                 boolean moved = d != null && move(diverted, context, d, task);
                 worker.endAnyTake();
                 if (moved) {
@@ -168,6 +179,10 @@ final class ShardOwner {
                     // behind it run, which a visit that stopped after a batch of moves would put off for as many
                     // turns of the ready queue as the flood has batches.
                     n--;
+                    if (++moves == budget) { // moves are not counted in the batch: look at the switch here too
+                        moves = 0;
+                        divertAll = divertsAll(s, engine.stamp());
+                    }
                     continue;
                 }
             }
@@ -332,6 +347,31 @@ final class ShardOwner {
             }
             r.lastWorkerId = worker.id;
         }
+    }
+
+    /**
+     * How long after the checker last saw this shard's owner off its CPU in a task the owner goes on diverting every
+     * context it claims (see {@link #divertsAll}). The checker looks every few milliseconds while work flows, and
+     * an owner that diverts everything runs no task of its own to be seen blocked in, so the switch is held for many
+     * looks: when it lapses, the owner runs tasks again and, if they still block, is seen within a look or two.
+     */
+    static final long DIVERT_ALL_NANOS = 100_000_000L;
+
+    /**
+     * Whether the owner diverts every context it claims, read at the start of a visit and of each batch (and of each
+     * batch's worth of moves): while the checker has seen this shard's owner blocked in a task within
+     * {@link #DIVERT_ALL_NANOS}. A shard is first in, first out over its contexts, so
+     * an owner blocked in one task holds every entry behind it, and the checker robs it only after a millisecond in
+     * that one task: with tasks that block for a millisecond or less at a time (I/O, a lock, a remote call), no owner
+     * is ever robbed, no other worker has anything to take, and the shard runs at the pace of its blocked owner (the
+     * comparison runner's blocking scenario read the fixed pool's rate with three threads). Diverted, each context's
+     * entries go to its lane in order, the lanes go through the ready queue, and blocked lanes are what the checker
+     * adds workers for. A move costs a lane offer, nothing beside a task that blocks; tasks that do not block never
+     * make the checker see an owner off its CPU, so tiny tasks never take this path.
+     */
+    private static boolean divertsAll(Shard s, long now) {
+        long seen = s.blockedSeenAt;
+        return seen != 0 && now - seen < DIVERT_ALL_NANOS;
     }
 
     /** Spins an owner may wait on an emptied shard while nothing else is queued (as SequentialLane's linger). */

@@ -66,6 +66,14 @@ final class ShardThief {
                 seen[i] = NONE;
                 continue;
             }
+            Worker owner = s.runningOwner;
+            boolean offCpu = owner != null && owner.thread != null && Checker.isOffCpu(owner.thread);
+            if (offCpu) {
+                // Seen once is enough: the owner then runs its next batches on lanes (ShardOwner#divertsAll).
+                // Entries behind a blocked owner otherwise wait for it task after task, and with tasks that block
+                // for about a look's interval no owner is ever seen in the same task twice to be robbed.
+                s.blockedSeenAt = now == 0 ? 1 : now;
+            }
             if (seen[i] != mark) {
                 seen[i] = mark;
                 seenAt[i] = now;
@@ -77,9 +85,7 @@ final class ShardThief {
                 again = true;
                 continue;
             }
-            Worker owner = s.runningOwner;
-            if (inTask < engine.settings.blockedThresholdNanos
-                    && (owner == null || owner.thread == null || !Checker.isOffCpu(owner.thread))) {
+            if (inTask < engine.settings.blockedThresholdNanos && !offCpu) {
                 continue; // on a CPU: looked at again at the next tick, stolen once stuck
             }
             seen[i] = NONE;

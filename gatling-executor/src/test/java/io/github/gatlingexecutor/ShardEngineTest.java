@@ -146,6 +146,44 @@ class ShardEngineTest {
     }
 
     /**
+     * Tasks that each block for a millisecond, spread over many contexts so that no context floods its shard: an owner
+     * is never in one task long enough to be robbed, yet once the checker has seen owners blocked, their contexts go
+     * to lanes and the pool grows past the two owners, as it does for lanes. Without that, the two owners ran every
+     * task between them, two at a time (the comparison runner's blocking scenario: the fixed pool's rate).
+     */
+    @Test
+    void tasksThatBlockBrieflyRunOnLanesSoMoreThanTheOwnersRunAtOnce() {
+        GatlingExecutor e = cleanup.track(gatling("shards-blocking").coreThreads(2).maxThreads(32).shardEngine(true)
+                .build());
+        int contexts = 64;
+        int perContext = 16;
+        AtomicInteger inTask = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        int[] next = new int[contexts];
+        List<String> disorder = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch done = new CountDownLatch(contexts * perContext);
+        for (int i = 0; i < perContext; i++) {
+            for (int c = 0; c < contexts; c++) {
+                int context = c;
+                int seq = i;
+                e.execute(new Seq("blocking-" + c, () -> {
+                    mostAtOnce.accumulateAndGet(inTask.incrementAndGet(), Math::max);
+                    if (next[context]++ != seq) { // read and written only by this context's tasks, one at a time
+                        disorder.add(context + ":" + seq);
+                    }
+                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+                    inTask.decrementAndGet();
+                    done.countDown();
+                }));
+            }
+        }
+        await(done, "the blocking tasks (" + TestSupport.describe(e) + ")");
+        assertTrue(disorder.isEmpty(), "out of order: " + disorder);
+        assertTrue(mostAtOnce.get() > 2, "never more than " + mostAtOnce.get() + " tasks at once ("
+                + TestSupport.describe(e) + ")");
+    }
+
+    /**
      * The checker tidies a quiet shard's records as its owner for a moment. A shutdown whose quiescence check came in
      * that moment found the shard owned, so the idle worker that made the check parked for good, and termination
      * never came (seen now and then in SemanticsThreadsTest and StressTest on this engine): the let-go must make the
