@@ -184,6 +184,69 @@ class ShardEngineTest {
     }
 
     /**
+     * {@code shutdownNow} while owners seen blocked divert every context: entries are claimed and moved into lanes
+     * under the take bracket as the stop comes. Each task that was accepted ran once or was returned once, never both;
+     * per context the ones that ran are a prefix of its sequence, in order, and the returned ones the rest.
+     */
+    @Test
+    void shutdownNowWhileEveryContextIsDivertedRunsOrReturnsEachTaskOnce() throws Exception {
+        int contexts = 64;
+        int perContext = 100;
+        int mostAtOnceSeen = 0;
+        for (int round = 0; round < 5; round++) {
+            GatlingExecutor e = cleanup.track(gatling("shards-stop").coreThreads(2).maxThreads(16).shardEngine(true)
+                    .build());
+            AtomicInteger inTask = new AtomicInteger();
+            AtomicInteger mostAtOnce = new AtomicInteger();
+            int[] ran = new int[contexts];
+            List<String> problems = Collections.synchronizedList(new ArrayList<>());
+            IdentityHashMap<Runnable, int[]> submitted = new IdentityHashMap<>();
+            for (int i = 0; i < perContext; i++) {
+                for (int c = 0; c < contexts; c++) {
+                    int context = c;
+                    int seq = i;
+                    Runnable r = new Seq("stop-" + c, () -> {
+                        mostAtOnce.accumulateAndGet(inTask.incrementAndGet(), Math::max);
+                        if (ran[context]++ != seq) { // this context's tasks only, one at a time
+                            problems.add("ran " + context + ":" + seq + " after " + (ran[context] - 1));
+                        }
+                        java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
+                        inTask.decrementAndGet();
+                    });
+                    submitted.put(r, new int[] {context, seq});
+                    e.execute(r);
+                }
+            }
+            Thread.sleep(40 + 20 * round); // some of it runs, diverted once the checker sees owners blocked
+            List<Runnable> returned = e.shutdownNow();
+            assertTrue(e.awaitTermination(20, TimeUnit.SECONDS), TestSupport.describe(e));
+            int[] firstReturned = new int[contexts];
+            java.util.Arrays.fill(firstReturned, Integer.MAX_VALUE);
+            int[] returnedCount = new int[contexts];
+            Set<Runnable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+            for (Runnable r : returned) {
+                int[] cs = submitted.get(r);
+                assertTrue(cs != null, "returned a task never submitted: " + r);
+                assertTrue(seen.add(r), "returned twice: " + cs[0] + ":" + cs[1]);
+                firstReturned[cs[0]] = Math.min(firstReturned[cs[0]], cs[1]);
+                returnedCount[cs[0]]++;
+            }
+            for (int c = 0; c < contexts; c++) {
+                // ran[c] tasks ran, 0..ran[c]-1 (checked in order above); the returned ones must be exactly the rest.
+                assertEquals(perContext - ran[c], returnedCount[c], "context " + c + ": ran " + ran[c]
+                        + ", returned " + returnedCount[c] + " of " + perContext);
+                if (returnedCount[c] > 0) {
+                    assertEquals(ran[c], firstReturned[c], "context " + c + ": a returned task before one that ran");
+                }
+            }
+            assertTrue(problems.isEmpty(), "round " + round + ": " + problems);
+            mostAtOnceSeen = Math.max(mostAtOnceSeen, mostAtOnce.get());
+        }
+        // The path under test was taken: more tasks ran at once than the two owners can hold.
+        assertTrue(mostAtOnceSeen > 2, "never more than " + mostAtOnceSeen + " tasks at once");
+    }
+
+    /**
      * The checker tidies a quiet shard's records as its owner for a moment. A shutdown whose quiescence check came in
      * that moment found the shard owned, so the idle worker that made the check parked for good, and termination
      * never came (seen now and then in SemanticsThreadsTest and StressTest on this engine): the let-go must make the
