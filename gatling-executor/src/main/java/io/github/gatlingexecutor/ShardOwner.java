@@ -360,14 +360,15 @@ final class ShardOwner {
     /**
      * Whether the owner diverts every context it claims, read at the start of a visit and of each batch (and of each
      * batch's worth of moves): while the checker has seen this shard's owner blocked in a task within
-     * {@link #DIVERT_ALL_NANOS}. A shard is first in, first out over its contexts, so
-     * an owner blocked in one task holds every entry behind it, and the checker robs it only after a millisecond in
-     * that one task: with tasks that block for a millisecond or less at a time (I/O, a lock, a remote call), no owner
-     * is ever robbed, no other worker has anything to take, and the shard runs at the pace of its blocked owner (the
-     * comparison runner's blocking scenario read the fixed pool's rate with three threads). Diverted, each context's
-     * entries go to its lane in order, the lanes go through the ready queue, and blocked lanes are what the checker
-     * adds workers for. A move costs a lane offer, nothing beside a task that blocks; tasks that do not block never
-     * make the checker see an owner off its CPU, so tiny tasks never take this path.
+     * {@link #DIVERT_ALL_NANOS}. A shard is first in, first out over its contexts, so an owner blocked in one task
+     * holds every entry behind it, and the checker robs it only after a millisecond in that one task: with tasks that
+     * block for a millisecond or less at a time (I/O, a lock, a remote call), no owner is ever robbed, no other worker
+     * has anything to take, and the shard runs at the pace of its blocked owner (the comparison runner's blocking
+     * scenario read the fixed pool's rate with three threads). Diverted, each context's entries go to its lane in
+     * order, the lanes go through the ready queue, and blocked lanes are what the checker adds workers for. A move
+     * costs a lane offer, nothing beside a task that blocks. Tasks that never block are never seen off their CPU, so
+     * tiny tasks never take this path; tasks that block now and then for a moment (a contended monitor) may be seen so,
+     * and then run on lanes for the while, the default engine's path.
      */
     private static boolean divertsAll(Shard s, long now) {
         long seen = s.blockedSeenAt;
