@@ -233,8 +233,8 @@ final class Shard extends ShardOwnerLine {
     /** Owner-only: how many records the table may hold before the owner drops those of contexts no longer live. */
     int pruneAt = 64;
     /**
-     * When the checker last found this shard's owner off its CPU inside a task (blocked, waiting or sleeping) with
-     * entries waiting behind it ({@link ShardThief#look}); 0 if never. Written by the checker only; read by the owner
+     * When the checker last found this shard's owner blocked: off its CPU inside a task (blocked, waiting or sleeping),
+     * with entries waiting behind it, at every look for {@link ShardThief#BLOCKED_FOR_NANOS}; 0 if never. Written by the checker only; read by the owner
      * once per batch: for a while after it, the owner diverts every context it claims into its lane (ShardOwner).
      */
     volatile long blockedSeenAt;
@@ -752,12 +752,26 @@ final class Shard extends ShardOwnerLine {
         void entry(Object context, int hash, long stamp);
     }
 
+    /** Receives the entries of a {@link #walkQueuedWhile}, and says whether the walk goes on. */
+    interface EntryPredicate {
+        /** {@code hash}: {@code context.hashCode()}, as its submitter computed it. Returns false to stop the walk. */
+        boolean entry(Object context, int hash, long stamp);
+    }
+
     /**
      * Visits the entries accepted and not yet claimed, oldest first, for statistics. Racy: from the word's index as it
      * was read, so an entry claimed during the walk may still be visited; a slot not yet written by its submitter, or
      * cleared by an owner that claimed it, is skipped. Costs one step per waiting entry.
      */
     void walkQueued(EntryVisitor v) {
+        walkQueuedWhile((context, hash, stamp) -> {
+            v.entry(context, hash, stamp);
+            return true;
+        });
+    }
+
+    /** {@link #walkQueued}, stopping at the first entry for which {@code v} returns false. */
+    void walkQueuedWhile(EntryPredicate v) {
         Chunk c = consumerChunk();
         long from = claimIndex(c);
         long t = (long) TAIL.getVolatile(this);
@@ -775,7 +789,9 @@ final class Shard extends ShardOwnerLine {
             Object context = writtenContext(c, i);
             if (context != null) {
                 int k = (int) (i - c.base);
-                v.entry(context, c.hashes[k], c.stamps[k]);
+                if (!v.entry(context, c.hashes[k], c.stamps[k])) {
+                    return;
+                }
             }
         }
     }

@@ -54,6 +54,12 @@ final class ShardCensus {
         return counts.containsKey(context);
     }
 
+    /** How many entries of {@code context} the last update found waiting. */
+    synchronized int count(Object context) {
+        int[] n = counts.get(context);
+        return n == null ? 0 : n[0];
+    }
+
     /** The checker, each tick: drops what has been claimed, so a quiet shard's census holds nothing. */
     synchronized void trim(Shard s) {
         if (from == to && next == null) {

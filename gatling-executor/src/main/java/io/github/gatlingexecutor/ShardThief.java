@@ -6,8 +6,11 @@ package io.github.gatlingexecutor;
  * been in that task long enough ({@link #STEAL_AFTER_NANOS}) the checker takes the shard from it
  * ({@link ShardOwner#steal}) and queues it. Looks ride on the checker's clock tick, every few milliseconds while work
  * flows, not on its check period: a look costs a few reads per shard, and the blocked threshold is for growing the
- * pool, not for letting contexts wait. The same look tidies the records of shards that have gone quiet, and trims
- * each shard's {@link ShardCensus} of the entries claimed since statistics last read it.
+ * pool, not for letting contexts wait. An owner found off its CPU in a task at every look for a millisecond marks its
+ * shard blocked, which makes its owners divert every context to lanes for a while (ShardOwner#divertsAll): tasks that
+ * block briefly are never robbed, one task being over before two looks see it. The same look tidies the records of
+ * shards that have gone quiet, and trims each shard's {@link ShardCensus} of the entries claimed since statistics last
+ * read it.
  */
 final class ShardThief {
     /** In {@link #seen}: no owner was in a task at the last look. */
@@ -26,9 +29,24 @@ final class ShardThief {
      */
     static final long STEAL_AFTER_NANOS = 1_000_000L;
 
+    /**
+     * How long every look must have found a shard's owner off its CPU in a task, with entries waiting, before the
+     * shard is marked blocked ({@link Shard#blockedSeenAt}, which makes its owners divert every context for a while):
+     * at least two looks, a millisecond apart. A single sighting also caught owners inside a short wait on a monitor
+     * (a statistics call that met the checker's own lock): in the suite's test of lanes behind a backlog, on the
+     * shard engine, one worker then turned 84,801 of 131,072 tiny entries into lanes at once. Owners of tasks that
+     * block are off their CPU at most looks, and are marked within a few.
+     */
+    static final long BLOCKED_FOR_NANOS = 1_000_000L;
+
     /** Per shard, the owner's in-task word at the last look, and when it was first seen (checker-only). */
     private final long[] seen;
     private final long[] seenAt;
+    /**
+     * Per shard, since when every look has found its owner off its CPU in a task with entries waiting (or
+     * {@link #NONE}); checker-only. See {@link #BLOCKED_FOR_NANOS}.
+     */
+    private final long[] offCpuSince;
     /** Per shard, its {@link Shard#lastEmptyIndex} at the last look that found it without an owner (or -1). */
     private final long[] quietAt;
     /** The checker's cursor: it owns a shard it stole only until it queues it. */
@@ -42,6 +60,8 @@ final class ShardThief {
         this.seen = new long[n];
         this.seenAt = new long[n];
         this.quietAt = new long[n];
+        this.offCpuSince = new long[n];
+        java.util.Arrays.fill(offCpuSince, NONE);
         java.util.Arrays.fill(quietAt, -1);
         java.util.Arrays.fill(seen, NONE);
     }
@@ -64,14 +84,19 @@ final class ShardThief {
             long mark = s.inTaskAcquire();
             if (mark != s.wordVolatile() || s.queued() == 0) {
                 seen[i] = NONE;
+                offCpuSince[i] = NONE;
                 continue;
             }
             Worker owner = s.runningOwner;
             boolean offCpu = owner != null && owner.thread != null && Checker.isOffCpu(owner.thread);
-            if (offCpu) {
-                // Seen once is enough: the owner then runs its next batches on lanes (ShardOwner#divertsAll).
-                // Entries behind a blocked owner otherwise wait for it task after task, and with tasks that block
-                // for about a look's interval no owner is ever seen in the same task twice to be robbed.
+            if (!offCpu) {
+                offCpuSince[i] = NONE;
+            } else if (offCpuSince[i] == NONE) {
+                offCpuSince[i] = now;
+            } else if (now - offCpuSince[i] >= BLOCKED_FOR_NANOS) {
+                // Blocked at every look for a while, in one task or several: the owner then runs its next batches on
+                // lanes (ShardOwner#divertsAll). Entries behind a blocked owner otherwise wait for it task after task,
+                // and with tasks that block for about a look's interval no owner is seen in one task twice to be robbed.
                 s.blockedSeenAt = now == 0 ? 1 : now;
             }
             if (seen[i] != mark) {

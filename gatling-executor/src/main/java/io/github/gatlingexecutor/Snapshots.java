@@ -156,12 +156,7 @@ final class Snapshots {
         if (engine.shards == null) {
             return found;
         }
-        for (Worker w : engine.pool.workers()) {
-            Object running = w.shardContext;
-            if (running != null) {
-                found.computeIfAbsent(running, c -> newFigures())[RUNNING] = 1;
-            }
-        }
+        markRunning(found, true);
         for (Shard s : engine.shards) {
             s.walkQueued((context, hash, stamp) -> {
                 long[] f = found.computeIfAbsent(context, c -> newFigures());
@@ -171,6 +166,73 @@ final class Snapshots {
                 }
             });
         }
+        readRecords(found);
+        return found;
+    }
+
+    /**
+     * The {@code k} contexts of each shard whose oldest waiting entry is oldest, with their figures, for
+     * {@code busiestContexts(k)}: the first {@code k} distinct contexts of the shard's waiting entries, oldest first,
+     * each with the stamp of its first entry, and how many of its entries wait as the shard's {@link ShardCensus}
+     * counts them. Equal contexts have one hash and so one shard, so the executor's {@code k} oldest are among these.
+     * The walk stops at the {@code k}th context, or at the last one the census holds: over a million waiting contexts
+     * it reads {@code k} entries a shard, where {@link #shardContexts} reads and keeps a figure for every one (29% of a
+     * core at one call a second, docs/benchmarks.md, twenty-seventh set). {@code laneContexts}: the lanes' part of the
+     * answer; those of them that also wait in a shard (diverted contexts) get the count waiting there, their age being
+     * their lane's (its tasks came first).
+     */
+    private HashMap<Object, long[]> oldestShardContexts(int k, List<ContextStatistics> laneContexts) {
+        HashMap<Object, long[]> found = new HashMap<>();
+        for (Shard s : engine.shards) {
+            int want = Math.min(k, s.census.waitingContexts(s, null));
+            if (want == 0) {
+                continue;
+            }
+            int[] taken = {0};
+            s.walkQueuedWhile((context, hash, stamp) -> {
+                if (found.containsKey(context)) {
+                    return true;
+                }
+                long[] f = newFigures();
+                f[OLDEST] = stamp;
+                f[QUEUED] = Math.max(1, s.census.count(context)); // at least the entry just read
+                found.put(context, f);
+                return ++taken[0] < want;
+            });
+        }
+        for (ContextStatistics cs : laneContexts) {
+            if (!cs.coalescing() && !found.containsKey(cs.context())) {
+                int waiting = engine.shardOf(cs.context()).census.count(cs.context());
+                if (waiting > 0) {
+                    long[] f = newFigures();
+                    f[QUEUED] = waiting;
+                    found.put(cs.context(), f);
+                }
+            }
+        }
+        markRunning(found, false);
+        readRecords(found);
+        return found;
+    }
+
+    /**
+     * Marks the contexts whose task a worker runs now: with {@code add}, adds those not in {@code found}; else marks
+     * only those in it.
+     */
+    private void markRunning(HashMap<Object, long[]> found, boolean add) {
+        for (Worker w : engine.pool.workers()) {
+            Object running = w.shardContext;
+            if (running != null) {
+                long[] f = add ? found.computeIfAbsent(running, c -> newFigures()) : found.get(running);
+                if (f != null) {
+                    f[RUNNING] = 1;
+                }
+            }
+        }
+    }
+
+    /** Fills in the tasks each context of {@code found} started and had returned, from its shard's record. */
+    private void readRecords(HashMap<Object, long[]> found) {
         for (Map.Entry<Object, long[]> e : found.entrySet()) {
             Shard s = engine.shardOf(e.getKey());
             ShardRecord r = s.records.get(e.getKey());
@@ -181,7 +243,6 @@ final class Snapshots {
             e.getValue()[EXECUTED] = Math.max(current ? r.executedOpaque() : 0, e.getValue()[RUNNING]);
             e.getValue()[RETURNED] = current ? r.returned : 0;
         }
-        return found;
     }
 
     private static long[] newFigures() {
@@ -452,12 +513,11 @@ final class Snapshots {
     private static final int BUSIEST_WALKS = 3;
 
     /**
-     * {@link #busiest} for the shard engine: the lanes' answer (diverted contexts, coalescing lanes), and every
-     * context waiting in a shard, merged and ordered by the age of the oldest waiting task. The shards' part costs a
-     * step per waiting entry, as a walk of the ready queue costs a step per waiting lane.
+     * {@link #busiest} for the shard engine: the lanes' answer (diverted contexts, coalescing lanes), and the oldest
+     * {@code k} contexts waiting in each shard ({@link #oldestShardContexts}), merged and ordered by the age of the
+     * oldest waiting task.
      */
     private List<ContextStatistics> busiestWithShards(int k) {
-        HashMap<Object, long[]> shardContexts = shardContexts();
         List<ContextStatistics> all = new ArrayList<>();
         int keep = k;
         for (int walk = 1; ; walk++) {
@@ -476,7 +536,7 @@ final class Snapshots {
             all.clear();
             keep = (int) Math.min(Integer.MAX_VALUE, 2L * keep + 16);
         }
-        addShardContexts(all, shardContexts, System.nanoTime());
+        addShardContexts(all, oldestShardContexts(k, all), System.nanoTime());
         all.removeIf(cs -> cs.queued() == 0);
         all.sort((a, b) -> b.oldestQueuedAge().compareTo(a.oldestQueuedAge()));
         return all.size() > k ? new ArrayList<>(all.subList(0, k)) : all;

@@ -247,6 +247,42 @@ class ShardEngineTest {
     }
 
     /**
+     * {@code busiestContexts(k)} on shards reads each shard's waiting entries only until it has its {@code k} oldest
+     * contexts: behind a context with a thousand entries at the front it must still find the next ones, oldest first,
+     * each with all of its waiting entries counted, and it stops short of none.
+     */
+    @Test
+    void busiestContextsFindsTheOldestContextsBehindOneWithManyEntries() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("shards-busiest").coreThreads(1).maxThreads(1).shardEngine(true)
+                .build());
+        CountDownLatch gate = cleanup.occupy(e); // the only worker, in a plain task: the shards' entries wait
+        for (int i = 0; i < 1_000; i++) {
+            e.execute(new Seq("hot", () -> { }));
+        }
+        int others = 20;
+        for (int c = 0; c < others; c++) {
+            Thread.sleep(10); // a later stamp than the context before (the clock ticks every few milliseconds)
+            for (int i = 0; i < 3; i++) {
+                e.execute(new Seq("c" + c, () -> { }));
+            }
+        }
+        List<ContextStatistics> top = e.busiestContexts(5);
+        List<Object> names = new ArrayList<>();
+        for (ContextStatistics cs : top) {
+            names.add(cs.context());
+        }
+        assertEquals(List.of("hot", "c0", "c1", "c2", "c3"), names);
+        assertEquals(1_000, top.get(0).queued());
+        for (int i = 1; i < 5; i++) {
+            assertEquals(3, top.get(i).queued(), "queued of " + top.get(i).context());
+        }
+        assertEquals(others + 1, e.busiestContexts(100).size());
+        gate.countDown();
+        TestSupport.awaitQuiescent(e);
+        assertTrue(e.busiestContexts(5).isEmpty());
+    }
+
+    /**
      * The checker tidies a quiet shard's records as its owner for a moment. A shutdown whose quiescence check came in
      * that moment found the shard owned, so the idle worker that made the check parked for good, and termination
      * never came (seen now and then in SemanticsThreadsTest and StressTest on this engine): the let-go must make the
