@@ -113,7 +113,6 @@ final class ShardOwner {
         HashMap<Object, Object> diverted = s.diverted;
         int budget = engine.settings.batchSize;
         boolean divertAll = divertsAll(s, engine.stamp()); // a local: a robbed owner writes nothing a thief reads
-        int moves = 0;
         for (int n = 0; ; n++) {
             // From here to the next claim the owner may have been robbed (see steal): it reads nothing of the
             // diversion table but its size (a stale size only decides the bracket of a claim that then fails) and
@@ -179,10 +178,9 @@ final class ShardOwner {
                     // behind it run, which a visit that stopped after a batch of moves would put off for as many
                     // turns of the ready queue as the flood has batches.
                     n--;
-                    if (++moves == budget) { // moves are not counted in the batch: look at the switch here too
-                        moves = 0;
-                        divertAll = divertsAll(s, engine.stamp());
-                    }
+                    // Moves are not counted in the batch, so a run of them would never reach the look above: look
+                    // here too (two reads, beside the lane offer a move costs).
+                    divertAll = divertsAll(s, engine.stamp());
                     continue;
                 }
             }
@@ -350,16 +348,16 @@ final class ShardOwner {
     }
 
     /**
-     * How long after the checker last saw this shard's owner off its CPU in a task the owner goes on diverting every
-     * context it claims (see {@link #divertsAll}). The checker looks every few milliseconds while work flows, and
+     * How long after the checker last found this shard's owner blocked ({@link Shard#blockedSeenAt}) the owner goes on
+     * diverting every context it claims (see {@link #divertsAll}). The checker looks every few milliseconds while work flows, and
      * an owner that diverts everything runs no task of its own to be seen blocked in, so the switch is held for many
      * looks: when it lapses, the owner runs tasks again and, if they still block, is seen within a look or two.
      */
     static final long DIVERT_ALL_NANOS = 100_000_000L;
 
     /**
-     * Whether the owner diverts every context it claims, read at the start of a visit and of each batch (and of each
-     * batch's worth of moves): while the checker has seen this shard's owner blocked in a task within
+     * Whether the owner diverts every context it claims, read at the start of a visit, of each batch and after each
+     * move: while the checker has seen this shard's owner blocked in a task within
      * {@link #DIVERT_ALL_NANOS}. A shard is first in, first out over its contexts, so an owner blocked in one task
      * holds every entry behind it, and the checker robs it only after a millisecond in that one task: with tasks that
      * block for a millisecond or less at a time (I/O, a lock, a remote call), no owner is ever robbed, no other worker

@@ -157,29 +157,16 @@ class ShardEngineTest {
                 .build());
         int contexts = 64;
         int perContext = 16;
-        AtomicInteger inTask = new AtomicInteger();
-        AtomicInteger mostAtOnce = new AtomicInteger();
-        int[] next = new int[contexts];
-        List<String> disorder = Collections.synchronizedList(new ArrayList<>());
+        ParkingTasks tasks = new ParkingTasks(contexts, 1_000_000L);
         CountDownLatch done = new CountDownLatch(contexts * perContext);
-        for (int i = 0; i < perContext; i++) {
+        for (int seq = 1; seq <= perContext; seq++) {
             for (int c = 0; c < contexts; c++) {
-                int context = c;
-                int seq = i;
-                e.execute(new Seq("blocking-" + c, () -> {
-                    mostAtOnce.accumulateAndGet(inTask.incrementAndGet(), Math::max);
-                    if (next[context]++ != seq) { // read and written only by this context's tasks, one at a time
-                        disorder.add(context + ":" + seq);
-                    }
-                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
-                    inTask.decrementAndGet();
-                    done.countDown();
-                }));
+                e.execute(tasks.task("blocking-", c, seq, done::countDown));
             }
         }
         await(done, "the blocking tasks (" + TestSupport.describe(e) + ")");
-        assertTrue(disorder.isEmpty(), "out of order: " + disorder);
-        assertTrue(mostAtOnce.get() > 2, "never more than " + mostAtOnce.get() + " tasks at once ("
+        tasks.order.assertClean("the blocking tasks");
+        assertTrue(tasks.mostAtOnce.get() > 2, "never more than " + tasks.mostAtOnce.get() + " tasks at once ("
                 + TestSupport.describe(e) + ")");
     }
 
@@ -196,24 +183,12 @@ class ShardEngineTest {
         for (int round = 0; round < 5; round++) {
             GatlingExecutor e = cleanup.track(gatling("shards-stop").coreThreads(2).maxThreads(16).shardEngine(true)
                     .build());
-            AtomicInteger inTask = new AtomicInteger();
-            AtomicInteger mostAtOnce = new AtomicInteger();
-            int[] ran = new int[contexts];
-            List<String> problems = Collections.synchronizedList(new ArrayList<>());
+            ParkingTasks tasks = new ParkingTasks(contexts, 200_000L);
             IdentityHashMap<Runnable, int[]> submitted = new IdentityHashMap<>();
-            for (int i = 0; i < perContext; i++) {
+            for (int seq = 1; seq <= perContext; seq++) {
                 for (int c = 0; c < contexts; c++) {
-                    int context = c;
-                    int seq = i;
-                    Runnable r = new Seq("stop-" + c, () -> {
-                        mostAtOnce.accumulateAndGet(inTask.incrementAndGet(), Math::max);
-                        if (ran[context]++ != seq) { // this context's tasks only, one at a time
-                            problems.add("ran " + context + ":" + seq + " after " + (ran[context] - 1));
-                        }
-                        java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
-                        inTask.decrementAndGet();
-                    });
-                    submitted.put(r, new int[] {context, seq});
+                    Runnable r = tasks.task("stop-", c, seq, () -> { });
+                    submitted.put(r, new int[] {c, seq});
                     e.execute(r);
                 }
             }
@@ -231,16 +206,17 @@ class ShardEngineTest {
                 firstReturned[cs[0]] = Math.min(firstReturned[cs[0]], cs[1]);
                 returnedCount[cs[0]]++;
             }
+            tasks.order.assertClean("round " + round);
             for (int c = 0; c < contexts; c++) {
-                // ran[c] tasks ran, 0..ran[c]-1 (checked in order above); the returned ones must be exactly the rest.
-                assertEquals(perContext - ran[c], returnedCount[c], "context " + c + ": ran " + ran[c]
+                // Tasks 1..ran ran, in order (checked above); the returned ones must be exactly the rest.
+                long ran = tasks.order.runs(c);
+                assertEquals(perContext - ran, returnedCount[c], "context " + c + ": ran " + ran
                         + ", returned " + returnedCount[c] + " of " + perContext);
                 if (returnedCount[c] > 0) {
-                    assertEquals(ran[c], firstReturned[c], "context " + c + ": a returned task before one that ran");
+                    assertEquals(ran + 1, firstReturned[c], "context " + c + ": a returned task before one that ran");
                 }
             }
-            assertTrue(problems.isEmpty(), "round " + round + ": " + problems);
-            mostAtOnceSeen = Math.max(mostAtOnceSeen, mostAtOnce.get());
+            mostAtOnceSeen = Math.max(mostAtOnceSeen, tasks.mostAtOnce.get());
         }
         // The path under test was taken: more tasks ran at once than the two owners can hold.
         assertTrue(mostAtOnceSeen > 2, "never more than " + mostAtOnceSeen + " tasks at once");
@@ -441,6 +417,34 @@ class ShardEngineTest {
             if (e.engine().shardOf(i) == target) {
                 return i;
             }
+        }
+    }
+
+    /**
+     * Sequential tasks that each park for a while, checked for order and overlap by an {@link OrderChecker}, counting
+     * how many ran at once.
+     */
+    private static final class ParkingTasks {
+        final OrderChecker order;
+        final AtomicInteger mostAtOnce = new AtomicInteger();
+        private final AtomicInteger inTask = new AtomicInteger();
+        private final long parkNanos;
+
+        ParkingTasks(int contexts, long parkNanos) {
+            this.order = new OrderChecker(contexts);
+            this.parkNanos = parkNanos;
+        }
+
+        /** Task {@code seq} (1-based) of context {@code prefix + context}; runs {@code then} last. */
+        Seq task(String prefix, int context, int seq, Runnable then) {
+            return new Seq(prefix + context, () -> {
+                order.enter(context, seq);
+                mostAtOnce.accumulateAndGet(inTask.incrementAndGet(), Math::max);
+                java.util.concurrent.locks.LockSupport.parkNanos(parkNanos);
+                inTask.decrementAndGet();
+                order.exit(context);
+                then.run();
+            });
         }
     }
 }
