@@ -27,7 +27,9 @@ import java.util.Arrays;
  * of updates per second.
  */
 public final class ClassLoaderAb {
-    private static final boolean LOW_LOAD = "lowload".equals(System.getProperty("ab.workload"));
+    private static final boolean SLOW_KEY = "slowkey".equals(System.getProperty("ab.workload"));
+    /** Rounds that return waits (median, and a 99th percentile): the low-load and slow-key workloads. */
+    private static final boolean LOW_LOAD = SLOW_KEY || "lowload".equals(System.getProperty("ab.workload"));
     private static final boolean COALESCING = "coalescing".equals(System.getProperty("ab.workload"));
 
     private ClassLoaderAb() {
@@ -47,7 +49,8 @@ public final class ClassLoaderAb {
         for (int b = 0; b < 2; b++) {
             URLClassLoader loader = new URLClassLoader(new URL[] {Path.of(args[3 + b]).toUri().toURL(), self},
                     ClassLoader.getPlatformClassLoader());
-            Class<?> c = loader.loadClass(LOW_LOAD ? LowLoadRounds.class.getName()
+            Class<?> c = loader.loadClass(SLOW_KEY ? SlowKeyRounds.class.getName()
+                    : LOW_LOAD ? LowLoadRounds.class.getName()
                     : COALESCING ? CoalescingRounds.class.getName() : HotPathRounds.class.getName());
             builds[b] = c.getConstructor(int.class, int.class).newInstance(keys, tasks);
             round[b] = c.getMethod("round");
@@ -82,6 +85,18 @@ public final class ClassLoaderAb {
                 Summary.median(Arrays.copyOfRange(ratio, warm, rounds)));
         System.out.println("per round: " + Arrays.toString(Arrays.stream(ratio).map(x -> Math.round(x * 100) / 100.0)
                 .toArray()));
+        if (LOW_LOAD) {
+            double[] tailRatio = new double[rounds];
+            for (int r = 0; r < rounds; r++) {
+                tailRatio[r] = tail[1][r] / tail[0][r];
+            }
+            System.out.printf("B/A of the p99 per round, median after warm-up: %.3f%n",
+                    Summary.median(Arrays.copyOfRange(tailRatio, warm, rounds)));
+            for (int b = 0; b < 2; b++) {
+                System.out.println(args[3 + b] + " p99 per round (us): " + Arrays.toString(
+                        Arrays.stream(tail[b]).mapToLong(Math::round).toArray()));
+            }
+        }
         for (int b = 0; b < 2; b++) {
             builds[b].getClass().getMethod("close").invoke(builds[b]);
         }

@@ -1,0 +1,90 @@
+package io.github.gatlingexecutor.benchmarks.ab;
+
+import io.github.gatlingexecutor.GatlingExecutor;
+import io.github.gatlingexecutor.benchmarks.scenarios.Keys;
+import java.util.Arrays;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The slow-key workload for {@link ClassLoaderAb} ({@code -Dab.workload=slowkey}): as the comparison runner's slow-key
+ * scenario, context 0 gets a backlog of CPU-bound 200 us tasks (a second of work), then tiny tasks for the other
+ * {@code keys - 1} contexts arrive one per 50 us, the producer parked between them. A round uses a fresh executor of
+ * two core workers and returns the median submit-to-start wait of the tiny tasks in microseconds, {@link #lastP99}
+ * the round's 99th percentile. That percentile swings from tens of microseconds to milliseconds between rounds on a
+ * shared 2-core machine (it is set by where the kernel puts a woken worker), so single runs cannot compare two builds;
+ * rounds alternated in one JVM can. Public members are called reflectively.
+ */
+public final class SlowKeyRounds {
+    private static final int SLOW_TASKS = 5_000;
+    private static final long SLOW_TASK_NANOS = 200_000;
+    private static final long INTERVAL_NANOS = 50_000;
+
+    private final int keys;
+    private final int[] order;
+    private final long[] waits;
+    private double lastP99;
+
+    public SlowKeyRounds(int keys, int tasksPerRound) {
+        if (keys < 2) {
+            throw new IllegalArgumentException("keys must be at least 2 (one slow, the others tiny), was " + keys);
+        }
+        this.keys = keys;
+        order = Keys.uniform(keys - 1, tasksPerRound, 47);
+        waits = new long[tasksPerRound];
+    }
+
+    /** Runs one round on a fresh executor; returns the median wait of the tiny tasks in microseconds. */
+    public double round() {
+        GatlingExecutor executor = GatlingExecutor.builder().name("ab").coreThreads(2).build();
+        try {
+            Executor[] lanes = new Executor[keys];
+            for (int k = 0; k < keys; k++) {
+                lanes[k] = executor.sequential(k);
+            }
+            AtomicInteger done = new AtomicInteger();
+            for (int i = 0; i < SLOW_TASKS; i++) {
+                lanes[0].execute(() -> {
+                    long end = System.nanoTime() + SLOW_TASK_NANOS;
+                    while (System.nanoTime() - end < 0) {
+                        Thread.onSpinWait(); // CPU-bound: its worker stays busy, it does not block
+                    }
+                    done.incrementAndGet();
+                });
+            }
+            long due = System.nanoTime();
+            for (int i = 0; i < order.length; i++) {
+                due += INTERVAL_NANOS;
+                long wait;
+                while ((wait = due - System.nanoTime()) > 0) {
+                    LockSupport.parkNanos(wait);
+                }
+                int slot = i;
+                long submitted = System.nanoTime();
+                lanes[1 + order[i]].execute(() -> {
+                    waits[slot] = System.nanoTime() - submitted;
+                    done.incrementAndGet();
+                });
+            }
+            while (done.get() < SLOW_TASKS + order.length) {
+                LockSupport.parkNanos(1_000_000);
+            }
+        } finally {
+            executor.close();
+        }
+        long[] sorted = waits.clone();
+        Arrays.sort(sorted);
+        lastP99 = sorted[(int) (sorted.length * 0.99)] / 1e3;
+        return sorted[sorted.length / 2] / 1e3;
+    }
+
+    /** The 99th percentile of the last round, in microseconds. */
+    public double lastP99() {
+        return lastP99;
+    }
+
+    public void close() {
+        // each round closes its own executor
+    }
+}
