@@ -3,10 +3,8 @@ package io.github.gatlingexecutor.benchmarks.ab;
 import io.github.gatlingexecutor.GatlingExecutor;
 import io.github.gatlingexecutor.benchmarks.scenarios.Keys;
 
-import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The low-load workload for {@link ClassLoaderAb} ({@code -Dab.workload=lowload}): one producer paced at one task per
@@ -21,8 +19,7 @@ public final class LowLoadRounds {
     private final GatlingExecutor executor;
     private final Executor[] lanes;
     private final int[] order;
-    private final long[] waits;
-    private double lastP99;
+    private final PacedWaits waits;
 
     public LowLoadRounds(int keys, int tasksPerRound) {
         executor = GatlingExecutor.builder().name("ab").build();
@@ -31,38 +28,18 @@ public final class LowLoadRounds {
             lanes[k] = executor.sequential(k);
         }
         order = Keys.uniform(keys, tasksPerRound, 45);
-        waits = new long[tasksPerRound];
+        waits = new PacedWaits(tasksPerRound);
     }
 
     /** Runs one round; returns the median wait in microseconds. */
     public double round() {
-        AtomicInteger done = new AtomicInteger();
-        long due = System.nanoTime();
-        for (int i = 0; i < order.length; i++) {
-            due += INTERVAL_NANOS;
-            long wait;
-            while ((wait = due - System.nanoTime()) > 0) {
-                LockSupport.parkNanos(wait);
-            }
-            int slot = i;
-            long submitted = System.nanoTime();
-            lanes[order[i]].execute(() -> {
-                waits[slot] = System.nanoTime() - submitted;
-                done.incrementAndGet();
-            });
-        }
-        while (done.get() < order.length) {
-            LockSupport.parkNanos(1_000_000);
-        }
-        long[] sorted = waits.clone();
-        Arrays.sort(sorted);
-        lastP99 = sorted[(int) (sorted.length * 0.99)] / 1e3;
-        return sorted[sorted.length / 2] / 1e3;
+        waits.run(lanes, 0, order, INTERVAL_NANOS, new AtomicInteger(), order.length);
+        return waits.median();
     }
 
     /** The 99th percentile of the last round, in microseconds. */
     public double lastP99() {
-        return lastP99;
+        return waits.p99();
     }
 
     public void close() {

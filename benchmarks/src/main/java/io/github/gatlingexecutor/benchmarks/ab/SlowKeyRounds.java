@@ -2,10 +2,8 @@ package io.github.gatlingexecutor.benchmarks.ab;
 
 import io.github.gatlingexecutor.GatlingExecutor;
 import io.github.gatlingexecutor.benchmarks.scenarios.Keys;
-import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The slow-key workload for {@link ClassLoaderAb} ({@code -Dab.workload=slowkey}): as the comparison runner's slow-key
@@ -23,8 +21,7 @@ public final class SlowKeyRounds {
 
     private final int keys;
     private final int[] order;
-    private final long[] waits;
-    private double lastP99;
+    private final PacedWaits waits;
 
     public SlowKeyRounds(int keys, int tasksPerRound) {
         if (keys < 2) {
@@ -32,7 +29,7 @@ public final class SlowKeyRounds {
         }
         this.keys = keys;
         order = Keys.uniform(keys - 1, tasksPerRound, 47);
-        waits = new long[tasksPerRound];
+        waits = new PacedWaits(tasksPerRound);
     }
 
     /** Runs one round on a fresh executor; returns the median wait of the tiny tasks in microseconds. */
@@ -53,35 +50,16 @@ public final class SlowKeyRounds {
                     done.incrementAndGet();
                 });
             }
-            long due = System.nanoTime();
-            for (int i = 0; i < order.length; i++) {
-                due += INTERVAL_NANOS;
-                long wait;
-                while ((wait = due - System.nanoTime()) > 0) {
-                    LockSupport.parkNanos(wait);
-                }
-                int slot = i;
-                long submitted = System.nanoTime();
-                lanes[1 + order[i]].execute(() -> {
-                    waits[slot] = System.nanoTime() - submitted;
-                    done.incrementAndGet();
-                });
-            }
-            while (done.get() < SLOW_TASKS + order.length) {
-                LockSupport.parkNanos(1_000_000);
-            }
+            waits.run(lanes, 1, order, INTERVAL_NANOS, done, SLOW_TASKS + order.length);
         } finally {
             executor.close();
         }
-        long[] sorted = waits.clone();
-        Arrays.sort(sorted);
-        lastP99 = sorted[(int) (sorted.length * 0.99)] / 1e3;
-        return sorted[sorted.length / 2] / 1e3;
+        return waits.median();
     }
 
     /** The 99th percentile of the last round, in microseconds. */
     public double lastP99() {
-        return lastP99;
+        return waits.p99();
     }
 
     public void close() {

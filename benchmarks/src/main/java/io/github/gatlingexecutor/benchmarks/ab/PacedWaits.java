@@ -1,0 +1,61 @@
+package io.github.gatlingexecutor.benchmarks.ab;
+
+import java.util.Arrays;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A paced producer and the waits it sees, for the workloads of {@link ClassLoaderAb} that measure latency
+ * ({@link LowLoadRounds}, {@link SlowKeyRounds}): one task per interval, the producer parked between them (as the
+ * comparison runner's latency scenarios pace theirs), each recording its submit-to-start wait.
+ */
+final class PacedWaits {
+    private final long[] waits;
+    private double median;
+    private double p99;
+
+    PacedWaits(int tasks) {
+        waits = new long[tasks];
+    }
+
+    /**
+     * Submits task {@code i} to {@code lanes[offset + order[i]]} at its turn, one per {@code intervalNanos}, then waits
+     * until {@code done} reaches {@code total}: the paced tasks count themselves in it, and so may the caller's own.
+     * Afterwards {@link #median} and {@link #p99} hold the paced tasks' waits, in microseconds.
+     */
+    void run(Executor[] lanes, int offset, int[] order, long intervalNanos, AtomicInteger done, int total) {
+        if (order.length != waits.length) {
+            throw new IllegalArgumentException(order.length + " tasks for " + waits.length + " waits");
+        }
+        long due = System.nanoTime();
+        for (int i = 0; i < order.length; i++) {
+            due += intervalNanos;
+            long wait;
+            while ((wait = due - System.nanoTime()) > 0) {
+                LockSupport.parkNanos(wait);
+            }
+            int slot = i;
+            long submitted = System.nanoTime();
+            lanes[offset + order[i]].execute(() -> {
+                waits[slot] = System.nanoTime() - submitted;
+                done.incrementAndGet(); // after the wait's store: the reader below sees it once it counts this task
+            });
+        }
+        while (done.get() < total) {
+            LockSupport.parkNanos(1_000_000);
+        }
+        long[] sorted = waits.clone();
+        Arrays.sort(sorted);
+        median = sorted[sorted.length / 2] / 1e3;
+        p99 = sorted[(int) (sorted.length * 0.99)] / 1e3;
+    }
+
+    double median() {
+        return median;
+    }
+
+    double p99() {
+        return p99;
+    }
+}
