@@ -235,8 +235,8 @@ final class Shard extends ShardOwnerLine {
     /**
      * When the checker last found this shard's owner blocked: off its CPU inside a task (blocked, waiting or sleeping),
      * with entries waiting behind it, at every look for {@link ShardThief#BLOCKED_FOR_NANOS}; 0 if never. Written by
-     * the checker only; read by the owner once per batch: for a while after it, the owner diverts every context it
-     * claims into its lane (ShardOwner).
+     * the checker only; read by the owner at the start of each visit and batch and after each move: for a while after
+     * it, the owner diverts every context it claims into its lane (ShardOwner#divertsAll).
      */
     volatile long blockedSeenAt;
 

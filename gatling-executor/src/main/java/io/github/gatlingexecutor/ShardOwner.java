@@ -349,9 +349,10 @@ final class ShardOwner {
 
     /**
      * How long after the checker last found this shard's owner blocked ({@link Shard#blockedSeenAt}) the owner goes on
-     * diverting every context it claims (see {@link #divertsAll}). The checker looks every few milliseconds while work flows, and
-     * an owner that diverts everything runs no task of its own to be seen blocked in, so the switch is held for many
-     * looks: when it lapses, the owner runs tasks again and, if they still block, is seen within a look or two.
+     * diverting every context it claims (see {@link #divertsAll}). The checker looks every few milliseconds while work
+     * flows, and an owner that diverts everything runs no task of its own to be seen blocked in, so the switch is held
+     * for many looks: when it lapses, the owner runs tasks again and, if they still block, is seen within a look or
+     * two.
      */
     static final long DIVERT_ALL_NANOS = 100_000_000L;
 

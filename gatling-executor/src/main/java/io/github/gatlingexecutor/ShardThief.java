@@ -96,7 +96,8 @@ final class ShardThief {
             } else if (now - offCpuSince[i] >= BLOCKED_FOR_NANOS) {
                 // Blocked at every look for a while, in one task or several: the owner then runs its next batches on
                 // lanes (ShardOwner#divertsAll). Entries behind a blocked owner otherwise wait for it task after task,
-                // and with tasks that block for about a look's interval no owner is seen in one task twice to be robbed.
+                // and with tasks that block for about a look's interval no owner is seen in one task twice to be
+                // robbed.
                 s.blockedSeenAt = now == 0 ? 1 : now;
             }
             if (seen[i] != mark) {

@@ -12,6 +12,7 @@ import io.github.gatlingexecutor.TestSupport.Seq;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -19,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -196,7 +198,7 @@ class ShardEngineTest {
             List<Runnable> returned = e.shutdownNow();
             assertTrue(e.awaitTermination(20, TimeUnit.SECONDS), TestSupport.describe(e));
             int[] firstReturned = new int[contexts];
-            java.util.Arrays.fill(firstReturned, Integer.MAX_VALUE);
+            Arrays.fill(firstReturned, Integer.MAX_VALUE);
             int[] returnedCount = new int[contexts];
             Set<Runnable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
             for (Runnable r : returned) {
@@ -440,7 +442,7 @@ class ShardEngineTest {
             return new Seq(prefix + context, () -> {
                 order.enter(context, seq);
                 mostAtOnce.accumulateAndGet(inTask.incrementAndGet(), Math::max);
-                java.util.concurrent.locks.LockSupport.parkNanos(parkNanos);
+                LockSupport.parkNanos(parkNanos);
                 inTask.decrementAndGet();
                 order.exit(context);
                 then.run();

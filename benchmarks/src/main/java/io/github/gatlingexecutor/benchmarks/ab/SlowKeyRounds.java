@@ -2,6 +2,7 @@ package io.github.gatlingexecutor.benchmarks.ab;
 
 import io.github.gatlingexecutor.GatlingExecutor;
 import io.github.gatlingexecutor.benchmarks.scenarios.Keys;
+import io.github.gatlingexecutor.benchmarks.scenarios.SlowKey;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -15,9 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * rounds alternated in one JVM can. Public members are called reflectively.
  */
 public final class SlowKeyRounds {
-    private static final int SLOW_TASKS = 5_000;
-    private static final long SLOW_TASK_NANOS = 200_000;
-    private static final long INTERVAL_NANOS = 50_000;
+    /** A second of the slow context's work, as the runner's full mode gives it. */
+    private static final int SLOW_TASKS = (int) (1_000_000_000L / SlowKey.SLOW_TASK_NANOS);
 
     private final int keys;
     private final int[] order;
@@ -43,14 +43,14 @@ public final class SlowKeyRounds {
             AtomicInteger done = new AtomicInteger();
             for (int i = 0; i < SLOW_TASKS; i++) {
                 lanes[0].execute(() -> {
-                    long end = System.nanoTime() + SLOW_TASK_NANOS;
+                    long end = System.nanoTime() + SlowKey.SLOW_TASK_NANOS;
                     while (System.nanoTime() - end < 0) {
                         Thread.onSpinWait(); // CPU-bound: its worker stays busy, it does not block
                     }
                     done.incrementAndGet();
                 });
             }
-            waits.run(lanes, 1, order, INTERVAL_NANOS, done, SLOW_TASKS + order.length);
+            waits.run(lanes, 1, order, SlowKey.INTERVAL_NANOS, done, SLOW_TASKS + order.length);
         } finally {
             executor.close();
         }

@@ -21,8 +21,10 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class SlowKey extends Scenario {
     public static final int CONTEXTS = 256;
-    private static final long SLOW_TASK_NANOS = 200_000;
-    private static final long INTERVAL_NANOS = 50_000;
+    /** How long each of the slow context's tasks computes. */
+    public static final long SLOW_TASK_NANOS = 200_000;
+    /** The pace of the tiny tasks for the other contexts: one per this many nanoseconds. */
+    public static final long INTERVAL_NANOS = 50_000;
     private final Sizes sizes;
     private final int slowTasks;
     private final int[] keys;
