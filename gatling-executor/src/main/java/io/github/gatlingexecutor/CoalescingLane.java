@@ -101,10 +101,16 @@ final class CoalescingLane extends Lane {
     /**
      * The one CAS of a submit: {@code task} in place of {@code s}, counted; a replaced pending task is handed to
      * {@link Engine#replaced}. A pending periodic run is announced before the CAS (see {@link Engine#skipBegins}).
+     *
+     * <p>A task submitted again while it is the one pending replaces itself: it was accepted twice and runs once, so
+     * one acceptance counts as coalesced, but the task is not treated as replaced. Cancelling it (a future) or
+     * skipping its run (a periodic task) would hit the very task that stays pending: the last submitted task would
+     * then never run.
      */
     private boolean install(Runnable s, Runnable task) {
         boolean replacing = s != IDLE && s != BUSY;
-        boolean skip = replacing && ScheduledTask.isPeriodic(s);
+        boolean itself = s == task;
+        boolean skip = replacing && !itself && ScheduledTask.isPeriodic(s);
         if (skip) {
             engine.skipBegins();
         }
@@ -113,7 +119,9 @@ final class CoalescingLane extends Lane {
                 return false;
             }
             SUBMITTED.getAndAdd(this, 1L);
-            if (replacing) {
+            if (itself) {
+                engine.countCoalesced();
+            } else if (replacing) {
                 engine.replaced(s);
             }
             return true;

@@ -899,7 +899,7 @@ final class Engine {
      * other future is cancelled (if the replacing submit is the timer's dispatch, once the timer's lock is released).
      */
     void replaced(Runnable replaced) {
-        coalesced.increment();
+        countCoalesced();
         if (ScheduledTask.isPeriodic(replaced)) {
             ((ScheduledTask<?>) replaced).skipRun();
         } else if (replaced instanceof Future) {
@@ -908,6 +908,11 @@ final class Engine {
     }
 
     // ---- failures and counters ------------------------------------------------------------------------------
+
+    /** One accepted coalescing task will not run: replaced, or submitted again while pending (see CoalescingLane). */
+    void countCoalesced() {
+        coalesced.increment();
+    }
 
     void reportUncaught(Throwable failure) {
         Thread t = Thread.currentThread();

@@ -275,6 +275,7 @@ public final class GatlingExecutor implements ContextExecutor {
         private Duration blockedThreshold = Duration.ofMillis(250);
         private int coreBumpThreshold = 10;
         private int batchSize = 64;
+        private Duration minTurn = Duration.ofNanos(100_000);
         /**
          * The shard engine, not finished (docs/next-engine.md, "What wiring it needs"): off unless the system property
          * {@code io.github.gatlingexecutor.shards} is {@code true} or a test in this package turns it on.
@@ -382,10 +383,12 @@ public final class GatlingExecutor implements ContextExecutor {
         }
 
         /**
-         * How many tasks of one lane a worker runs before it puts the lane at the back of the queue, so that a busy
-         * context cannot starve the others (default 64). At least 1.
+         * How many tasks of one lane a worker runs in a row before it looks whether to put the lane at the back of the
+         * ready queue, so that a busy context cannot starve the others (default 64). At least 1. The lane goes to the
+         * back at the end of a batch if other work waits and the worker has been on it for {@link #minTurn} or more;
+         * with {@code minTurn} zero, at the end of every batch.
          *
-         * @param batchSize tasks of one lane per turn
+         * @param batchSize tasks of one lane per batch
          * @return this builder
          */
         public Builder batchSize(int batchSize) {
@@ -393,6 +396,28 @@ public final class GatlingExecutor implements ContextExecutor {
                 throw new IllegalArgumentException("batchSize must be at least 1, was " + batchSize);
             }
             this.batchSize = batchSize;
+            return this;
+        }
+
+        /**
+         * The least time a worker stays on a lane that has more work while other work waits (default 100 us; zero
+         * allowed). A turn runs whole batches of {@link #batchSize} tasks and ends at the first batch end at or past
+         * this time, so a context's turn lasts at most {@code minTurn} plus one batch, and at least one batch. With
+         * tiny tasks a batch takes a few microseconds, and putting the lane at the back after each one would cost a
+         * trip round the ready queue, a wake-up check and, most often, the lane's data moving to another core; tasks
+         * that take longer than {@code minTurn / batchSize} each are rotated after every batch, as with zero.
+         *
+         * @param minTurn the least time a worker stays on a busy lane before it rotates it
+         * @return this builder
+         * @throws NullPointerException if {@code minTurn} is null
+         * @throws IllegalArgumentException if {@code minTurn} is negative
+         */
+        public Builder minTurn(Duration minTurn) {
+            Objects.requireNonNull(minTurn, "minTurn");
+            if (minTurn.isNegative()) {
+                throw new IllegalArgumentException("minTurn must not be negative, was " + minTurn);
+            }
+            this.minTurn = minTurn;
             return this;
         }
 
@@ -492,7 +517,8 @@ public final class GatlingExecutor implements ContextExecutor {
                         + coreThreads + ")");
             }
             return new Settings(name, coreThreads, max, nanos(auxiliaryKeepAlive), nanos(checkPeriod),
-                    nanos(blockedThreshold), coreBumpThreshold, batchSize, threadFactory, uncaughtExceptionHandler,
+                    nanos(blockedThreshold), coreBumpThreshold, batchSize, nanos(minTurn), threadFactory,
+                    uncaughtExceptionHandler,
                     maxQueuedPerContext, maxQueued, overflow, shardEngine);
         }
 

@@ -13,6 +13,7 @@ final class Settings {
     final long blockedThresholdNanos;
     final int coreBumpThreshold;
     final int batchSize;
+    final long minTurnNanos;
     final ThreadFactory threadFactory;               // null: the executor names and creates its own threads
     final UncaughtExceptionHandler exceptionHandler; // null: the worker thread's own handler
     final int maxQueuedPerContext;                   // 0: unbounded
@@ -22,9 +23,9 @@ final class Settings {
     final boolean shards;
 
     Settings(String name, int coreThreads, int maxThreads, long auxiliaryKeepAliveNanos, long checkPeriodNanos,
-             long blockedThresholdNanos, int coreBumpThreshold, int batchSize, ThreadFactory threadFactory,
-             UncaughtExceptionHandler exceptionHandler, int maxQueuedPerContext, int maxQueued, Overflow overflow,
-             boolean shards) {
+             long blockedThresholdNanos, int coreBumpThreshold, int batchSize, long minTurnNanos,
+             ThreadFactory threadFactory, UncaughtExceptionHandler exceptionHandler, int maxQueuedPerContext,
+             int maxQueued, Overflow overflow, boolean shards) {
         this.name = name;
         this.coreThreads = coreThreads;
         this.maxThreads = maxThreads;
@@ -33,6 +34,7 @@ final class Settings {
         this.blockedThresholdNanos = blockedThresholdNanos;
         this.coreBumpThreshold = coreBumpThreshold;
         this.batchSize = batchSize;
+        this.minTurnNanos = minTurnNanos;
         this.threadFactory = threadFactory;
         this.exceptionHandler = exceptionHandler;
         this.maxQueuedPerContext = maxQueuedPerContext;

@@ -399,12 +399,25 @@ final class Worker implements Runnable {
         }
         // currentLane is non-null exactly while this worker owns the lane.
         currentLane = lane;
+        // When the turn began, without a clock read per turn: the clock was last written at this worker's previous
+        // batch end, resume or sweep, so it is at or before now. A stale value makes the turn look longer than it
+        // was, which only rotates the lane sooner, as a zero minTurn would. Where rotations are frequent, lanes with
+        // backlogs while others wait, the previous turn ended with a batch end and its clock read, one poll ago.
+        long turnStart = clock;
         int outcome;
         while ((outcome = lane.runBatch(this, engine.settings.batchSize)) == Lane.MORE) {
             engine.tick(clock = System.nanoTime());
-            // The batch budget is spent and the lane has more. Rotate it behind the other queued work, unless
-            // there is none: then going round the queue would only cost an enqueue and a dequeue.
-            if (!engine.readyQueue.isEmpty()) {
+            // The batch budget is spent and the lane has more, or it emptied and goes round once more. Rotate it
+            // behind the other queued work, unless there is none (going round the queue would only cost an enqueue
+            // and a dequeue) or the turn is still shorter than minTurn: with tiny tasks a rotation after each batch
+            // of 64 was a trip round the ready queue, a wake-up check and the lane's lines moving to the other CPU
+            // every few microseconds (8 producers into 8 contexts: 1.1x to 1.2x the rate with turns of 20 to 200 us,
+            // docs/benchmarks.md, twenty-ninth set). An emptied lane goes round whatever its turn: staying, the
+            // worker would find it empty and make it idle, the activation that sending it round saves. The state is
+            // read for that only at the end of a short turn's batch; a task appended since reads as more, and the
+            // turn goes on to run it.
+            if (!engine.readyQueue.isEmpty()
+                    && (clock - turnStart >= engine.settings.minTurnNanos || lane.queuedNothing())) {
                 engine.readyQueue.offerLane(lane, clock); // ownership passes to the queue here...
                 currentLane = null;            // ...so nothing that can throw comes in between
                 leaveLane(); // after the offer: the next owner's progress only adds to ours

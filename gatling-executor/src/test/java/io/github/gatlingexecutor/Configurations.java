@@ -23,7 +23,7 @@ final class Configurations {
         return Stream.of(
                 config("core=2", () -> gatling("cfg").coreThreads(2)),
                 // One task per batch: a lane goes round the ready queue after every task.
-                config("core=4 batch=1", () -> gatling("cfg").coreThreads(4).batchSize(1)),
+                config("core=4 batch=1", () -> gatling("cfg").coreThreads(4).batchSize(1).minTurn(Duration.ZERO)),
                 // One core worker and a fast checker: auxiliary workers start and retire during the test.
                 config("core=1 max=4 check=20ms", () -> gatling("cfg").coreThreads(1).maxThreads(4)
                         .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(20))),

@@ -104,7 +104,7 @@ class ContractExecutorServiceTest {
                         .build()),
                 new Config("gatling core=4 defaults", true, 0, name -> new GatlingExecutor(name, 4)),
                 new Config("gatling core=2 batch=1", true, 0, name -> GatlingExecutor.builder().name(name)
-                        .coreThreads(2).batchSize(1).build()),
+                        .coreThreads(2).batchSize(1).minTurn(Duration.ZERO).build()),
                 new Config("gatling core=2 max=6 threadFactory", true, 0, name -> {
                     AtomicInteger n = new AtomicInteger();
                     ThreadFactory factory = r -> {

@@ -85,6 +85,7 @@ class JfrEventsTest {
             // Batches of one task: a lane with more work goes behind whatever else waits, so "x" stays live and
             // moves from the core worker to the auxiliary one.
             GatlingExecutor e = cleanup.track(gatling("jfr").coreThreads(1).maxThreads(4).batchSize(1)
+                    .minTurn(Duration.ZERO)
                     .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(30))
                     .coreBumpThreshold(1).auxiliaryKeepAlive(Duration.ofMillis(50)).build());
             String name = e.name();

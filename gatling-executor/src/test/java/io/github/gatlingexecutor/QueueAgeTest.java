@@ -44,7 +44,8 @@ class QueueAgeTest {
      */
     @Test
     void aTaskStampedAfterAQuietSpellReadsItsTrueAge() {
-        GatlingExecutor ex = v.track(oneWorker("frozen-clock").batchSize(4).checkPeriod(Duration.ofSeconds(1))
+        GatlingExecutor ex = v.track(oneWorker("frozen-clock").batchSize(4)
+                .minTurn(Duration.ZERO).checkPeriod(Duration.ofSeconds(1))
                 .blockedThreshold(Duration.ofSeconds(10)).build());
         CountDownLatch gate = v.gate();
         Executor lane = ex.sequential("b");

@@ -228,6 +228,8 @@ class SemanticsBadInputTest {
         assertIaeNaming("coreBumpThreshold", "0", () -> b.get().coreBumpThreshold(0));
         assertIaeNaming("batchSize", "0", () -> b.get().batchSize(0));
         assertIaeNaming("batchSize", "-5", () -> b.get().batchSize(-5));
+        assertIaeNaming("minTurn", "PT-0.001S", () -> b.get().minTurn(Duration.ofMillis(-1)));
+        b.get().minTurn(Duration.ZERO); // zero is valid: a lane rotates after every batch
         for (String setting : List.of("auxiliaryKeepAlive", "checkPeriod", "blockedThreshold")) {
             for (Duration bad : List.of(Duration.ZERO, Duration.ofMillis(-1))) {
                 assertIaeNaming(setting, bad.toString(), () -> {
@@ -257,6 +259,7 @@ class SemanticsBadInputTest {
         assertThrows(NullPointerException.class, () -> b.get().auxiliaryKeepAlive(null));
         assertThrows(NullPointerException.class, () -> b.get().checkPeriod(null));
         assertThrows(NullPointerException.class, () -> b.get().blockedThreshold(null));
+        assertThrows(NullPointerException.class, () -> b.get().minTurn(null));
         assertThrows(NullPointerException.class, () -> b.get().threadFactory(null));
         assertThrows(NullPointerException.class, () -> b.get().uncaughtExceptionHandler(null));
         assertThrows(NullPointerException.class, () -> new GatlingExecutor(null, 1));

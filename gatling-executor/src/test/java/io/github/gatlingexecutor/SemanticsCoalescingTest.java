@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.TestSupport.Coal;
 import io.github.gatlingexecutor.TestSupport.CoalCallable;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -23,6 +24,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
@@ -84,6 +86,29 @@ class SemanticsCoalescingTest {
         assertEquals(2, s.executed(), s.toString());
         waitUntil("the lane to be released", () -> e.statistics().liveContexts() == 0,
                 () -> e.contextStatistics().toString());
+    }
+
+    /**
+     * The same future given to a lane twice while it is pending is the last task submitted: it must run, not be
+     * cancelled as the task it replaced. Accepted twice, it runs once, so one acceptance counts as coalesced.
+     */
+    @Test
+    void aPendingFutureSubmittedAgainReplacesItselfAndStillRuns() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(1).build());
+        Executor lane = e.coalescing("same");
+        CountDownLatch gate = occupy(lane);
+        AtomicInteger runs = new AtomicInteger();
+        FutureTask<Integer> task = new FutureTask<>(runs::incrementAndGet);
+        lane.execute(task);
+        lane.execute(task);
+        assertFalse(task.isCancelled(), "the pending future was cancelled by its own resubmission");
+        gate.countDown();
+        assertEquals(1, task.get(10, TimeUnit.SECONDS));
+        ExecutorStatistics s = awaitQuiescent(e);
+        assertEquals(1, runs.get());
+        assertEquals(3, s.submitted(), s.toString());
+        assertEquals(1, s.coalesced(), s.toString());
+        assertEquals(2, s.executed(), s.toString());
     }
 
     @Test
@@ -218,8 +243,10 @@ class SemanticsCoalescingTest {
     @RepeatedTest(50)
     @Tag("stress")
     void lastAlwaysRunsRepeated() throws Exception {
-        runLastAlwaysRuns(cleanup.track(gatling("coal").coreThreads(2).batchSize(2).build()), 4, 4, 5000, false);
-        runLastAlwaysRuns(cleanup.track(gatling("coal").coreThreads(4).batchSize(1).build()), 4, 1, 2000, true);
+        runLastAlwaysRuns(cleanup.track(gatling("coal").coreThreads(2).batchSize(2)
+                .minTurn(Duration.ZERO).build()), 4, 4, 5000, false);
+        runLastAlwaysRuns(cleanup.track(gatling("coal").coreThreads(4).batchSize(1)
+                .minTurn(Duration.ZERO).build()), 4, 1, 2000, true);
     }
 
     @Test

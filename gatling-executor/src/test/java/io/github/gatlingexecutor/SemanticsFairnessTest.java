@@ -5,6 +5,7 @@ import static io.github.gatlingexecutor.TestSupport.blockQuietly;
 import static io.github.gatlingexecutor.TestSupport.gatling;
 import static io.github.gatlingexecutor.TestSupport.millisSince;
 import static io.github.gatlingexecutor.TestSupport.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.TestSupport.Coal;
@@ -17,7 +18,7 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** SPEC semantics 5: the barrel (bounded batches) and idle workers taking queued work at once. */
 class SemanticsFairnessTest {
@@ -30,12 +31,15 @@ class SemanticsFairnessTest {
 
     /**
      * With one worker (no other thread may help), a context with 100,000 queued tasks must not delay a fresh task by
-     * more than a few batches: measured in busy-context tasks run between the fresh submit and the fresh run.
+     * more than a few turns: measured in busy-context tasks run between the fresh submit and the fresh run. A turn is
+     * whole batches until it has lasted {@code minTurn}; the busy tasks take at least 10 us each, so a turn holds at
+     * most {@code batchSize + minTurn / 10 us} of them.
      */
-    @ParameterizedTest(name = "batchSize={0}")
-    @ValueSource(ints = {64, 8})
-    void aBusyContextDoesNotStarveAFreshOne(int batchSize) {
-        GatlingExecutor e = cleanup.track(gatling("fair").coreThreads(1).maxThreads(1).batchSize(batchSize).build());
+    @ParameterizedTest(name = "batchSize={0}, minTurn={1} us")
+    @CsvSource({"64, 100", "8, 100", "8, 0"})
+    void aBusyContextDoesNotStarveAFreshOne(int batchSize, int minTurnMicros) {
+        GatlingExecutor e = cleanup.track(gatling("fair").coreThreads(1).maxThreads(1).batchSize(batchSize)
+                .minTurn(Duration.ofNanos(minTurnMicros * 1_000L)).build());
         AtomicInteger busyRuns = new AtomicInteger();
         CountDownLatch gate = cleanup.gate();
         CountDownLatch started = new CountDownLatch(1);
@@ -52,11 +56,45 @@ class SemanticsFairnessTest {
             });
         }
         gate.countDown();
-        long limit = 4L * batchSize;
+        long limit = 4L * (batchSize + minTurnMicros / 10);
         measure(e, busyRuns, limit, "fresh sequential", body -> e.execute(new Seq("fresh", body)));
         measure(e, busyRuns, limit, "fresh coalescing", body -> e.execute(new Coal("fresh", body)));
         measure(e, busyRuns, limit, "fresh plain", e::execute);
         measure(e, busyRuns, limit, "fresh submit", e::submit);
+    }
+
+    /**
+     * A turn shorter than {@code minTurn} goes on past its batch even while other work waits: with a turn longer than
+     * the test, a busy context's 2,000 tiny tasks all run before a fresh context queued behind it, in batches of 8.
+     * A worker that rotated after each batch would run the fresh task after 8 of them.
+     */
+    @Test
+    void aTurnShorterThanMinTurnGoesOnPastItsBatch() {
+        GatlingExecutor e = cleanup.track(gatling("fair").coreThreads(1).maxThreads(1).batchSize(8)
+                .minTurn(Duration.ofHours(1)).build());
+        int busyTasks = 2_000;
+        AtomicInteger busyRuns = new AtomicInteger();
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        Executor busy = e.sequential("busy");
+        busy.execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        await(started, "busy context's first task");
+        for (int i = 0; i < busyTasks; i++) {
+            busy.execute(busyRuns::incrementAndGet);
+        }
+        CountDownLatch ran = new CountDownLatch(1);
+        int[] atRun = new int[1];
+        e.execute(new Seq("fresh", () -> {
+            atRun[0] = busyRuns.get();
+            ran.countDown();
+        }));
+        gate.countDown();
+        await(ran, "the fresh task");
+        assertEquals(busyTasks, atRun[0], "the fresh task ran after " + atRun[0] + " of the busy context's "
+                + busyTasks + " tasks: the busy lane was rotated inside its turn");
     }
 
     private static void measure(GatlingExecutor e, AtomicInteger busyRuns, long limit, String what,

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.TestSupport.Coal;
 import io.github.gatlingexecutor.TestSupport.Seq;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -288,13 +289,15 @@ class SemanticsLaneLifecycleTest {
     @Test
     void lanesReleasedAndRecreatedUnderContentionNeverDuplicate() throws Exception {
         runReleaseRace(cleanup.track(gatling("lanes").coreThreads(2).build()), 20_000);
-        runReleaseRace(cleanup.track(gatling("lanes").coreThreads(4).batchSize(1).build()), 20_000);
+        runReleaseRace(cleanup.track(gatling("lanes").coreThreads(4).batchSize(1)
+                .minTurn(Duration.ZERO).build()), 20_000);
     }
 
     @RepeatedTest(50)
     @Tag("stress")
     void lanesReleasedAndRecreatedRepeated() throws Exception {
-        runReleaseRace(cleanup.track(gatling("lanes").coreThreads(3).batchSize(1).build()), 50_000);
+        runReleaseRace(cleanup.track(gatling("lanes").coreThreads(3).batchSize(1)
+                .minTurn(Duration.ZERO).build()), 50_000);
     }
 
     /**

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.TestSupport.Coal;
 import io.github.gatlingexecutor.TestSupport.Seq;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -128,16 +129,16 @@ class SemanticsOrderingTest {
     @RepeatedTest(50)
     @Tag("stress")
     void manyProducersRepeated() throws Exception {
-        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(2).batchSize(4).build());
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(2).batchSize(4).minTurn(Duration.ZERO).build());
         runMultiProducerOrdering(e, 4, 64, 200);
-        GatlingExecutor f = cleanup.track(gatling("order").coreThreads(4).batchSize(1).build());
+        GatlingExecutor f = cleanup.track(gatling("order").coreThreads(4).batchSize(1).minTurn(Duration.ZERO).build());
         runMultiProducerOrdering(f, 4, 2, 5000);
     }
 
     /** Submissions that completed one after another, even from different threads, run in that order. */
     @Test
     void orderIsTheOrderInWhichSubmissionsCompleted() throws Exception {
-        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).batchSize(2).build());
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).batchSize(2).minTurn(Duration.ZERO).build());
         int total = 20_000;
         Object lock = new Object();
         int[] next = {0};
@@ -182,7 +183,7 @@ class SemanticsOrderingTest {
     /** Each task reads a plain (non-volatile) object graph written by the previous task, possibly on another thread. */
     @Test
     void eachTaskSeesTheMemoryEffectsOfThePreviousOne() throws Exception {
-        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).batchSize(1).build());
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).batchSize(1).minTurn(Duration.ZERO).build());
         int contexts = 8;
         int perContext = 3000;
         final class Holder {
@@ -289,7 +290,7 @@ class SemanticsOrderingTest {
 
     @Test
     void periodicSequentialTaskNeverOverlapsItsLane() throws Exception {
-        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).batchSize(1).build());
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(4).batchSize(1).minTurn(Duration.ZERO).build());
         OrderChecker checker = new OrderChecker(1);
         AtomicInteger periodicRuns = new AtomicInteger();
         Runnable check = () -> {
@@ -349,7 +350,7 @@ class SemanticsOrderingTest {
 
     @Test
     void randomMixOfPathsKeepsOrderPerContext() throws Exception {
-        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(3).batchSize(3).build());
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(3).batchSize(3).minTurn(Duration.ZERO).build());
         int contexts = 16;
         int tasks = 40_000;
         int[] last = new int[contexts];

@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.github.gatlingexecutor.TestSupport.Coal;
 import io.github.gatlingexecutor.TestSupport.Seq;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -288,19 +289,22 @@ class SemanticsShutdownTest {
 
     @Test
     void shutdownRunsEveryAcceptedTask() throws Exception {
-        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(2).batchSize(4).build()), false, cleanup);
+        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(2).batchSize(4)
+                .minTurn(Duration.ZERO).build()), false, cleanup);
     }
 
     @RepeatedTest(50)
     @Tag("stress")
     void shutdownNowAccountingRepeated() throws Exception {
-        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(3).batchSize(2).build()), true, cleanup);
+        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(3).batchSize(2)
+                .minTurn(Duration.ZERO).build()), true, cleanup);
     }
 
     @RepeatedTest(50)
     @Tag("stress")
     void shutdownAccountingRepeated() throws Exception {
-        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(3).batchSize(2).build()), false, cleanup);
+        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(3).batchSize(2)
+                .minTurn(Duration.ZERO).build()), false, cleanup);
     }
 
     @Test

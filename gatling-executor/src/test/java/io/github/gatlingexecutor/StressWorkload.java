@@ -65,6 +65,7 @@ final class StressWorkload {
         int coreThreads = 2;
         int maxThreads = 6;
         int batchSize = 8;
+        Duration minTurn = Duration.ZERO;
         Duration checkPeriod = Duration.ofMillis(10);
         Duration blockedThreshold = Duration.ofMillis(20);
         Duration keepAlive = Duration.ofMillis(50);
@@ -95,6 +96,7 @@ final class StressWorkload {
             c.coreThreads = 1 + r.nextInt(3);
             c.maxThreads = c.coreThreads + r.nextInt(6);
             c.batchSize = new int[] {1, 2, 3, 8, 64}[r.nextInt(5)];
+            c.minTurn = Duration.ofNanos(new long[] {0, 20_000, 100_000}[r.nextInt(3)]);
             c.checkPeriod = Duration.ofMillis(2 + r.nextInt(30));
             c.blockedThreshold = Duration.ofMillis(2 + r.nextInt(50));
             c.keepAlive = Duration.ofMillis(5 + r.nextInt(200));
@@ -116,7 +118,8 @@ final class StressWorkload {
                     + tasksPerProducer + ", pCoalescing=" + pCoalescing + ", pPlain=" + pPlain + ", pThrow=" + pThrow
                     + ", pBlock=" + pBlock + ", maxBlockNanos=" + maxBlockNanos + ", pFuture=" + pFuture
                     + ", pHandle=" + pHandle + ", end=" + end + ", endAt=" + endAt + ", coreThreads=" + coreThreads
-                    + ", maxThreads=" + maxThreads + ", batchSize=" + batchSize + ", checkPeriod=" + checkPeriod
+                    + ", maxThreads=" + maxThreads + ", batchSize=" + batchSize + ", minTurn=" + minTurn
+                    + ", checkPeriod=" + checkPeriod
                     + ", blockedThreshold=" + blockedThreshold + ", keepAlive=" + keepAlive
                     + ", coreBumpThreshold=" + coreBumpThreshold + ", scheduled=" + scheduled + ", pPeriodic="
                     + pPeriodic + ", pCancel=" + pCancel + ", maxQueuedPerContext=" + maxQueuedPerContext
@@ -338,7 +341,7 @@ final class StressWorkload {
             builder.overflow(Overflow.block(c.maxWait));
         }
         GatlingExecutor executor = builder.name("stress")
-                .coreThreads(c.coreThreads).maxThreads(c.maxThreads).batchSize(c.batchSize)
+                .coreThreads(c.coreThreads).maxThreads(c.maxThreads).batchSize(c.batchSize).minTurn(c.minTurn)
                 .checkPeriod(c.checkPeriod).blockedThreshold(c.blockedThreshold).auxiliaryKeepAlive(c.keepAlive)
                 .coreBumpThreshold(c.coreBumpThreshold).threadFactory(factory)
                 .uncaughtExceptionHandler((t, e) -> {

@@ -24,13 +24,15 @@ import java.util.Arrays;
  * at one per 100 us): the figures are then median waits in microseconds (lower is better), and each build's median
  * 99th percentile is printed as well. With {@code -Dab.workload=coalescing} each round is {@link CoalescingRounds}
  * (KEYS coalescing contexts updated by two producers for TASKS_PER_ROUND milliseconds): the figures are then millions
- * of updates per second.
+ * of updates per second. With {@code -Dab.workload=producers} each round is {@link ProducersRounds} (8 producers, or
+ * {@code -Dab.producers}, share TASKS_PER_ROUND tiny tasks over KEYS contexts).
  */
 public final class ClassLoaderAb {
     private static final boolean SLOW_KEY = "slowkey".equals(System.getProperty("ab.workload"));
     /** Rounds that return waits (median, and a 99th percentile): the low-load and slow-key workloads. */
     private static final boolean LOW_LOAD = SLOW_KEY || "lowload".equals(System.getProperty("ab.workload"));
     private static final boolean COALESCING = "coalescing".equals(System.getProperty("ab.workload"));
+    private static final boolean PRODUCERS = "producers".equals(System.getProperty("ab.workload"));
 
     private ClassLoaderAb() {
     }
@@ -51,7 +53,8 @@ public final class ClassLoaderAb {
                     ClassLoader.getPlatformClassLoader());
             Class<?> c = loader.loadClass(SLOW_KEY ? SlowKeyRounds.class.getName()
                     : LOW_LOAD ? LowLoadRounds.class.getName()
-                    : COALESCING ? CoalescingRounds.class.getName() : HotPathRounds.class.getName());
+                    : COALESCING ? CoalescingRounds.class.getName()
+                    : PRODUCERS ? ProducersRounds.class.getName() : HotPathRounds.class.getName());
             builds[b] = c.getConstructor(int.class, int.class).newInstance(keys, tasks);
             round[b] = c.getMethod("round");
             p99[b] = LOW_LOAD ? c.getMethod("lastP99") : null;
