@@ -150,7 +150,7 @@ public final class GatlingExecutor implements ContextExecutor {
     @Override
     public <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
             throws InterruptedException {
-        return engine.invokeAll(tasks, true, unit.toNanos(timeout));
+        return engine.invokeAll(tasks, true, Objects.requireNonNull(unit, "unit").toNanos(timeout));
     }
 
     @Override
@@ -165,7 +165,7 @@ public final class GatlingExecutor implements ContextExecutor {
     @Override
     public <T> T invokeAny(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
             throws InterruptedException, ExecutionException, TimeoutException {
-        return engine.invokeAny(tasks, true, unit.toNanos(timeout));
+        return engine.invokeAny(tasks, true, Objects.requireNonNull(unit, "unit").toNanos(timeout));
     }
 
     // ---- ScheduledExecutorService ----------------------------------------------------------------------------
@@ -248,7 +248,7 @@ public final class GatlingExecutor implements ContextExecutor {
      */
     @Override
     public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-        return engine.awaitTermination(unit.toNanos(timeout));
+        return engine.awaitTermination(Objects.requireNonNull(unit, "unit").toNanos(timeout));
     }
 
     @Override
@@ -400,14 +400,16 @@ public final class GatlingExecutor implements ContextExecutor {
         }
 
         /**
-         * The least time a worker stays on a lane that has more work while other work waits (default 100 us; zero
-         * allowed). A turn runs whole batches of {@link #batchSize} tasks and ends at the first batch end at or past
-         * this time, so a context's turn lasts at most {@code minTurn} plus one batch, and at least one batch. With
-         * tiny tasks a batch takes a few microseconds, and putting the lane at the back after each one would cost a
-         * trip round the ready queue, a wake-up check and, most often, the lane's data moving to another core; tasks
-         * that take longer than {@code minTurn / batchSize} each are rotated after every batch, as with zero.
+         * How long a worker's turn on a lane lasts before the lane, if it has more work and other work waits, goes to
+         * the back of the ready queue (default 100 us; zero allowed). A turn runs whole batches of {@link #batchSize}
+         * tasks and ends at the first batch end at or past this time, counted from the worker's last clock reading
+         * before the turn (not a reading of its own, so it may end sooner): it lasts at least one batch and at most
+         * {@code minTurn} plus one batch. With tiny tasks a batch takes a few microseconds, and putting the lane at
+         * the back after each one would cost a trip round the ready queue, a wake-up check and, most often, the lane's
+         * data moving to another core; tasks that take longer than {@code minTurn / batchSize} each are rotated after
+         * every batch, as with zero.
          *
-         * @param minTurn the least time a worker stays on a busy lane before it rotates it
+         * @param minTurn how long a turn on a busy lane lasts, in whole batches, before the lane is rotated
          * @return this builder
          * @throws NullPointerException if {@code minTurn} is null
          * @throws IllegalArgumentException if {@code minTurn} is negative
@@ -518,8 +520,7 @@ public final class GatlingExecutor implements ContextExecutor {
             }
             return new Settings(name, coreThreads, max, nanos(auxiliaryKeepAlive), nanos(checkPeriod),
                     nanos(blockedThreshold), coreBumpThreshold, batchSize, nanos(minTurn), threadFactory,
-                    uncaughtExceptionHandler,
-                    maxQueuedPerContext, maxQueued, overflow, shardEngine);
+                    uncaughtExceptionHandler, maxQueuedPerContext, maxQueued, overflow, shardEngine);
         }
 
         private static Duration positive(String setting, Duration value) {

@@ -411,10 +411,10 @@ final class Worker implements Runnable {
             // behind the other queued work, unless there is none (going round the queue would only cost an enqueue
             // and a dequeue) or the turn is still shorter than minTurn: with tiny tasks a rotation after each batch
             // of 64 was a trip round the ready queue, a wake-up check and the lane's lines moving to the other CPU
-            // every few microseconds (8 producers into 8 contexts: 1.1x to 1.2x the rate with turns of 20 to 200 us,
-            // docs/benchmarks.md, twenty-ninth set). An emptied lane goes round whatever its turn: staying, the
-            // worker would find it empty and make it idle, the activation that sending it round saves. The state is
-            // read for that only at the end of a short turn's batch; a task appended since reads as more, and the
+            // every few microseconds (8 and 32 producers into 8 contexts: about 1.1x and 1.2x the rate with turns of
+            // 100 us, docs/benchmarks.md, twenty-ninth set). An emptied lane goes round whatever its turn: staying,
+            // the worker would find it empty and make it idle, the activation that sending it round saves. The state
+            // is read for that only at the end of a short turn's batch; a task appended since reads as more, and the
             // turn goes on to run it.
             if (!engine.readyQueue.isEmpty()
                     && (clock - turnStart >= engine.settings.minTurnNanos || lane.queuedNothing())) {

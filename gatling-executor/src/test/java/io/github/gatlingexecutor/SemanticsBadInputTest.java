@@ -93,6 +93,12 @@ class SemanticsBadInputTest {
         assertNpeNaming("invokeAll with a null-context task", () -> e.invokeAll(nullSeqList), context);
         List<Callable<String>> nullCoalList = List.of(nullCoalCallable);
         assertNpeNaming("invokeAny with a null-context task", () -> e.invokeAny(nullCoalList), context);
+        List<Callable<String>> fine = List.of(() -> "x");
+        String[] unit = {"unit"};
+        assertNpeNaming("invokeAll(tasks, 1, null)", () -> e.invokeAll(fine, 1, null), unit);
+        assertNpeNaming("invokeAny(tasks, 1, null)", () -> e.invokeAny(fine, 1, null), unit);
+        assertNpeNaming("schedule(r, 1, null)", () -> e.schedule(r, 1, null), unit);
+        assertNpeNaming("awaitTermination(1, null)", () -> e.awaitTermination(1, null), unit);
 
         // a lane decides the context: a task with a null context() is fine there
         CountDownLatch inLane = new CountDownLatch(2);

@@ -41,20 +41,10 @@ class SemanticsFairnessTest {
         GatlingExecutor e = cleanup.track(gatling("fair").coreThreads(1).maxThreads(1).batchSize(batchSize)
                 .minTurn(Duration.ofNanos(minTurnMicros * 1_000L)).build());
         AtomicInteger busyRuns = new AtomicInteger();
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
-        Executor busy = e.sequential("busy");
-        busy.execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
+        CountDownLatch gate = queueBehindABlockedTask(e, BUSY_TASKS, () -> {
+            TestSupport.spin(10);
+            busyRuns.incrementAndGet();
         });
-        await(started, "busy context's first task");
-        for (int i = 0; i < BUSY_TASKS; i++) {
-            busy.execute(() -> {
-                TestSupport.spin(10);
-                busyRuns.incrementAndGet();
-            });
-        }
         gate.countDown();
         long limit = 4L * (batchSize + minTurnMicros / 10);
         measure(e, busyRuns, limit, "fresh sequential", body -> e.execute(new Seq("fresh", body)));
@@ -66,7 +56,8 @@ class SemanticsFairnessTest {
     /**
      * A turn shorter than {@code minTurn} goes on past its batch even while other work waits: with a turn longer than
      * the test, a busy context's 2,000 tiny tasks all run before a fresh context queued behind it, in batches of 8.
-     * A worker that rotated after each batch would run the fresh task after 8 of them.
+     * A worker that rotated after each batch ran the fresh task after 7 of them (the first batch holds the blocking
+     * task).
      */
     @Test
     void aTurnShorterThanMinTurnGoesOnPastItsBatch() {
@@ -74,17 +65,7 @@ class SemanticsFairnessTest {
                 .minTurn(Duration.ofHours(1)).build());
         int busyTasks = 2_000;
         AtomicInteger busyRuns = new AtomicInteger();
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
-        Executor busy = e.sequential("busy");
-        busy.execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
-        });
-        await(started, "busy context's first task");
-        for (int i = 0; i < busyTasks; i++) {
-            busy.execute(busyRuns::incrementAndGet);
-        }
+        CountDownLatch gate = queueBehindABlockedTask(e, busyTasks, busyRuns::incrementAndGet);
         CountDownLatch ran = new CountDownLatch(1);
         int[] atRun = new int[1];
         e.execute(new Seq("fresh", () -> {
@@ -95,6 +76,25 @@ class SemanticsFairnessTest {
         await(ran, "the fresh task");
         assertEquals(busyTasks, atRun[0], "the fresh task ran after " + atRun[0] + " of the busy context's "
                 + busyTasks + " tasks: the busy lane was rotated inside its turn");
+    }
+
+    /**
+     * Starts the context "busy" on a task that blocks until the returned gate opens, then queues {@code tasks} runs of
+     * {@code each} behind it.
+     */
+    private CountDownLatch queueBehindABlockedTask(GatlingExecutor e, int tasks, Runnable each) {
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        Executor busy = e.sequential("busy");
+        busy.execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        await(started, "busy context's first task");
+        for (int i = 0; i < tasks; i++) {
+            busy.execute(each);
+        }
+        return gate;
     }
 
     private static void measure(GatlingExecutor e, AtomicInteger busyRuns, long limit, String what,

@@ -116,14 +116,13 @@ final class StressWorkload {
         public String toString() {
             return "Config{seed=" + seed + ", producers=" + producers + ", contexts=" + contexts + ", tasksPerProducer="
                     + tasksPerProducer + ", pCoalescing=" + pCoalescing + ", pPlain=" + pPlain + ", pThrow=" + pThrow
-                    + ", pBlock=" + pBlock + ", maxBlockNanos=" + maxBlockNanos + ", pFuture=" + pFuture
-                    + ", pHandle=" + pHandle + ", end=" + end + ", endAt=" + endAt + ", coreThreads=" + coreThreads
-                    + ", maxThreads=" + maxThreads + ", batchSize=" + batchSize + ", minTurn=" + minTurn
-                    + ", checkPeriod=" + checkPeriod
-                    + ", blockedThreshold=" + blockedThreshold + ", keepAlive=" + keepAlive
-                    + ", coreBumpThreshold=" + coreBumpThreshold + ", scheduled=" + scheduled + ", pPeriodic="
-                    + pPeriodic + ", pCancel=" + pCancel + ", maxQueuedPerContext=" + maxQueuedPerContext
-                    + ", maxQueued=" + maxQueued + ", maxWait=" + maxWait + '}';
+                    + ", pBlock=" + pBlock + ", maxBlockNanos=" + maxBlockNanos + ", pFuture=" + pFuture + ", pHandle="
+                    + pHandle + ", end=" + end + ", endAt=" + endAt + ", coreThreads=" + coreThreads + ", maxThreads="
+                    + maxThreads + ", batchSize=" + batchSize + ", minTurn=" + minTurn + ", checkPeriod=" + checkPeriod
+                    + ", blockedThreshold=" + blockedThreshold + ", keepAlive=" + keepAlive + ", coreBumpThreshold="
+                    + coreBumpThreshold + ", scheduled=" + scheduled + ", pPeriodic=" + pPeriodic + ", pCancel="
+                    + pCancel + ", maxQueuedPerContext=" + maxQueuedPerContext + ", maxQueued=" + maxQueued
+                    + ", maxWait=" + maxWait + '}';
         }
     }
 
