@@ -31,8 +31,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <h2>Data path</h2>
  * A sequential or coalescing task goes to its context's lane ({@link SequentialLane}, {@link CoalescingLane}); the
  * submit that finds the lane idle activates it and puts the lane in the ready queue. An unordered task goes to the
- * ready queue itself. Workers take from the ready queue, run a bounded batch of a lane, and put it back at the end if
- * it has more (the rotating barrel).
+ * ready queue itself. Workers take from the ready queue, run a bounded turn of a lane (whole batches until the turn has
+ * lasted {@code minTurn}), and put it back at the end if it has more (the rotating barrel).
  *
  * <h2>Shutdown without losing or double-running a task</h2>
  * A submit looks its lane up (creating it if needed) <em>before</em> it reads the executor state, and the lane's state

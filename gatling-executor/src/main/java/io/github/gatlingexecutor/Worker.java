@@ -4,9 +4,10 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * One worker thread's loop: take a lane (or an unordered task) from the ready queue, run a bounded batch of it, put
- * the lane back at the end of the queue if it has more, and go round again; when nothing is queued, search briefly
- * and then park (see {@link WorkerPool#awaitWork}).
+ * One worker thread's loop: take a lane (or an unordered task) from the ready queue, run a bounded turn of it (whole
+ * batches until the turn has lasted {@code minTurn}, see {@link #runLane}), put the lane back at the end of the queue
+ * if it has more, and go round again; when nothing is queued, search briefly and then park (see
+ * {@link WorkerPool#awaitWork}).
  *
  * <p>Fields written by the worker and read by other threads (counters, {@code busy}) use opaque or release writes:
  * those readers (statistics, the checker) need eventually visible, untorn values, not ordering, and a fence per task
