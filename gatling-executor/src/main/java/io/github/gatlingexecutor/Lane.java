@@ -41,8 +41,8 @@ abstract class Lane {
     /** {@link #runBatch} outcomes. */
     static final int DONE = 0;
     /**
-     * The batch budget ran out with work left, or a sequential lane emptied while other work waits and stays active
-     * for one more round (see {@link SequentialLane#runBatch}): the caller still owns the lane and must requeue it.
+     * The batch budget ran out with work left: the caller still owns the lane, and either runs another batch or
+     * requeues it (see {@link Worker#runLane}).
      */
     static final int MORE = 1;
     /**
@@ -50,6 +50,12 @@ abstract class Lane {
      * ring (which it does only after it has stopped treating the lane as its own, see {@link Worker#runLane}).
      */
     static final int IDLED = 2;
+    /**
+     * A sequential lane emptied while other work waits, and stays active for one more round of the ready queue (see
+     * {@link SequentialLane#runBatch}): the caller still owns it and must requeue it now. Kept apart from
+     * {@link #MORE} so the caller need not read the lane's state to tell an emptied lane from a full batch.
+     */
+    static final int ROUND = 3;
 
     final Engine engine;
     final Object context;
@@ -125,7 +131,8 @@ abstract class Lane {
 
     /**
      * Runs up to {@code budget} tasks on the calling worker, which owns the lane. Returns {@link #MORE},
-     * {@link #IDLED}, or {@link #DONE} (shutdownNow owns what is left).
+     * {@link #ROUND} (the caller still owns the lane), {@link #IDLED}, or {@link #DONE} (shutdownNow owns what is
+     * left).
      */
     abstract int runBatch(Worker worker, int budget);
 

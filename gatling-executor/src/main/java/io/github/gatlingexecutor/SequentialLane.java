@@ -160,8 +160,8 @@ final class SequentialLane extends Lane {
      *
      * <p>Why not per task: the fields share a cache line with {@code state}, which every submit CASes; a store per
      * task moved that line between the producer's core and the worker's twice per task. Written once per batch (on
-     * MORE, on giving the lane up, and on the way out of a failure). With a {@code maxQueuedPerContext} limit the
-     * owner writes {@code taken} per task again: submitters count the waiting tasks from it.
+     * MORE or ROUND, on giving the lane up, and on the way out of a failure). With a {@code maxQueuedPerContext}
+     * limit the owner writes {@code taken} per task again: submitters count the waiting tasks from it.
      *
      * <p>Who reads them: the next owner, which receives the lane through the ready queue (or the activating
      * submitter's CAS) after the previous owner's last write; {@code shutdownNow} and statistics with the workers'
@@ -361,7 +361,7 @@ final class SequentialLane extends Lane {
                     // mapped, and counts as live, until it comes round, and behind a backlog of 300,000 lanes that
                     // was up to half a second (SPEC point 4 allows a few milliseconds).
                     head(c, h);
-                    return MORE;
+                    return ROUND;
                 }
                 if (empty) {
                     // Give up ownership: a submitter racing with us either wins its CAS first (then ours fails and
@@ -555,10 +555,10 @@ final class SequentialLane extends Lane {
 
     /**
      * The caller took the lane out of the ready queue, where its last owner had put it after writing the head (at a
-     * MORE, see runBatch): {@code taken} is exact, and nothing runs. If no slot was claimed since, nothing is queued,
-     * and the lane goes straight to DEAD, as an idle one would at the end of its grace. A submitter that read ACTIVE
-     * fails its CAS on DEAD and looks the context up again; a shutdownNow that closed it first wins, and we do nothing.
-     * No take hand-shake: nothing is taken, and the head is not written.
+     * MORE or a ROUND, see runBatch): {@code taken} is exact, and nothing runs. If no slot was claimed since, nothing
+     * is queued, and the lane goes straight to DEAD, as an idle one would at the end of its grace. A submitter that
+     * read ACTIVE fails its CAS on DEAD and looks the context up again; a shutdownNow that closed it first wins, and
+     * we do nothing. No take hand-shake: nothing is taken, and the head is not written.
      */
     @Override
     boolean releaseIfEmpty() {

@@ -408,24 +408,24 @@ final class Worker implements Runnable {
         int outcome;
         while ((outcome = lane.runBatch(this, engine.settings.batchSize)) == Lane.MORE) {
             engine.tick(clock = System.nanoTime());
-            // The batch budget is spent and the lane has more, or it emptied and goes round once more. Rotate it
-            // behind the other queued work, unless there is none (going round the queue would only cost an enqueue
-            // and a dequeue) or the turn is still shorter than minTurn: with tiny tasks a rotation after each batch
-            // of 64 was a trip round the ready queue, a wake-up check and the lane's lines moving to the other CPU
-            // every few microseconds (8 and 32 producers into 8 contexts: about 1.1x and 1.2x the rate with turns of
-            // 100 us, docs/benchmarks.md, twenty-ninth set). An emptied lane goes round whatever its turn: staying,
-            // the worker would find it empty and make it idle, the activation that sending it round saves. The state
-            // is read for that only at the end of a short turn's batch; a task appended since reads as more, and the
-            // turn goes on to run it.
-            if (!engine.readyQueue.isEmpty()
-                    && (clock - turnStart >= engine.settings.minTurnNanos || lane.queuedNothing())) {
-                engine.readyQueue.offerLane(lane, clock); // ownership passes to the queue here...
-                currentLane = null;            // ...so nothing that can throw comes in between
-                leaveLane(); // after the offer: the next owner's progress only adds to ours
-                pool.signalWork();
+            // The batch budget is spent and the lane has more. Rotate it behind the other queued work, unless there
+            // is none (going round the queue would only cost an enqueue and a dequeue) or the turn is still shorter
+            // than minTurn: with tiny tasks a rotation after each batch of 64 was a trip round the ready queue, a
+            // wake-up check and the lane's lines moving to the other CPU every few microseconds (8 and 32 producers
+            // into 8 contexts: about 1.1x and 1.2x the rate with turns of 100 us, docs/benchmarks.md, twenty-ninth
+            // set).
+            if (!engine.readyQueue.isEmpty() && clock - turnStart >= engine.settings.minTurnNanos) {
+                requeue(lane);
                 return;
             }
             lane.queuedAt = clock; // kept, as if it had gone round an empty queue
+        }
+        if (outcome == Lane.ROUND) {
+            // Emptied while other work waits: it goes round whatever its turn. Staying, the worker would find it
+            // empty and make it idle, the activation that sending it round saves.
+            engine.tick(clock = System.nanoTime());
+            requeue(lane);
+            return;
         }
         currentLane = null; // idle (no longer ours), or left to shutdownNow
         leaveLane();
@@ -434,17 +434,25 @@ final class Worker implements Runnable {
         }
     }
 
+    /** Sends the lane this worker owns round the ready queue, behind the work already there. */
+    private void requeue(Lane lane) {
+        engine.readyQueue.offerLane(lane, clock); // ownership passes to the queue here...
+        currentLane = null;            // ...so nothing that can throw comes in between
+        leaveLane(); // after the offer: the next owner's progress only adds to ours
+        pool.signalWork();
+    }
+
+    /** A context this worker runs now ran on another worker last (a lane's batch, or a shard context's run). */
+    void countTransfer() {
+        TRANSFERS.setOpaque(this, transfers + 1); // only this worker writes it
+    }
+
     /**
      * Runs one task; nothing it throws escapes. The interrupt status is cleared right before the task starts, as
      * {@code ThreadPoolExecutor.runWorker} does, so an interrupt aimed at an earlier task (or sent while this worker
      * was between tasks) does not reach it; while the executor is stopping it is set instead, and STOP is read again
      * after clearing, so a {@code shutdownNow} that interrupted us during the clear is not undone.
      */
-    /** A context this worker runs now ran on another worker last (a lane's batch, or a shard context's run). */
-    void countTransfer() {
-        TRANSFERS.setOpaque(this, transfers + 1); // only this worker writes it
-    }
-
     void runTask(Runnable task) {
         // Release: a lane this worker rang before this task is visible to a checker that reads this count with
         // acquire (Checker#sweepIdleLanes; a plain store on x86).

@@ -56,7 +56,7 @@ class LaneChunkCutTest {
         assertEquals(6, chain.size());
 
         int batches = 0;
-        while (lane.runBatch(worker, 20) == Lane.MORE && ran.size() < TASKS) {
+        while (LincheckLaneTest.stillOwned(lane.runBatch(worker, 20)) && ran.size() < TASKS) {
             batches++;
             SequentialLane.Chunk at = consumerChunk(lane);
             for (int k = 0; k < chain.size(); k++) {

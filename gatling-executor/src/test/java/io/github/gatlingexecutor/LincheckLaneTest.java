@@ -47,6 +47,14 @@ class LincheckLaneTest {
         }
     }
 
+    /**
+     * Whether a batch's outcome leaves the lane with its owner: a full batch (MORE), or an emptied lane sent round the
+     * ready queue once more (ROUND). A model's owner then plays the lane's next visit at once.
+     */
+    static boolean stillOwned(int outcome) {
+        return outcome == Lane.MORE || outcome == Lane.ROUND;
+    }
+
     static Worker worker(Engine e, Thread thread) {
         Worker w = new Worker(e, e.pool, true, 1);
         w.thread = thread;
@@ -163,9 +171,9 @@ class LincheckLaneTest {
 
             @Override
             public void drain() {
-                // MORE: emptied while other work waits (the plain task), the lane stays active for one more round
+                // ROUND: emptied while other work waits (the plain task), the lane stays active for one more round
                 // of the ready queue; its next visit runs what came meanwhile, or gives it up if nothing did.
-                while (lane.runBatch(w, 64) == Lane.MORE) {
+                while (stillOwned(lane.runBatch(w, 64))) {
                     // the lane's next visit, after its round of the ready queue
                 }
             }
@@ -563,8 +571,8 @@ class LincheckLaneTest {
     }
 
     /**
-     * The same with {@code tasks} queued and a batch budget, the owner running batch after batch as long as it gets
-     * MORE (as if it found the lane again in the ready queue). With more tasks than the first chunk holds and a budget
+     * The same with {@code tasks} queued and a batch budget, the owner running batch after batch as long as it keeps
+     * the lane (as if it found the lane again in the ready queue). With more tasks than the first chunk holds and a budget
      * that ends a batch in the first chunk, the owner writes its head (chunk, then taken) outside any take while the
      * drain writes the head it reached in the second chunk: the stores can interleave into the drain's chunk with the
      * owner's count, and the owner's next batch starts from that pair. Seen failing (an
@@ -586,7 +594,7 @@ class LincheckLaneTest {
             }
             List<Runnable> returned = new ArrayList<>();
             Runnable owner = () -> {
-                while (lane.runBatch(w, budget) == Lane.MORE) {
+                while (stillOwned(lane.runBatch(w, budget))) {
                     // the owner's next visit of the lane
                 }
             };
@@ -681,7 +689,7 @@ class LincheckLaneTest {
             }
             long[] seen = new long[2];
             runBoth(() -> {
-                while (lane.runBatch(w, 2) == Lane.MORE && ran[0] < tasks) {
+                while (stillOwned(lane.runBatch(w, 2)) && ran[0] < tasks) {
                     // the owner's next visit of the lane
                 }
             }, () -> {
@@ -969,7 +977,7 @@ class LincheckLaneTest {
         for (Object item; (item = e.readyQueue.poll()) != null; ) {
             Lane lane = (Lane) item;
             int outcome;
-            while ((outcome = lane.runBatch(w, 1)) == Lane.MORE) {
+            while (stillOwned(outcome = lane.runBatch(w, 1))) {
                 e.readyQueue.offerLane(lane, e.stamp());
                 if (!keepRunningAfterRequeue) {
                     break;

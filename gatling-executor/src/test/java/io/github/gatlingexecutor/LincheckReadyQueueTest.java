@@ -153,7 +153,7 @@ class LincheckReadyQueueTest {
             Worker w = LincheckLaneTest.worker(e, null);
             SequentialLane lane = new SequentialLane(e, "ctx");
             check(lane.offer(() -> { }, 0) == Lane.ACTIVATED, "activated");
-            check(lane.runBatch(w, 64) == Lane.MORE, "sent round");
+            check(lane.runBatch(w, 64) == Lane.ROUND, "sent round");
             ReadyQueue q = new ReadyQueue();
             q.offerLane(lane, 0);
             Object[] polled = new Object[1];

@@ -49,6 +49,18 @@ final class LaneFixtures {
     }
 
     /**
+     * Plays the owner of {@code lane} over its visits, as {@code Worker#runLane} does: batches of 64 while the lane
+     * stays its own, after a full batch (MORE) or an emptied lane sent round the ready queue once more (ROUND), whose
+     * next visit is the next batch here.
+     */
+    static void runWhileOwned(Lane lane, Worker worker) {
+        int outcome;
+        do {
+            outcome = lane.runBatch(worker, 64);
+        } while (outcome == Lane.MORE || outcome == Lane.ROUND);
+    }
+
+    /**
      * Plays an owner of {@code shard} as a worker would: claims and runs entries until it loses the shard, or finds it
      * empty and its release does not take it back. Returns how many entries it ran.
      */

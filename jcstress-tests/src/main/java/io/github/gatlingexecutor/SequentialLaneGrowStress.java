@@ -18,7 +18,7 @@ import org.openjdk.jcstress.infra.results.III_Result;
  *
  * <p>The lane starts active with {@code FIRST_CHUNK - 1} = 3 tasks (seq 1 to 3). Producer A offers a1, then a2;
  * the other actor offers b and then plays the owner (the test's state owns the lane until then), running batches
- * while they return MORE. The three claims are seq 4 (the first chunk's last slot), 5 (the first slot of a new chunk:
+ * while it keeps the lane. The three claims are seq 4 (the first chunk's last slot), 5 (the first slot of a new chunk:
  * its claimer grows the lane) and 6 (the slot after, whose claimer may find the lane GROWING), in any order that
  * keeps a1 before a2; the owner may cross the chunk's end while the grower links it, or go idle between the claims,
  * in which case A's next offer activates the lane and the arbiter plays the new owner. Two actors, not one per
@@ -85,17 +85,13 @@ public class SequentialLaneGrowStress {
         if (lane.offer(() -> track(3), 0) != Lane.ACCEPTED) {
             throw new IllegalStateException("an offer to an active lane must be accepted");
         }
-        while (lane.runBatch(worker, 64) == Lane.MORE) {
-            // the lane's next visit
-        }
+        LaneFixtures.runWhileOwned(lane, worker);
     }
 
     @Arbiter
     public void arbiter(III_Result r) {
         if (r.r3 == 1 || r.r3 == 2) {
-            while (lane.runBatch(worker, 64) == Lane.MORE) {
-                // as the owner does
-            }
+            LaneFixtures.runWhileOwned(lane, worker);
         }
         r.r1 = ran;
         r.r2 = order;

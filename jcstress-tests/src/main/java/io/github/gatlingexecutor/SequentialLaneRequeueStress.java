@@ -14,7 +14,7 @@ import org.openjdk.jcstress.infra.results.II_Result;
 /**
  * {@link SequentialLane}: a producer appends while the lane's owner drains it with other work waiting in the ready
  * queue. Then an owner that empties the lane after running a task keeps it active for one more round of the ready
- * queue (MORE) instead of giving it up; the next visit runs what came meanwhile, or gives the lane up when nothing
+ * queue (ROUND) instead of giving it up; the next visit runs what came meanwhile, or gives the lane up when nothing
  * did. The owner actor plays both visits (the round of the queue itself is not the subject here).
  *
  * <p>The producer's offer either lands while the lane is still active, on either visit (ACCEPTED: the owner must run
@@ -44,9 +44,7 @@ public class SequentialLaneRequeueStress {
 
     @Actor
     public void owner() {
-        while (lane.runBatch(worker, 64) == Lane.MORE) {
-            // the lane's next visit
-        }
+        LaneFixtures.runWhileOwned(lane, worker);
     }
 
     @Actor
@@ -57,9 +55,7 @@ public class SequentialLaneRequeueStress {
     @Arbiter
     public void arbiter(II_Result r) {
         if (r.r2 == Lane.ACTIVATED) {
-            while (lane.runBatch(worker, 64) == Lane.MORE) {
-                // as the owner does
-            }
+            LaneFixtures.runWhileOwned(lane, worker);
         }
         r.r1 = ran;
     }

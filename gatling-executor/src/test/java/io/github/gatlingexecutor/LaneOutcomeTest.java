@@ -1,0 +1,72 @@
+package io.github.gatlingexecutor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a sequential lane's batch tells its owner ({@code Lane#runBatch}), which the worker loop acts on without
+ * reading the lane again: MORE when the budget ran out with tasks left, ROUND when the lane emptied while other work
+ * waits (it stays active for one more trip round the ready queue), IDLED when a visit finds nothing. One thread plays
+ * submitter and owner, so each outcome is deterministic; the races around them are model-checked in
+ * {@link LincheckLaneTest} and {@link LincheckReadyQueueTest}.
+ */
+class LaneOutcomeTest {
+
+    private final Engine engine = LincheckLaneTest.engine();
+    private final Worker worker = LincheckLaneTest.worker(engine, new Thread(() -> { }));
+    private final SequentialLane lane = new SequentialLane(engine, "ctx");
+    private final List<Integer> ran = new ArrayList<>();
+
+    private void offer(int n) {
+        int outcome = lane.offer(() -> ran.add(n), 0);
+        assertTrue(outcome == Lane.ACTIVATED || outcome == Lane.ACCEPTED, "offer " + n + ": " + outcome);
+    }
+
+    /**
+     * One visit, as a worker that has just taken the lane out of the ready queue makes it: the lane's trip round the
+     * queue was short (its queue stamp is now), so an emptied lane may go round again.
+     */
+    private int visit(int budget) {
+        lane.queuedAt = engine.stamp();
+        return lane.runBatch(worker, budget);
+    }
+
+    @Test
+    void fullBatchesSayMoreAnEmptiedLaneGoesRoundAndAnEmptyVisitIdlesIt() {
+        engine.readyQueue.offerTask(new PlainTask(() -> { }, 0)); // other work waits
+        for (int i = 0; i < 5; i++) {
+            offer(i);
+        }
+        assertEquals(Lane.MORE, visit(2));
+        assertEquals(Lane.MORE, visit(2));
+        assertEquals(Lane.ROUND, visit(2), "emptied after running a task, with other work waiting");
+        assertEquals(List.of(0, 1, 2, 3, 4), ran);
+        assertTrue(lane.isActive(), "a lane sent round stays active, so its next task is a plain append");
+        assertTrue(lane.queuedNothing());
+
+        offer(5);
+        assertEquals(Lane.ACCEPTED, lane.offer(() -> ran.add(6), 0), "appended to the active lane");
+        assertEquals(Lane.ROUND, visit(64), "the next visit runs what came, and sends it round again");
+        assertEquals(List.of(0, 1, 2, 3, 4, 5, 6), ran);
+
+        assertEquals(Lane.IDLED, visit(64), "a visit that runs nothing gives the lane up");
+        assertTrue(lane.isIdle());
+    }
+
+    @Test
+    void aBatchThatEndsAsTheLaneEmptiesSaysRoundNotMore() {
+        // The budget is checked only when a next task is there to take: a lane emptied by the batch's last task is
+        // reported as emptied, so the worker sends it round at once instead of taking it for a backlog.
+        engine.readyQueue.offerTask(new PlainTask(() -> { }, 0));
+        for (int i = 0; i < 4; i++) {
+            offer(i);
+        }
+        assertEquals(Lane.ROUND, visit(4));
+        assertEquals(Lane.IDLED, visit(4), "nothing came: the visit runs nothing and idles the lane");
+        assertEquals(List.of(0, 1, 2, 3), ran);
+    }
+}
