@@ -572,10 +572,10 @@ class LincheckLaneTest {
 
     /**
      * The same with {@code tasks} queued and a batch budget, the owner running batch after batch as long as it keeps
-     * the lane (as if it found the lane again in the ready queue). With more tasks than the first chunk holds and a budget
-     * that ends a batch in the first chunk, the owner writes its head (chunk, then taken) outside any take while the
-     * drain writes the head it reached in the second chunk: the stores can interleave into the drain's chunk with the
-     * owner's count, and the owner's next batch starts from that pair. Seen failing (an
+     * the lane (as if it found the lane again in the ready queue). With more tasks than the first chunk holds and a
+     * budget that ends a batch in the first chunk, the owner writes its head (chunk, then taken) outside any take while
+     * the drain writes the head it reached in the second chunk: the stores can interleave into the drain's chunk with
+     * the owner's count, and the owner's next batch starts from that pair. Seen failing (an
      * ArrayIndexOutOfBoundsException in the owner's next batch) before a batch started at the later of the two; the
      * stress run found it first.
      */
