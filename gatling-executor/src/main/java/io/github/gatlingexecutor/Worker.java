@@ -406,26 +406,22 @@ final class Worker implements Runnable {
         // backlogs while others wait, the previous turn ended with a batch end and its clock read, one poll ago.
         long turnStart = clock;
         int outcome;
-        while ((outcome = lane.runBatch(this, engine.settings.batchSize)) == Lane.MORE) {
+        while ((outcome = lane.runBatch(this, engine.settings.batchSize)) == Lane.MORE || outcome == Lane.ROUND) {
             engine.tick(clock = System.nanoTime());
-            // The batch budget is spent and the lane has more. Rotate it behind the other queued work, unless there
-            // is none (going round the queue would only cost an enqueue and a dequeue) or the turn is still shorter
-            // than minTurn: with tiny tasks a rotation after each batch of 64 was a trip round the ready queue, a
-            // wake-up check and the lane's lines moving to the other CPU every few microseconds (8 and 32 producers
-            // into 8 contexts: about 1.1x and 1.2x the rate with turns of 100 us, docs/benchmarks.md, twenty-ninth
-            // set).
-            if (!engine.readyQueue.isEmpty() && clock - turnStart >= engine.settings.minTurnNanos) {
+            // ROUND: emptied while other work waits, so it goes round whatever its turn. Staying, the worker would
+            // find it empty and make it idle, the activation that sending it round saves.
+            // MORE: the batch budget is spent and the lane has more. Rotate it behind the other queued work, unless
+            // there is none (going round the queue would only cost an enqueue and a dequeue) or the turn is still
+            // shorter than minTurn: with tiny tasks a rotation after each batch of 64 was a trip round the ready
+            // queue, a wake-up check and the lane's lines moving to the other CPU every few microseconds (8 and 32
+            // producers into 8 contexts: about 1.1x and 1.2x the rate with turns of 100 us, docs/benchmarks.md,
+            // twenty-ninth set).
+            if (outcome == Lane.ROUND
+                    || (!engine.readyQueue.isEmpty() && clock - turnStart >= engine.settings.minTurnNanos)) {
                 requeue(lane);
                 return;
             }
             lane.queuedAt = clock; // kept, as if it had gone round an empty queue
-        }
-        if (outcome == Lane.ROUND) {
-            // Emptied while other work waits: it goes round whatever its turn. Staying, the worker would find it
-            // empty and make it idle, the activation that sending it round saves.
-            engine.tick(clock = System.nanoTime());
-            requeue(lane);
-            return;
         }
         currentLane = null; // idle (no longer ours), or left to shutdownNow
         leaveLane();
