@@ -806,13 +806,7 @@ class ContractExecutorServiceTest {
     void awaitTerminationReportsFalseThenTrue(Config config) throws Exception {
         ScheduledExecutorService e = create(config);
         assertFalse(e.awaitTermination(10, MILLISECONDS), "not shut down, cannot be terminated");
-        CountDownLatch release = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
-        e.execute(() -> {
-            started.countDown();
-            TestSupport.blockQuietly(release);
-        });
-        await(started, "task start");
+        CountDownLatch release = cleanup.occupy(e);
         e.shutdown();
         long start = System.nanoTime();
         assertFalse(e.awaitTermination(100, MILLISECONDS));
@@ -853,13 +847,7 @@ class ContractExecutorServiceTest {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         assumeTrue(mx.isCurrentThreadCpuTimeSupported(), "thread CPU time not measurable here");
         ScheduledExecutorService e = create(config);
-        CountDownLatch release = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
-        e.execute(() -> {
-            started.countDown();
-            TestSupport.blockQuietly(release);
-        });
-        await(started, "task start");
+        CountDownLatch release = cleanup.occupy(e);
         e.shutdown();
         long cpuBefore = mx.getCurrentThreadCpuTime();
         long start = System.nanoTime();
@@ -901,13 +889,7 @@ class ContractExecutorServiceTest {
     void closeAfterShutdownNowReturns(Config config) throws Exception {
         ScheduledExecutorService e = create(config);
         assumeTrue(e instanceof AutoCloseable, "ExecutorService.close() needs JDK 19 or later");
-        CountDownLatch started = new CountDownLatch(1);
-        CountDownLatch never = cleanup.gate();
-        e.execute(() -> {
-            started.countDown();
-            TestSupport.blockQuietly(never);
-        });
-        await(started, "task start");
+        cleanup.occupy(e);
         e.shutdownNow();
         ((AutoCloseable) e).close();
         assertTrue(e.isTerminated());

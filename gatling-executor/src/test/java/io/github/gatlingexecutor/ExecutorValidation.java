@@ -43,7 +43,8 @@ final class ExecutorValidation implements AfterEachCallback {
 
     /**
      * Submits a task that blocks until the returned gate opens (after the test at the latest), and waits until it
-     * runs: the lane, or the worker, it runs on is held.
+     * runs: the lane, or the worker, it runs on is held. To hold a context through a task of its own kind, pass a
+     * lambda that wraps the blocking task: {@code occupy(blocker -> e.execute(new Seq("a", blocker)))}.
      */
     CountDownLatch occupy(Executor executor) {
         CountDownLatch gate = gate();

@@ -42,22 +42,11 @@ class SemanticsCoalescingTest {
     @RegisterExtension
     final ExecutorValidation cleanup = new ExecutorValidation();
 
-    private CountDownLatch occupy(Executor lane) {
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
-        lane.execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
-        });
-        await(started, "blocker start");
-        return gate;
-    }
-
     @Test
     void aPendingTaskIsReplacedByTheNewestAndOnlyTheNewestRuns() {
         GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(2).build());
         Executor lane = e.coalescing("c");
-        CountDownLatch gate = occupy(lane);
+        CountDownLatch gate = cleanup.occupy(lane);
         AtomicIntegerArray ran = new AtomicIntegerArray(100);
         CountDownLatch last = new CountDownLatch(1);
         for (int i = 0; i < 100; i++) {
@@ -96,7 +85,7 @@ class SemanticsCoalescingTest {
     void aPendingFutureSubmittedAgainReplacesItselfAndStillRuns() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(1).build());
         Executor lane = e.coalescing("same");
-        CountDownLatch gate = occupy(lane);
+        CountDownLatch gate = cleanup.occupy(lane);
         AtomicInteger runs = new AtomicInteger();
         FutureTask<Integer> task = new FutureTask<>(runs::incrementAndGet);
         lane.execute(task);
@@ -252,7 +241,7 @@ class SemanticsCoalescingTest {
     @Test
     void aCoalescedAwayFutureIsCancelled() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(2).build());
-        CountDownLatch gate = occupy(e.coalescing("f"));
+        CountDownLatch gate = cleanup.occupy(e.coalescing("f"));
         AtomicInteger ran = new AtomicInteger();
         Future<?> f1 = e.submit(new Coal("f", ran::incrementAndGet));
         Future<String> f2 = e.submit(new Coal("f", ran::incrementAndGet), "two");
@@ -274,7 +263,7 @@ class SemanticsCoalescingTest {
     @Test
     void invokeAllOfCoalescingCallablesCancelsTheReplacedOnes() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(2).build());
-        CountDownLatch gate = occupy(e.coalescing("ia"));
+        CountDownLatch gate = cleanup.occupy(e.coalescing("ia"));
         List<Callable<String>> tasks = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             String value = "v" + i;
@@ -298,7 +287,7 @@ class SemanticsCoalescingTest {
     @Test
     void coalescingLanesOfDifferentContextsAreIndependent() {
         GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(2).build());
-        CountDownLatch gate = occupy(e.coalescing("x"));
+        CountDownLatch gate = cleanup.occupy(e.coalescing("x"));
         CountDownLatch other = new CountDownLatch(1);
         e.coalescing("y").execute(other::countDown);
         await(other, "a coalescing task of another context while the first is busy");

@@ -404,13 +404,7 @@ class SemanticsElasticPoolTest {
     void checkerCountsBlockedWorkers() {
         GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(2)
                 .checkPeriod(Duration.ofMillis(30)).blockedThreshold(Duration.ofMillis(30)).build());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
-        e.execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
-        });
-        await(started, "blocked task");
+        CountDownLatch gate = cleanup.occupy(e);
         waitUntil("the checker to detect the blocked worker", () -> e.statistics().blockedDetections() >= 1,
                 () -> TestSupport.describe(e), 5_000);
         gate.countDown();

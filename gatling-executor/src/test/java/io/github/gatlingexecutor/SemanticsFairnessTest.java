@@ -83,14 +83,8 @@ class SemanticsFairnessTest {
      * {@code each} behind it.
      */
     private CountDownLatch queueBehindABlockedTask(GatlingExecutor e, int tasks, Runnable each) {
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
         Executor busy = e.sequential("busy");
-        busy.execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
-        });
-        await(started, "busy context's first task");
+        CountDownLatch gate = cleanup.occupy(busy);
         for (int i = 0; i < tasks; i++) {
             busy.execute(each);
         }
@@ -151,13 +145,7 @@ class SemanticsFairnessTest {
     void idleWorkersTakeExternallySubmittedWorkAtOnce() {
         GatlingExecutor e = cleanup.track(gatling("fair").coreThreads(2).maxThreads(2)
                 .checkPeriod(Duration.ofSeconds(30)).blockedThreshold(Duration.ofSeconds(30)).build());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
-        e.execute(new Seq("stuck", () -> {
-            started.countDown();
-            blockQuietly(gate);
-        }));
-        await(started, "stuck task");
+        CountDownLatch gate = cleanup.occupy(blocker -> e.execute(new Seq("stuck", blocker)));
         for (int round = 0; round < 20; round++) {
             CountDownLatch ran = new CountDownLatch(1);
             long start = System.nanoTime();

@@ -133,13 +133,7 @@ class SemanticsHandOffTest {
     @Test
     void cancellingAQueuedSubmitReachesTheTask() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("handoff").coreThreads(1).maxThreads(1).build());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
-        e.execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
-        });
-        await(started, "the only worker to be busy");
+        CountDownLatch gate = cleanup.occupy(e);
         AtomicBoolean plainRan = new AtomicBoolean();
         AtomicBoolean sequentialRan = new AtomicBoolean();
         Future<?> plain = e.submit(() -> plainRan.set(true));

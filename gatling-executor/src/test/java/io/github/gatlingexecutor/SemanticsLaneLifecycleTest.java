@@ -155,13 +155,7 @@ class SemanticsLaneLifecycleTest {
         await(first, "first use");
         waitUntil("the lane to be released", () -> e.statistics().liveContexts() == 0,
                 () -> e.contextStatistics().toString());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
-        e.execute(new Seq("z", () -> {
-            started.countDown();
-            blockQuietly(gate);
-        }));
-        await(started, "second use");
+        CountDownLatch gate = cleanup.occupy(blocker -> e.execute(new Seq("z", blocker)));
         ContextStatistics cs = lane(e, "z", false);
         assertNotNull(cs);
         assertEquals(1, cs.submitted(), "a re-used context kept the counters of its released lane: " + cs);

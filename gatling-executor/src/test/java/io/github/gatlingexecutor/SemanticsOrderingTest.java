@@ -322,14 +322,8 @@ class SemanticsOrderingTest {
     @Test
     void dueCoalescingTaskReplacesAndIsReplacedInItsLane() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("order").coreThreads(2).build());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
         Executor lane = e.coalescing("cs");
-        lane.execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
-        });
-        await(started, "blocker");
+        CountDownLatch gate = cleanup.occupy(lane);
         AtomicBoolean scheduledRan = new AtomicBoolean();
         ScheduledFuture<?> scheduled = e.schedule(new Coal("cs", () -> scheduledRan.set(true)), 10,
                 TimeUnit.MILLISECONDS);

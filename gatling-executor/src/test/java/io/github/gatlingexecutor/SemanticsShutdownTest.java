@@ -363,13 +363,7 @@ class SemanticsShutdownTest {
     @Test
     void shutdownNowReturnsSubmitFuturesWithTheirKind() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).build());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
-        e.sequential("k").execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
-        });
-        await(started, "blocker");
+        CountDownLatch gate = cleanup.occupy(e.sequential("k"));
         Future<?> f = e.submit(new Seq("k", () -> { }));
         Future<?> c = e.submit(new Coal("kc", () -> { }));
         List<Runnable> returned = e.shutdownNow();

@@ -46,14 +46,8 @@ class ShardEngineTest {
     @Test
     void aStolenShardsStuckContextIsReturnedByShutdownNow() {
         GatlingExecutor e = shardExecutor(2);
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
         AtomicInteger ranAfter = new AtomicInteger();
-        e.execute(new Seq("stuck", () -> {
-            started.countDown();
-            blockQuietly(gate);
-        }));
-        await(started, "the stuck task");
+        CountDownLatch gate = cleanup.occupy(blocker -> e.execute(new Seq("stuck", blocker)));
         List<Runnable> mine = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             Runnable r = new Seq("stuck", ranAfter::incrementAndGet);
@@ -80,16 +74,10 @@ class ShardEngineTest {
     @Test
     void aStuckContextRunsOnAfterItsTaskEnds() {
         GatlingExecutor e = shardExecutor(2);
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(1);
         List<Integer> order = Collections.synchronizedList(new ArrayList<>());
         AtomicInteger running = new AtomicInteger();
         AtomicInteger overlaps = new AtomicInteger();
-        e.execute(new Seq("stuck", () -> {
-            started.countDown();
-            blockQuietly(gate);
-        }));
-        await(started, "the stuck task");
+        CountDownLatch gate = cleanup.occupy(blocker -> e.execute(new Seq("stuck", blocker)));
         int n = 1000;
         CountDownLatch done = new CountDownLatch(n);
         for (int i = 0; i < n; i++) {

@@ -259,12 +259,12 @@ final class TestSupport {
         return sum;
     }
 
-    /** A builder with a fresh name. */
     /** Whether a thread factory is asked for the checker's thread (rather than a worker's). */
     static boolean isChecker(Runnable r) {
         return (r instanceof StartGate ? ((StartGate) r).body() : r) instanceof Checker;
     }
 
+    /** A builder with a fresh name. */
     static GatlingExecutor.Builder gatling(String base) {
         return GatlingExecutor.builder().name(uniqueName(base));
     }
