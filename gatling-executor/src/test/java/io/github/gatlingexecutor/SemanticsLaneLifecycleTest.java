@@ -68,17 +68,8 @@ class SemanticsLaneLifecycleTest {
     @Test
     void sequentialTasksOfAContextAreNeverCoalescedByItsCoalescingLane() {
         GatlingExecutor e = cleanup.track(gatling("lanes").coreThreads(2).build());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(2);
-        e.sequential("n").execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
-        });
-        e.coalescing("n").execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
-        });
-        await(started, "both lanes busy");
+        CountDownLatch sequentialGate = cleanup.occupy(e.sequential("n"));
+        CountDownLatch coalescingGate = cleanup.occupy(e.coalescing("n"));
         AtomicInteger sequentialRuns = new AtomicInteger();
         CountDownLatch done = new CountDownLatch(10);
         for (int i = 0; i < 10; i++) {
@@ -91,7 +82,8 @@ class SemanticsLaneLifecycleTest {
         assertEquals(2, e.statistics().liveContexts(), e.contextStatistics().toString());
         assertEquals(11, lane(e, "n", false).submitted());
         assertEquals(11, lane(e, "n", true).submitted());
-        gate.countDown();
+        sequentialGate.countDown();
+        coalescingGate.countDown();
         await(done, "sequential tasks");
         ExecutorStatistics s = awaitQuiescent(e);
         assertEquals(10, sequentialRuns.get());

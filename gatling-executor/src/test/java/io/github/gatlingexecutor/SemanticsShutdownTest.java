@@ -327,17 +327,8 @@ class SemanticsShutdownTest {
     @Test
     void lanesDrainAfterShutdownIncludingTheLastCoalescingTask() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(2).build());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(2);
-        e.sequential("s").execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
-        });
-        e.coalescing("c").execute(() -> {
-            started.countDown();
-            blockQuietly(gate);
-        });
-        await(started, "blockers");
+        CountDownLatch sequentialGate = cleanup.occupy(e.sequential("s"));
+        CountDownLatch coalescingGate = cleanup.occupy(e.coalescing("c"));
         AtomicInteger sequentialRan = new AtomicInteger();
         AtomicInteger lastCoalescingRan = new AtomicInteger();
         for (int i = 0; i < 100; i++) {
@@ -353,7 +344,8 @@ class SemanticsShutdownTest {
         ScheduledFuture<String> delayed = e.schedule(delayedTask, 200, TimeUnit.MILLISECONDS);
         e.shutdown();
         assertFalse(e.isTerminated());
-        gate.countDown();
+        sequentialGate.countDown();
+        coalescingGate.countDown();
         assertEquals("delayed", get(delayed));
         assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
         assertEquals(100, sequentialRan.get());
