@@ -24,7 +24,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *       lane: the new worker takes every other queued context. While work keeps backing up behind such workers, it
  *       looks again within a few milliseconds, so a pool whose tasks block briefly and often grows in a fraction of a
  *       second.</li>
- *   <li><b>The timer.</b> It dispatches due delayed and periodic tasks ({@link TaskTimer}).</li>
+ *   <li><b>The timer.</b> It dispatches due delayed and periodic tasks ({@link TaskTimer}); the workers do while its
+ *       thread cannot be started ({@link #absent}).</li>
  *   <li><b>Idle lanes of busy workers.</b> It releases the lanes that a worker busy in a long task left idle
  *       ({@link #sweepIdleLanes}).</li>
  *   <li><b>Lanes sent round empty.</b> It releases the emptied lanes that went round the ready queue once more when
@@ -37,8 +38,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * It parks between jobs, so an idle executor costs one wake-up per check period. It ends once the executor is shut
  * down and its last worker has ended, and that end is the executor's termination. If its thread cannot be started,
- * nothing is registered: the start is tried again by the next thread start or schedule call, scheduling is refused
- * meanwhile, and termination is then claimed by whoever sees the last worker end ({@link Engine#wakeForTermination}).
+ * nothing is registered: the start is tried again by the next thread start or schedule call, the workers drive the
+ * timer meanwhile ({@link #absent}), and termination is then claimed by whoever sees the last worker end
+ * ({@link Engine#wakeForTermination}). What only this thread does (auxiliary starts, stuck workers, the idle lanes of
+ * a busy worker) waits for it.
  */
 final class Checker implements Runnable {
 
@@ -48,6 +51,15 @@ final class Checker implements Runnable {
     private final ReentrantLock startLock = new ReentrantLock();
     /** The started thread; null until a start has succeeded. */
     private volatile Thread thread;
+    /**
+     * Set when a start of the thread fails, cleared (for good) when one succeeds; written under {@code startLock}, so it
+     * cannot be left set beside a started thread. While set, nothing dispatches due scheduled tasks but the workers:
+     * each looks at the timer between items and times its parks by the next due task ({@link TaskTimer#unattendedWait}),
+     * as the workers of {@code ScheduledThreadPoolExecutor} take delayed tasks from its queue. A volatile store, then
+     * a wake-up of an idle worker, by whoever set it with a task waiting (see {@link TaskTimer#schedule}), against a
+     * worker's registration as parked, then its read of this: one of them sees the other.
+     */
+    private volatile boolean absent;
     /**
      * Set by a submitter that found every worker busy (see {@link #nudge}); cleared by the next inspection. While set,
      * further submitters neither write it nor wake the checker, so a backlog costs the checker at most one wake-up
@@ -116,6 +128,7 @@ final class Checker implements Runnable {
                     t = gate.newThread(factory, "the checker");
                 }
             } catch (Throwable failure) {
+                absent = true;
                 return failure;
             }
             // Published before it starts, under the lock termination is claimed under: a worker or caller that finds a
@@ -131,6 +144,7 @@ final class Checker implements Runnable {
                     return null;
                 }
                 thread = t;
+                absent = false;
             }
             try {
                 if (gate == null) {
@@ -140,6 +154,7 @@ final class Checker implements Runnable {
                 }
             } catch (Throwable failure) {
                 thread = null;
+                absent = true;
                 engine.threadsChanged(); // whoever found this thread published left termination to it
                 return failure;
             }
@@ -227,6 +242,11 @@ final class Checker implements Runnable {
     /** Shards taken from owners stuck in a task: each moved the shard's other contexts to another worker. */
     long shardSteals() {
         return thief == null ? 0 : thief.steals();
+    }
+
+    /** Whether the last start of the thread failed and none has succeeded: the workers drive the timer. */
+    boolean absent() {
+        return absent;
     }
 
     /** Whether a checker thread is published (running, or about to start: see {@link #ensureStarted}). */

@@ -865,17 +865,10 @@ final class Engine {
      * A periodic task finished a run ({@code skipped} false) or had its pending run replaced in a coalescing lane
      * ({@code skipped}): queue its next run, or stop it if the executor is shutting down. A skipped task never
      * started, so from {@code shutdownNow} on it is the caller's: the timer takes it until {@code shutdownNow}'s
-     * last drain (see {@link #stopAndDrain}) instead of refusing it, and only a refusal cancels it. The checker
-     * cannot fail to start here: it is what dispatched this run.
+     * last drain (see {@link #stopAndDrain}) instead of refusing it, and only a refusal cancels it.
      */
     void reschedule(ScheduledTask<?> task, boolean skipped) {
-        boolean queued;
-        try {
-            queued = timer.schedule(task, skipped);
-        } catch (RejectedExecutionException checkerGone) {
-            queued = false; // cannot happen while the checker that dispatched the run lives; never throw from here
-        }
-        if (!queued) {
+        if (!timer.schedule(task, skipped)) {
             task.cancel(false);
         }
     }

@@ -6,14 +6,16 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Delayed and periodic tasks until they are due. The checker thread drives it ({@link #dispatchDue}); when a task is
  * due it is submitted to its lane or the ready queue like any other task, and a periodic task puts itself back after
  * each run, so runs of one periodic task never overlap. A task due already when scheduled is submitted by the
- * scheduling call itself ({@link #scheduleNew}).
+ * scheduling call itself ({@link #scheduleNew}). While the thread factory cannot make the checker
+ * ({@link Checker#absent}), the workers drive it: between items ({@link #dispatchUnattended}) and by timing their
+ * parks ({@link #unattendedWait}); a scheduled task is accepted either way, as {@code ScheduledThreadPoolExecutor}
+ * accepts one while it has no thread.
  *
  * <h2>One lock, and no user callback under it</h2>
  * Everything here is guarded by {@code lock}, and dispatching happens under it: a due task is therefore either still
@@ -43,6 +45,13 @@ final class TaskTimer {
     private boolean drainedAfterStop;
     /** Completions that came up while the lock was held; run after it is released. Guarded by lock. */
     private final List<Runnable> afterUnlock = new ArrayList<>();
+    /**
+     * The queue's first task, as last seen under the lock, for workers that drive the timer without it
+     * ({@link #dispatchUnattended}). Written when an add makes a new first task and after each dispatch; a removal
+     * leaves it alone, so it is never later than the true first task (a stale one costs a look under the lock,
+     * which refreshes it). Volatile: see {@link Checker#absent} for the hand-shake with a parking worker.
+     */
+    private volatile ScheduledTask<?> firstHint;
 
     TaskTimer(Engine engine) {
         this.engine = engine;
@@ -52,9 +61,8 @@ final class TaskTimer {
      * Adds a task (a new one, or a periodic task's next run). Returns false once the executor is shut down, except
      * that a periodic task whose pending run was replaced ({@code skipped}, see {@link Engine#reschedule}) is also
      * taken during {@code shutdownNow}, until {@link #drainAfterStop} hands it to the caller (the timer dispatches
-     * nothing once STOP is written). Throws {@link RejectedExecutionException} if the checker thread, which
-     * dispatches due tasks, cannot be started: the task is then not kept, so a schedule call that throws never runs
-     * its task.
+     * nothing once STOP is written). Whoever dispatches due tasks is told: the checker, or, while it is
+     * {@linkplain Checker#absent absent}, an idle worker, so that its park is timed by the new first task.
      */
     boolean schedule(ScheduledTask<?> task, boolean skipped) {
         boolean first;
@@ -78,16 +86,18 @@ final class TaskTimer {
                 return true;
             }
             first = delayed.peek() == task;
+            if (first) {
+                firstHint = task;
+            }
         } finally {
             lock.unlock();
         }
-        Throwable failure = engine.checker.ensureStarted();
-        if (failure != null) {
-            forget(task);
-            throw checkerMissing(task, failure);
-        }
         if (first) {
-            engine.checker.wake(); // the checker may be parked until a later due time
+            // The checker may be parked until a later due time. Without it, a parked worker times its next park by
+            // this task (the hint is written before, and the worker reads it after registering as parked).
+            if (!engine.checker.wake()) {
+                engine.pool.wakeIdle();
+            }
         }
         return true;
     }
@@ -106,18 +116,17 @@ final class TaskTimer {
             if (!schedule(task, false)) {
                 return false;
             }
+            // A worker first, then the checker (which the worker's start asks for too): a thread factory that gives
+            // one thread gives it to a worker, which can drive the timer, where the checker could run no task.
             engine.pool.policy.delayedTaskScheduled(engine.pool);
+            startChecker();
             return true;
         }
         if (engine.state() != Engine.RUNNING) {
             return false;
         }
         if (task.isPeriodic()) {
-            // Its later runs are the checker's to dispatch: no first run without a checker.
-            Throwable failure = engine.checker.ensureStarted();
-            if (failure != null) {
-                throw checkerMissing(task, failure);
-            }
+            startChecker(); // its later runs are the timer's
         }
         List<Runnable> completions = List.of();
         lock.lock();
@@ -148,13 +157,39 @@ final class TaskTimer {
         return true;
     }
 
-    private RejectedExecutionException checkerMissing(ScheduledTask<?> task, Throwable failure) {
-        engine.pool.countStartFailure();
-        RejectedExecutionException e = new RejectedExecutionException("executor " + engine.settings.name
-                + " could not start its checker thread, which runs scheduled tasks; rejected "
-                + Messages.describe(task));
-        e.initCause(failure);
-        return e;
+    /**
+     * Tries the checker's start again if it is not running. A failure is counted and survived: the task stays, and the
+     * workers dispatch it meanwhile. Only calls of {@code schedule*} try here, not a periodic task's reschedule after
+     * each run, which would ask a failing factory once per period.
+     */
+    private void startChecker() {
+        if (engine.checker.ensureStarted() != null) {
+            engine.pool.countStartFailure();
+            engine.pool.wakeIdle(); // see Checker#absent: the absence is written, then idle workers read
+        }
+    }
+
+    /**
+     * Called by a worker between items while the checker is {@linkplain Checker#absent absent}: dispatches the due
+     * tasks, if the first one is due. Costs a volatile read and a clock read until then.
+     */
+    void dispatchUnattended() {
+        ScheduledTask<?> first = firstHint;
+        if (first != null) {
+            long now = System.nanoTime();
+            if (first.time - now <= 0) {
+                dispatchDue(now);
+            }
+        }
+    }
+
+    /**
+     * For a worker about to park while the checker is {@linkplain Checker#absent absent}: nanoseconds until the first
+     * task is due (zero or less: due now), or {@link Long#MAX_VALUE} if none waits.
+     */
+    long unattendedWait() {
+        ScheduledTask<?> first = firstHint;
+        return first == null ? Long.MAX_VALUE : first.time - System.nanoTime();
     }
 
     /** A scheduled task was cancelled or finished for good. */
@@ -178,7 +213,7 @@ final class TaskTimer {
 
     /**
      * Submits every due task to its lane or the ready queue. Returns when the next task is due (System.nanoTime), or
-     * Long.MAX_VALUE if none waits. Called by the checker thread only.
+     * Long.MAX_VALUE if none waits. Called by the checker thread, or by workers while it is absent.
      */
     long dispatchDue(long now) {
         long next;
@@ -187,6 +222,7 @@ final class TaskTimer {
         try {
             dispatchDueLocked(now);
             ScheduledTask<?> first = delayed.peek();
+            firstHint = first;
             next = first == null ? Long.MAX_VALUE : first.time;
             completions = takeCompletions();
         } finally {
@@ -284,6 +320,7 @@ final class TaskTimer {
         lock.lock();
         try {
             notDue = delayed.drain();
+            firstHint = null;
         } finally {
             lock.unlock();
         }

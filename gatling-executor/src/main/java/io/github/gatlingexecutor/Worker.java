@@ -206,6 +206,10 @@ final class Worker implements Runnable {
                     itemsSinceSweep = 0;
                     sweepIdle(false); // also refreshes the clock
                 }
+                if (engine.checker.absent()) {
+                    // No checker thread: between items, the workers dispatch due scheduled tasks (see Checker#absent).
+                    engine.timer.dispatchUnattended();
+                }
                 Object item = engine.readyQueue.poll();
                 boolean resumed = false;
                 if (item == null) {

@@ -102,18 +102,30 @@ final class WorkerPool {
         }
         // Every worker busy is the common case under load: it costs a read of the idle stack, not two atomic adds on
         // the line searchers write. A worker that registers after this read looks at the queue after registering.
-        if (idle.peekFirst() != null) {
-            SEARCHING.getAndAdd(this, 1); // for the worker we are about to wake (see "One wake-up for a burst")
-            for (Worker w; (w = idle.pollFirst()) != null; ) {
-                if (w.casParkState(Worker.PARKED, Worker.WOKEN)) {
-                    LockSupport.unpark(w.thread);
-                    return;
-                }
-                // a stale entry: that worker found work on its own or retired
-            }
-            SEARCHING.getAndAdd(this, -1);
+        if (!wakeIdle()) {
+            policy.noWorkerIdle(this);
         }
-        policy.noWorkerIdle(this);
+    }
+
+    /**
+     * Wakes one parked worker, if there is one, counted as searching until it has looked at the ready queue. Returns
+     * whether it woke one. Also used by the timer while the checker is absent ({@link TaskTimer#schedule}): the woken
+     * worker finds nothing, and parks again timed by the new first task.
+     */
+    boolean wakeIdle() {
+        if (idle.peekFirst() == null) {
+            return false;
+        }
+        SEARCHING.getAndAdd(this, 1); // for the worker we are about to wake (see "One wake-up for a burst")
+        for (Worker w; (w = idle.pollFirst()) != null; ) {
+            if (w.casParkState(Worker.PARKED, Worker.WOKEN)) {
+                LockSupport.unpark(w.thread);
+                return true;
+            }
+            // a stale entry: that worker found work on its own or retired
+        }
+        SEARCHING.getAndAdd(this, -1);
+        return false;
     }
 
     // ---- worker side --------------------------------------------------------------------------------------
@@ -125,6 +137,9 @@ final class WorkerPool {
     Object awaitWork(Worker w) {
         OUTER:
         for (;;) {
+            if (engine.checker.absent()) {
+                engine.timer.dispatchUnattended(); // no checker: due tasks go to their lanes before we look for work
+            }
             int seenState = engine.state();
             if (seenState != Engine.RUNNING) {
                 if (engine.stopping()) {
@@ -196,9 +211,19 @@ final class WorkerPool {
                 // all idled before we parked, so one timed park releases them all unless one was used again meanwhile.
                 // Not left to the checker: a thread factory may have refused to make it.
                 boolean sweepDue = w.idleCountOpaque() > 0;
+                // Without a checker the workers drive the timer: wake when its first task is due. Read after we
+                // registered as parked; a schedule call writes its task, then wakes an idle worker (Checker#absent).
+                long timerWait = engine.checker.absent() ? engine.timer.unattendedWait() : Long.MAX_VALUE;
+                if (timerWait <= 0) {
+                    unregister(w);
+                    continue OUTER; // dispatches it
+                }
+                if (sweepDue) {
+                    timerWait = Math.min(timerWait, Worker.IDLE_GRACE_NANOS);
+                }
                 if (w.core) {
-                    if (sweepDue) {
-                        LockSupport.parkNanos(this, Worker.IDLE_GRACE_NANOS);
+                    if (timerWait != Long.MAX_VALUE) {
+                        LockSupport.parkNanos(this, timerWait);
                     } else {
                         LockSupport.park(this);
                     }
@@ -216,7 +241,7 @@ final class WorkerPool {
                         w.parkState(Worker.ACTIVE);
                         continue OUTER;
                     }
-                    LockSupport.parkNanos(this, sweepDue ? Math.min(remaining, Worker.IDLE_GRACE_NANOS) : remaining);
+                    LockSupport.parkNanos(this, Math.min(remaining, timerWait));
                 }
                 // An interrupt makes park return at once; it carries no meaning for an idle worker (shutdownNow also
                 // changes the state, checked above), so clear it rather than spin.
