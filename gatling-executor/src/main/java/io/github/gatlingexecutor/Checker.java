@@ -55,9 +55,10 @@ final class Checker implements Runnable {
      * Set when a start of the thread fails, cleared (for good) when one succeeds; written under {@code startLock}, so it
      * cannot be left set beside a started thread. While set, nothing dispatches due scheduled tasks but the workers:
      * each looks at the timer between items and times its parks by the next due task ({@link TaskTimer#unattendedWait}),
-     * as the workers of {@code ScheduledThreadPoolExecutor} take delayed tasks from its queue. A volatile store, then
-     * a wake-up of an idle worker, by whoever set it with a task waiting (see {@link TaskTimer#schedule}), against a
-     * worker's registration as parked, then its read of this: one of them sees the other.
+     * as the workers of {@code ScheduledThreadPoolExecutor} take delayed tasks from its queue. Every task reaches the
+     * timer through a {@code schedule*} call that then tries this start, and one that fails wakes an idle worker
+     * after this store ({@code TaskTimer#startChecker}); a worker registers as parked, then reads this: one of them
+     * sees the other, so no worker parks untimed past a due task it should have dispatched.
      */
     private volatile boolean absent;
     /**
