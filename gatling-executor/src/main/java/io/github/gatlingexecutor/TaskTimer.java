@@ -125,9 +125,6 @@ final class TaskTimer {
         if (engine.state() != Engine.RUNNING) {
             return false;
         }
-        if (task.isPeriodic()) {
-            startChecker(); // its later runs are the timer's
-        }
         List<Runnable> completions = List.of();
         lock.lock();
         try {
@@ -153,6 +150,11 @@ final class TaskTimer {
         } finally {
             lock.unlock();
             runAll(completions);
+        }
+        if (task.isPeriodic()) {
+            // Its later runs are the timer's. After the first run's dispatch, which starts a worker if none lives: a
+            // thread factory that gives one thread gives it to that worker, not to the checker, which runs no task.
+            startChecker();
         }
         return true;
     }

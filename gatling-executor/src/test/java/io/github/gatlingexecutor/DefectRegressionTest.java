@@ -214,13 +214,15 @@ class DefectRegressionTest {
     }
 
     /**
-     * A thread factory that gives a single thread: when the first call is a delayed {@code schedule}, the thread went
-     * to the checker (started by the schedule call), no worker could start, and the task never ran. The worker now
-     * gets it, and drives the timer itself.
+     * A thread factory that gives a single thread: when the first call was a delayed {@code schedule}, or a periodic
+     * task with no initial delay, that call started the checker before any worker, the thread went to the checker, no
+     * worker could start, and no task ever ran ({@code close()} then waited for good). The worker now gets it, and
+     * drives the timer itself.
      */
-    @Test
+    @ParameterizedTest(name = "first call periodic: {0}")
+    @ValueSource(booleans = {false, true})
     @Timeout(20)
-    void aSingleThreadFromTheFactoryGoesToAWorkerThatRunsScheduledTasks() throws Exception {
+    void aSingleThreadFromTheFactoryGoesToAWorkerThatRunsScheduledTasks(boolean periodicFirst) throws Exception {
         List<Runnable> given = new CopyOnWriteArrayList<>();
         AtomicInteger calls = new AtomicInteger();
         ThreadFactory oneThread = r -> {
@@ -233,13 +235,19 @@ class DefectRegressionTest {
             return t;
         };
         GatlingExecutor e = cleanup.track(gatling("one-thread").coreThreads(1).threadFactory(oneThread).build());
-        ScheduledFuture<String> f = e.schedule(() -> "due", 10, TimeUnit.MILLISECONDS);
-        assertEquals("due", f.get(5, TimeUnit.SECONDS));
+        CountDownLatch runs = new CountDownLatch(3);
+        if (periodicFirst) {
+            e.scheduleAtFixedRate(runs::countDown, 0, 1, TimeUnit.MILLISECONDS);
+        } else {
+            ScheduledFuture<String> f = e.schedule(() -> "due", 10, TimeUnit.MILLISECONDS);
+            assertEquals("due", f.get(5, TimeUnit.SECONDS));
+            e.scheduleWithFixedDelay(runs::countDown, 1, 1, TimeUnit.MILLISECONDS);
+        }
+        await(runs, "a periodic task on the one worker");
         assertEquals(1, given.size());
         assertFalse(TestSupport.isChecker(given.get(0)), "the only thread went to the checker");
-        CountDownLatch runs = new CountDownLatch(3);
-        e.scheduleWithFixedDelay(runs::countDown, 1, 1, TimeUnit.MILLISECONDS);
-        await(runs, "a periodic task on the one worker");
+        e.close();
+        assertTrue(e.isTerminated());
     }
 
     /** Item 3, continued: a checker start that failed is tried again, and scheduling works once it succeeds. */
