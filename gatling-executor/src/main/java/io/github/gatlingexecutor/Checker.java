@@ -52,16 +52,6 @@ final class Checker implements Runnable {
     /** The started thread; null until a start has succeeded. */
     private volatile Thread thread;
     /**
-     * Set when a start of the thread fails, cleared (for good) when one succeeds; written under {@code startLock}, so it
-     * cannot be left set beside a started thread. While set, nothing dispatches due scheduled tasks but the workers:
-     * each looks at the timer between items and times its parks by the next due task ({@link TaskTimer#unattendedWait}),
-     * as the workers of {@code ScheduledThreadPoolExecutor} take delayed tasks from its queue. Every task reaches the
-     * timer through a {@code schedule*} call that then tries this start, and one that fails wakes an idle worker
-     * after this store ({@code TaskTimer#startChecker}); a worker registers as parked, then reads this: one of them
-     * sees the other, so no worker parks untimed past a due task it should have dispatched.
-     */
-    private volatile boolean absent;
-    /**
      * Set by a submitter that found every worker busy (see {@link #nudge}); cleared by the next inspection. While set,
      * further submitters neither write it nor wake the checker, so a backlog costs the checker at most one wake-up
      * per inspection, and inspections happen at most every {@link #BACKLOG_RECHECK_NANOS}.
@@ -129,7 +119,6 @@ final class Checker implements Runnable {
                     t = gate.newThread(factory, "the checker");
                 }
             } catch (Throwable failure) {
-                absent = true;
                 return failure;
             }
             // Published before it starts, under the lock termination is claimed under: a worker or caller that finds a
@@ -145,7 +134,6 @@ final class Checker implements Runnable {
                     return null;
                 }
                 thread = t;
-                absent = false;
             }
             try {
                 if (gate == null) {
@@ -155,8 +143,10 @@ final class Checker implements Runnable {
                 }
             } catch (Throwable failure) {
                 thread = null;
-                absent = true;
                 engine.threadsChanged(); // whoever found this thread published left termination to it
+                // A worker that found it published left the timer to it and may have parked untimed (see absent()):
+                // the field is cleared, then idle workers are read.
+                engine.pool.wakeIdle();
                 return failure;
             }
             return null;
@@ -245,9 +235,18 @@ final class Checker implements Runnable {
         return thief == null ? 0 : thief.steals();
     }
 
-    /** Whether the last start of the thread failed and none has succeeded: the workers drive the timer. */
+    /**
+     * Whether no checker thread is published: none was started yet, or every start so far failed. Meanwhile nothing
+     * dispatches due scheduled tasks but the workers: each looks at the timer between items and times its parks by the
+     * next due task ({@link TaskTimer#unattendedWait}), as the workers of {@code ScheduledThreadPoolExecutor} take
+     * delayed tasks from its queue. A task that becomes the timer's first wakes an idle worker if no checker is
+     * published ({@code TaskTimer#schedule}), and a start that fails after the thread was published clears it, then
+     * wakes one ({@link #ensureStarted}); a worker registers as parked, then reads {@code thread}: one of them sees the
+     * other, so no worker parks untimed past a due task it should have dispatched. (A worker that runs before its
+     * starter has tried the checker sees it absent too, and looks at a timer that is then empty or already told.)
+     */
     boolean absent() {
-        return absent;
+        return thread == null;
     }
 
     /** Whether a checker thread is published (running, or about to start: see {@link #ensureStarted}). */

@@ -88,12 +88,11 @@ final class PoolPolicy {
     /**
      * Rule 1, for a delayed task: until it is due only the checker holds it, and the checker is a daemon, so with no
      * worker alive a program whose main thread returned would exit and drop it. {@code ScheduledThreadPoolExecutor}
-     * starts a core thread for a delayed task; so does this.
+     * starts a core thread for a delayed task; so does this. Returns whether it started one (which also tried the
+     * checker: see {@link WorkerPool#tryStart}).
      */
-    void delayedTaskScheduled(WorkerPool pool) {
-        if (pool.threads() == 0) {
-            pool.tryStart(false);
-        }
+    boolean delayedTaskScheduled(WorkerPool pool) {
+        return pool.threads() == 0 && pool.tryStart(false);
     }
 
     /**

@@ -116,10 +116,11 @@ final class TaskTimer {
             if (!schedule(task, false)) {
                 return false;
             }
-            // A worker first, then the checker (which the worker's start asks for too): a thread factory that gives
-            // one thread gives it to a worker, which can drive the timer, where the checker could run no task.
-            engine.pool.policy.delayedTaskScheduled(engine.pool);
-            startChecker();
+            // A worker first, then the checker (a worker's start tries it already): a thread factory that gives one
+            // thread gives it to a worker, which can drive the timer, where the checker could run no task.
+            if (!engine.pool.policy.delayedTaskScheduled(engine.pool)) {
+                startChecker();
+            }
             return true;
         }
         if (engine.state() != Engine.RUNNING) {
@@ -161,13 +162,12 @@ final class TaskTimer {
 
     /**
      * Tries the checker's start again if it is not running. A failure is counted and survived: the task stays, and the
-     * workers dispatch it meanwhile. Only calls of {@code schedule*} try here, not a periodic task's reschedule after
-     * each run, which would ask a failing factory once per period.
+     * workers dispatch it meanwhile (see {@link Checker#absent}). Only calls of {@code schedule*} try here, not a
+     * periodic task's reschedule after each run, which would ask a failing factory once per period.
      */
     private void startChecker() {
         if (engine.checker.ensureStarted() != null) {
             engine.pool.countStartFailure();
-            engine.pool.wakeIdle(); // see Checker#absent: the absence is written, then idle workers read
         }
     }
 

@@ -109,7 +109,7 @@ final class WorkerPool {
 
     /**
      * Wakes one parked worker, if there is one, counted as searching until it has looked at the ready queue. Returns
-     * whether it woke one. Also used by the timer while the checker is absent ({@link TaskTimer#schedule}): the woken
+     * whether it woke one. Also used for the timer while the checker is absent ({@link Checker#absent}): the woken
      * worker finds nothing, and parks again timed by the new first task.
      */
     boolean wakeIdle() {
@@ -137,9 +137,6 @@ final class WorkerPool {
     Object awaitWork(Worker w) {
         OUTER:
         for (;;) {
-            if (engine.checker.absent()) {
-                engine.timer.dispatchUnattended(); // no checker: due tasks go to their lanes before we look for work
-            }
             int seenState = engine.state();
             if (seenState != Engine.RUNNING) {
                 if (engine.stopping()) {
@@ -216,7 +213,8 @@ final class WorkerPool {
                 long timerWait = engine.checker.absent() ? engine.timer.unattendedWait() : Long.MAX_VALUE;
                 if (timerWait <= 0) {
                     unregister(w);
-                    continue OUTER; // dispatches it
+                    engine.timer.dispatchUnattended(); // due tasks go to their lanes; then we look for work again
+                    continue OUTER;
                 }
                 if (sweepDue) {
                     timerWait = Math.min(timerWait, Worker.IDLE_GRACE_NANOS);

@@ -45,18 +45,6 @@ class DefectRegressionTest {
 
     private static final Runnable NOOP = () -> { };
 
-    /** Submits a task that blocks until the returned gate opens, and waits until it runs. */
-    private CountDownLatch occupy(java.util.function.Consumer<Runnable> submit, String what) {
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch holding = new CountDownLatch(1);
-        submit.accept(() -> {
-            holding.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(holding, what);
-        return gate;
-    }
-
     /** Item 1: shutdownNow() cancelled periodic tasks instead of returning them (it returned 1 task of 3). */
     @Test
     @Timeout(20)
@@ -83,7 +71,7 @@ class DefectRegressionTest {
     @Timeout(20)
     void shutdownCancelsAPeriodicRunWaitingInItsLaneAtOnce() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("shutdown-periodic").coreThreads(2).build());
-        CountDownLatch gate = occupy(r -> e.execute(new Seq("c", r)), "the task holding lane c");
+        CountDownLatch gate = cleanup.occupy(r -> e.execute(new Seq("c", r)));
         AtomicInteger runs = new AtomicInteger();
         ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Seq("c", runs::incrementAndGet), 0, 5,
                 TimeUnit.MILLISECONDS);
@@ -250,6 +238,54 @@ class DefectRegressionTest {
         assertTrue(e.isTerminated());
     }
 
+    /**
+     * The window of a checker start that fails after its thread was published: a worker that found it published left
+     * the timer to it and parked without a timeout, and a delayed task scheduled meanwhile told only the checker. The
+     * failed start now wakes an idle worker, which drives the timer. Here the start blocks until the worker is parked
+     * and the task is in the timer, then fails; any later try of the checker fails in the factory, which wakes
+     * nobody.
+     */
+    @Test
+    @Timeout(20)
+    void aCheckerStartThatFailsAfterItsThreadWasPublishedWakesAWorkerForTheTimer() throws Exception {
+        CountDownLatch startEntered = new CountDownLatch(1);
+        CountDownLatch failStart = cleanup.gate();
+        AtomicInteger checkerCalls = new AtomicInteger();
+        ThreadFactory factory = r -> {
+            if (TestSupport.isChecker(r)) {
+                if (checkerCalls.incrementAndGet() > 1) {
+                    throw new IllegalStateException("no checker thread");
+                }
+                return new Thread(r) {
+                    @Override
+                    public synchronized void start() {
+                        startEntered.countDown();
+                        TestSupport.blockQuietly(failStart);
+                        throw new OutOfMemoryError("unable to create native thread: possibly out of memory");
+                    }
+                };
+            }
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        };
+        GatlingExecutor e = cleanup.track(gatling("published-then-failed").coreThreads(1).threadFactory(factory)
+                .build());
+        Thread starter = new Thread(() -> e.execute(NOOP)); // starts the worker, then blocks in the checker's start
+        starter.start();
+        await(startEntered, "the checker's start");
+        Worker worker = e.engine().pool.workers()[0];
+        waitUntil("the worker to park", () -> worker.parkState() == Worker.PARKED);
+        AtomicReference<ScheduledFuture<String>> delayed = new AtomicReference<>();
+        Thread scheduler = new Thread(() -> delayed.set(e.schedule(() -> "due", 10, TimeUnit.MILLISECONDS)));
+        scheduler.start(); // queues the task, and finds the checker published: it tells only the checker
+        waitUntil("the task in the timer", () -> !e.engine().timer.noDelayedWork());
+        failStart.countDown();
+        starter.join(5_000);
+        scheduler.join(5_000);
+        assertEquals("due", delayed.get().get(5, TimeUnit.SECONDS), "the parked worker never drove the timer");
+    }
+
     /** Item 3, continued: a checker start that failed is tried again, and scheduling works once it succeeds. */
     @Test
     @Timeout(20)
@@ -301,7 +337,7 @@ class DefectRegressionTest {
         GatlingExecutor e = cleanup.track(gatling("stuck-ring").coreThreads(1).maxThreads(40)
                 .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(20)).build());
         int contexts = 20;
-        CountDownLatch gate = occupy(e::execute, "the gate task");
+        CountDownLatch gate = cleanup.occupy(e);
         CountDownLatch firstRound = new CountDownLatch(contexts);
         for (int c = 0; c < contexts; c++) {
             e.sequential(c).execute(firstRound::countDown);
@@ -343,7 +379,7 @@ class DefectRegressionTest {
                 .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(20))
                 .auxiliaryKeepAlive(Duration.ofMillis(30)).build());
         java.util.concurrent.Executor handle = e.sequential("held");
-        CountDownLatch gate = occupy(e::execute, "the core worker held");
+        CountDownLatch gate = cleanup.occupy(e);
         AtomicReference<WeakReference<Thread>> thread = new AtomicReference<>();
         AtomicReference<WeakReference<Object>> worker = new AtomicReference<>();
         CountDownLatch ran = new CountDownLatch(1);
@@ -372,7 +408,7 @@ class DefectRegressionTest {
     @Timeout(20)
     void aPeriodicCoalescingTaskSkipsAReplacedRunAndGoesOn() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("periodic-coalescing").coreThreads(2).build());
-        CountDownLatch gate = occupy(r -> e.execute(new Coal("c", r)), "the task holding coalescing lane c");
+        CountDownLatch gate = cleanup.occupy(r -> e.execute(new Coal("c", r)));
         AtomicInteger runs = new AtomicInteger();
         // A period far longer than the steps below take: with 5 ms, a next run that came due between the wait and
         // the count below made a second replacement, and the count read 2 (seen under load).
@@ -482,7 +518,7 @@ class DefectRegressionTest {
         GatlingExecutor e = cleanup.track(gatling("equal").coreThreads(2).threadFactory(factory)
                 .checkPeriod(Duration.ofMinutes(10)).build());
         self.set(e);
-        CountDownLatch gate = occupy(e::execute, "the only worker busy");
+        CountDownLatch gate = cleanup.occupy(e);
         EqualTask accepted = new EqualTask();
         EqualTask rejected = new EqualTask();
         e.execute(accepted);                                                    // worker call 2 fails
@@ -759,7 +795,7 @@ class DefectRegressionTest {
         GatlingExecutor e = cleanup.track(gatling("kept-future").coreThreads(1).build());
         List<java.util.concurrent.Future<String>> kept = new java.util.ArrayList<>();
         List<WeakReference<Payload>> tasks = new java.util.ArrayList<>();
-        CountDownLatch gate = occupy(e.sequential("busy")::execute, "the only worker busy");
+        CountDownLatch gate = cleanup.occupy(e.sequential("busy"));
         for (int i = 0; i < 20; i++) {
             Payload p = new Payload();
             tasks.add(new WeakReference<>(p));
@@ -810,7 +846,7 @@ class DefectRegressionTest {
             await(ran, "task " + i);
         }
         long ringed = e.statistics().liveContexts();
-        CountDownLatch gate = occupy(e::execute, "the only worker stuck");
+        CountDownLatch gate = cleanup.occupy(e);
         waitUntil("the checker to release the idle lanes", () -> e.statistics().liveContexts() == 0,
                 () -> e.statistics().toString());
         waitUntil("the released contexts to be collected while the worker is stuck", () -> {
