@@ -52,6 +52,12 @@ final class Checker implements Runnable {
     /** The started thread; null until a start has succeeded. */
     private volatile Thread thread;
     /**
+     * Set by a failed start of the thread, cleared (for good) by one that succeeds; written under {@code startLock}. Not
+     * the same as "no thread yet": until a start has been tried (a worker runs before its starter tries the checker),
+     * the checker is still coming, and the timer stays its own. See {@link #absent}.
+     */
+    private volatile boolean absent;
+    /**
      * Set by a submitter that found every worker busy (see {@link #nudge}); cleared by the next inspection. While set,
      * further submitters neither write it nor wake the checker, so a backlog costs the checker at most one wake-up
      * per inspection, and inspections happen at most every {@link #BACKLOG_RECHECK_NANOS}.
@@ -119,7 +125,7 @@ final class Checker implements Runnable {
                     t = gate.newThread(factory, "the checker");
                 }
             } catch (Throwable failure) {
-                return failure;
+                return startFailed(failure);
             }
             // Published before it starts, under the lock termination is claimed under: a worker or caller that finds a
             // checker published leaves termination to it (WorkerPool#terminateIfNoThreads), and one that claimed it
@@ -134,6 +140,7 @@ final class Checker implements Runnable {
                     return null;
                 }
                 thread = t;
+                absent = false;
             }
             try {
                 if (gate == null) {
@@ -144,15 +151,23 @@ final class Checker implements Runnable {
             } catch (Throwable failure) {
                 thread = null;
                 engine.threadsChanged(); // whoever found this thread published left termination to it
-                // A worker that found it published left the timer to it and may have parked untimed (see absent()):
-                // the field is cleared, then idle workers are read.
-                engine.pool.wakeIdle();
-                return failure;
+                return startFailed(failure);
             }
             return null;
         } finally {
             startLock.unlock();
         }
+    }
+
+    /**
+     * A start failed (under {@code startLock}): the workers drive the timer from now on. A worker that found the checker
+     * not absent (not tried yet, or published for a moment) left the timer to it and may have parked without a timeout,
+     * with a task waiting: the flag is written, then idle workers are read (see {@link #absent}).
+     */
+    private Throwable startFailed(Throwable failure) {
+        absent = true;
+        engine.pool.wakeIdle();
+        return failure;
     }
 
 
@@ -236,17 +251,16 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Whether no checker thread is published: none was started yet, or every start so far failed. Meanwhile nothing
-     * dispatches due scheduled tasks but the workers: each looks at the timer between items and times its parks by the
-     * next due task ({@link TaskTimer#unattendedWait}), as the workers of {@code ScheduledThreadPoolExecutor} take
-     * delayed tasks from its queue. A task that becomes the timer's first wakes an idle worker if no checker is
-     * published ({@code TaskTimer#schedule}), and a start that fails after the thread was published clears it, then
-     * wakes one ({@link #ensureStarted}); a worker registers as parked, then reads {@code thread}: one of them sees the
-     * other, so no worker parks untimed past a due task it should have dispatched. (A worker that runs before its
-     * starter has tried the checker sees it absent too, and looks at a timer that is then empty or already told.)
+     * Whether the last start of the thread failed and none has succeeded. Meanwhile nothing dispatches due scheduled
+     * tasks but the workers: each looks at the timer between items and times its parks by the next due task
+     * ({@link TaskTimer#unattendedWait}), as the workers of {@code ScheduledThreadPoolExecutor} take delayed tasks from
+     * its queue. A task that becomes the timer's first while no checker is published wakes an idle worker
+     * ({@code TaskTimer#schedule}), and so does every failed start, after it sets the flag ({@link #startFailed}); a
+     * worker registers as parked, then reads this and the timer: one of them sees the other, so no worker parks untimed
+     * past a due task it should have dispatched.
      */
     boolean absent() {
-        return thread == null;
+        return absent;
     }
 
     /** Whether a checker thread is published (running, or about to start: see {@link #ensureStarted}). */
