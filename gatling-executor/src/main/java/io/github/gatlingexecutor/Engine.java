@@ -694,6 +694,17 @@ final class Engine {
         return INVOKE_DEADLINE.get();
     }
 
+    /**
+     * The deadline of a wait of {@code nanos} from now, for the timed calls, which all wait by its difference from the
+     * clock. A timeout of zero or less has passed: it counts as zero, because now plus a value near
+     * {@code Long.MIN_VALUE} wraps round to a deadline that reads as centuries away (a timeout of
+     * {@code Long.MIN_VALUE} nanoseconds, which {@code TimeUnit.toNanos} gives for any large negative timeout, waited
+     * for good). A large positive one may wrap too, harmlessly: its difference from any later reading is still right.
+     */
+    static long deadlineIn(long nanos) {
+        return System.nanoTime() + Math.max(nanos, 0L);
+    }
+
     <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> tasks, boolean timed, long nanos)
             throws InterruptedException {
         Objects.requireNonNull(tasks, "tasks");
@@ -701,7 +712,7 @@ final class Engine {
         for (Callable<T> t : tasks) {
             futures.add(TaskFuture.of(this, Objects.requireNonNull(t, "an element of tasks"), t));
         }
-        long deadline = System.nanoTime() + nanos;
+        long deadline = deadlineIn(nanos);
         boolean done = false;
         try {
             // The deadline is checked before each dispatch, as AbstractExecutorService does: with a timeout that has
@@ -780,7 +791,7 @@ final class Engine {
             // get() does, before anything is submitted (a timed one just times out, as its contract says).
             throw TaskFuture.waitsForItself(futures.get(0).context);
         }
-        long deadline = System.nanoTime() + nanos;
+        long deadline = deadlineIn(nanos);
         try {
             // Every task is submitted whatever the clock says, as AbstractExecutorService's invokeAny does; only a
             // wait for room ends at the deadline.
@@ -1166,11 +1177,12 @@ final class Engine {
     }
 
     boolean awaitTermination(long nanos) throws InterruptedException {
-        long deadline = System.nanoTime() + nanos;
+        long deadline = deadlineIn(nanos);
         // Once terminated, nothing is waited for but threads between their last act for the executor and their end
         // (microseconds): true whatever the caller's interrupt status, which stays as it was, as the JDK's pools do
-        // (the latch's await would throw on it, and clear it, even at a count of zero).
-        if (state != TERMINATED && !awaitTerminated(deadline)) {
+        // (the latch's await would throw on it, and clear it, even at a count of zero). A timeout that has passed
+        // waits for nothing, so it cannot be interrupted either: false, the status kept (ThreadPoolExecutor's answer).
+        if (state != TERMINATED && (nanos <= 0 || !awaitTerminated(deadline))) {
             return false;
         }
         boolean interrupted = false;

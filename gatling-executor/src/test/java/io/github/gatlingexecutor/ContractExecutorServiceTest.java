@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -323,17 +324,42 @@ class ContractExecutorServiceTest {
     void timedInvokeAllWithATimeoutAlreadyPastSubmitsNothing(Config config) throws Exception {
         ScheduledExecutorService e = create(config);
         AtomicInteger ran = new AtomicInteger();
-        for (long timeout : new long[] {0, -1}) {
+        for (PastTimeout t : PastTimeout.values()) {
             long before = tasksSubmitted(e);
             List<Future<Integer>> futures = e.invokeAll(
-                    List.of(ran::incrementAndGet, ran::incrementAndGet, ran::incrementAndGet), timeout, MILLISECONDS);
+                    List.of(ran::incrementAndGet, ran::incrementAndGet, ran::incrementAndGet), t.timeout, t.unit);
             assertEquals(3, futures.size());
             for (Future<Integer> f : futures) {
-                assertTrue(f.isCancelled(), "timeout " + timeout + " ms: a future came back not cancelled: " + f);
+                assertTrue(f.isCancelled(), t + ": a future came back not cancelled: " + f);
             }
-            assertEquals(before, tasksSubmitted(e), "timeout " + timeout + " ms: tasks were submitted");
+            assertEquals(before, tasksSubmitted(e), t + ": tasks were submitted");
         }
         assertEquals(0, ran.get());
+    }
+
+    /**
+     * Timeouts that have passed before the call: zero, a little below, and the ones near {@code Long.MIN_VALUE}
+     * nanoseconds, where now plus the timeout wraps round (any large negative timeout in a coarse unit saturates there).
+     */
+    enum PastTimeout {
+        ZERO(0, MILLISECONDS),
+        MINUS_ONE(-1, MILLISECONDS),
+        LONG_MIN_NANOS(Long.MIN_VALUE, TimeUnit.NANOSECONDS),
+        JUST_ABOVE_LONG_MIN_NANOS(Long.MIN_VALUE + 1_000, TimeUnit.NANOSECONDS),
+        MINUS_LONG_MAX_DAYS(-Long.MAX_VALUE, TimeUnit.DAYS);
+
+        final long timeout;
+        final TimeUnit unit;
+
+        PastTimeout(long timeout, TimeUnit unit) {
+            this.timeout = timeout;
+            this.unit = unit;
+        }
+
+        @Override
+        public String toString() {
+            return "timeout " + timeout + " " + unit;
+        }
     }
 
     /** Tasks the executor has accepted so far. */
@@ -393,6 +419,20 @@ class ContractExecutorServiceTest {
         }), 200, MILLISECONDS));
         long took = millisSince(start);
         assertTrue(took >= 180, "timed out after only " + took + " ms");
+    }
+
+    @ForEachConfiguration
+    void timedInvokeAnyWithATimeoutAlreadyPastTimesOutAtOnce(Config config) {
+        ScheduledExecutorService e = create(config);
+        CountDownLatch never = cleanup.gate();
+        for (PastTimeout t : PastTimeout.values()) {
+            // A call that waits does so for good (its task never ends): the preemptive timeout turns that into a failure.
+            assertTimeoutPreemptively(Duration.ofSeconds(TestSupport.TIMEOUT_SECONDS),
+                    () -> assertThrows(TimeoutException.class, () -> e.invokeAny(List.of(() -> {
+                        block(never);
+                        return "late";
+                    }), t.timeout, t.unit)), t.toString());
+        }
     }
 
     // ---- Future ----------------------------------------------------------------------------------------------
@@ -815,6 +855,28 @@ class ContractExecutorServiceTest {
         assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, SECONDS));
         assertTrue(e.awaitTermination(0, MILLISECONDS));
         assertTrue(e.isTerminated());
+    }
+
+    @ForEachConfiguration
+    void awaitTerminationWithATimeoutAlreadyPastAnswersAtOnce(Config config) throws Exception {
+        ScheduledExecutorService e = create(config);
+        for (PastTimeout t : PastTimeout.values()) {
+            assertFalse(assertTimeoutPreemptively(Duration.ofSeconds(TestSupport.TIMEOUT_SECONDS),
+                    () -> e.awaitTermination(t.timeout, t.unit), t.toString()), t + ": not shut down, not terminated");
+        }
+        // Nothing is waited for, so nothing is interrupted: false, and the caller's interrupt status stays set.
+        Thread.currentThread().interrupt();
+        try {
+            assertFalse(e.awaitTermination(0, SECONDS));
+            assertTrue(Thread.currentThread().isInterrupted(), "the interrupt status was cleared");
+        } finally {
+            Thread.interrupted();
+        }
+        e.shutdown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, SECONDS));
+        for (PastTimeout t : PastTimeout.values()) {
+            assertTrue(e.awaitTermination(t.timeout, t.unit), t + ": terminated");
+        }
     }
 
     @ForEachConfiguration
