@@ -79,7 +79,8 @@ final class Admission {
     private final LongAdder rejected = new LongAdder();
     private final LongAdder acceptedOverLimit = new LongAdder();
 
-    private final ReentrantLock lock = new ReentrantLock();
+    /** Package-private for a test that holds it to keep woken waiters in the queues (BackPressureTest). */
+    final ReentrantLock lock = new ReentrantLock();
     /** Arrival order of waiters (see the class comment). */
     private static final Comparator<Waiter> BY_ARRIVAL = Comparator.comparingLong(w -> w.ticket);
     /** Tickets handed out so far. Guarded by lock. */
