@@ -340,9 +340,9 @@ final class Engine {
             throw shutDown;
         }
         if (state != RUNNING) {
-            // Shut down since this submit looked: the refusal is for shutdown, which is not counted, whatever the limits
-            // said. (Submitters that shutdown woke stay registered in the admission queues for a moment, and an offer
-            // that found them there was refused as if it had to wait for room, and counted in rejected().)
+            // Shut down since this submit looked: the refusal is for shutdown, which is not counted, whatever the
+            // limits said. (Submitters that shutdown woke stay registered in the admission queues for a moment, and an
+            // offer that found them there was refused as if it had to wait for room, and counted in rejected().)
             if (offer) {
                 return false;
             }

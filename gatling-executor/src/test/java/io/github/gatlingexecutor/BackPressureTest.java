@@ -525,9 +525,9 @@ class BackPressureTest {
     }
 
     /**
-     * Submitters that shutdown wakes leave the admission queues a moment later, under the admission lock; the test holds
-     * that lock to keep them there. An offer in that moment found them queued and was refused as if behind them for
-     * room, and counted in rejected(); it is refused for shutdown, which is not counted. (Without the lock held, an
+     * Submitters that shutdown wakes leave the admission queues a moment later, under the admission lock; the test
+     * holds that lock to keep them there. An offer in that moment found them queued and was refused as if behind them
+     * for room, and counted in rejected(); it is refused for shutdown, which is not counted. (Without the lock held, an
      * outside probe saw it counted in 14 of 40 runs.)
      */
     @Test
@@ -554,7 +554,8 @@ class BackPressureTest {
             AtomicInteger ran = new AtomicInteger();
             assertFalse(ex.offer(new TestSupport.Seq("k", ran::incrementAndGet)), "a sequential offer");
             assertFalse(ex.offer(ran::incrementAndGet), "a plain offer");
-            RejectedExecutionException e = assertThrows(RejectedExecutionException.class, () -> lane.execute(() -> { }));
+            RejectedExecutionException e =
+                    assertThrows(RejectedExecutionException.class, () -> lane.execute(() -> { }));
             assertTrue(e.getMessage().contains("shut down"), e.getMessage());
             assertEquals(0, ran.get());
         } finally {

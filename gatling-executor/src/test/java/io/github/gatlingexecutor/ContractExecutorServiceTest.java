@@ -339,7 +339,7 @@ class ContractExecutorServiceTest {
 
     /**
      * Timeouts that have passed before the call: zero, a little below, and the ones near {@code Long.MIN_VALUE}
-     * nanoseconds, where now plus the timeout wraps round (any large negative timeout in a coarse unit saturates there).
+     * nanoseconds, where now plus the timeout wraps round (a large negative timeout in a coarse unit saturates there).
      */
     enum PastTimeout {
         ZERO(0, MILLISECONDS),
@@ -426,7 +426,7 @@ class ContractExecutorServiceTest {
         ScheduledExecutorService e = create(config);
         CountDownLatch never = cleanup.gate();
         for (PastTimeout t : PastTimeout.values()) {
-            // A call that waits does so for good (its task never ends): the preemptive timeout turns that into a failure.
+            // A call that waits does so for good (its task never ends): the preemptive timeout makes that a failure.
             assertTimeoutPreemptively(Duration.ofSeconds(TestSupport.TIMEOUT_SECONDS),
                     () -> assertThrows(TimeoutException.class, () -> e.invokeAny(List.of(() -> {
                         block(never);
