@@ -493,6 +493,19 @@ class BackPressureTest {
         awaitQuiescent(ex);
     }
 
+    /** Starts a thread that submits an empty task to {@code lane}; a refusal it gets goes to {@code refusals}. */
+    private static Thread startSubmitter(Executor lane, List<Throwable> refusals) {
+        Thread t = new Thread(() -> {
+            try {
+                lane.execute(() -> { });
+            } catch (RejectedExecutionException e) {
+                refusals.add(e);
+            }
+        });
+        t.start();
+        return t;
+    }
+
     @Test
     void shutdownWakesEveryWaitingSubmitterWithRejection() throws Exception {
         CountDownLatch gate = v.gate();
@@ -501,15 +514,7 @@ class BackPressureTest {
         List<Throwable> failures = new CopyOnWriteArrayList<>();
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            Thread t = new Thread(() -> {
-                try {
-                    lane.execute(() -> { });
-                } catch (RejectedExecutionException e) {
-                    failures.add(e);
-                }
-            });
-            t.start();
-            threads.add(t);
+            threads.add(startSubmitter(lane, failures));
         }
         waitUntil("three waiting submitters", () -> ex.statistics().waitingSubmitters() == 3);
         ex.shutdown();
@@ -536,14 +541,7 @@ class BackPressureTest {
         GatlingExecutor ex = withFullLane("offer-after-shutdown", "k", LONG_WAIT, gate);
         Executor lane = ex.sequential("k");
         List<Throwable> failures = new CopyOnWriteArrayList<>();
-        Thread waiter = new Thread(() -> {
-            try {
-                lane.execute(() -> { });
-            } catch (RejectedExecutionException e) {
-                failures.add(e);
-            }
-        });
-        waiter.start();
+        Thread waiter = startSubmitter(lane, failures);
         waitUntil("a waiting submitter", () -> ex.statistics().waitingSubmitters() == 1);
         long rejectedBefore = ex.statistics().rejected();
         ReentrantLock admissionLock = ex.engine().admission.lock;
