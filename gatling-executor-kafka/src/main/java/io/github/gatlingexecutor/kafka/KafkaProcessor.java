@@ -580,6 +580,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                         + ", which cannot be deserialized; it is read again after a backoff", t);
                 df.outcome = FAILED;
             }
+            ps.failureHandlerEnded(); // after the outcome: a draining polling thread wakes to read it
         }, () -> df.outcome = FAILED); // given up: the executor is shutting down
     }
 
@@ -603,9 +604,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             startFailureHandlerWhenDue(ps, df);
         } else if (outcome == ACKNOWLEDGED) {
             consumer.seek(ps.tp, df.offset + 1);
-            ps.nextOffset = Math.max(ps.nextOffset, df.offset + 1);
-            ps.deserialization = null;
-            runner.completed.increment();
+            acknowledged(ps, df);
         } else if (outcome == FAILED) {
             if (df.retryAtNanos == 0) {
                 df.retryAtNanos = (now + runner.backoff(df.attempts)) | 1;
@@ -614,6 +613,13 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 df.repolling = true; // resumed below: the next poll deserializes it again
             }
         }
+    }
+
+    /** The failure handler of a record that cannot be deserialized returned: the commit may pass the record. */
+    private void acknowledged(PartitionState ps, PartitionState.DeserializationFailure df) {
+        ps.nextOffset = Math.max(ps.nextOffset, df.offset + 1);
+        ps.deserialization = null;
+        runner.completed.increment();
     }
 
     // ------------------------------------------------------------------------------------------------------- commits
@@ -698,10 +704,18 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 for (PartitionState ps : states) {
                     ps.router.watch(now); // a long call must not hold up the partition's other records here either
                     ps.advance();
-                    complete &= ps.quiet();
+                    complete &= ps.settled();
                 }
                 long left = deadline - System.nanoTime();
                 if (complete || left <= 0) {
+                    // A failure handler that returned in time lets the commit that follows pass its record: left for
+                    // the next poll, which never comes for these partitions, the next owner would hand it over again.
+                    for (PartitionState ps : states) {
+                        PartitionState.DeserializationFailure df = ps.deserialization;
+                        if (df != null && df.outcome == ACKNOWLEDGED) {
+                            acknowledged(ps, df);
+                        }
+                    }
                     return;
                 }
                 // A completion or routing progress of a draining partition unparks this thread; the bound guards the

@@ -177,6 +177,23 @@ final class PartitionState {
         return routedUpTo == sentUpTo && inFlightHead.nextInFlightAcquire() == null;
     }
 
+    /**
+     * Polling thread, after {@link #advance()}: nothing handed out for this partition still runs, the failure handler
+     * of a record that cannot be deserialized included (it is handed to the executor apart from the router's records,
+     * and a revocation or close gives it {@code closeTimeout} as it gives them).
+     */
+    boolean settled() {
+        DeserializationFailure df = deserialization;
+        return quiet() && (df == null || df.outcome != DeserializationFailure.RUNNING);
+    }
+
+    /** Called by the thread that ran the failure handler of {@link #deserialization}, once its outcome is set. */
+    void failureHandlerEnded() {
+        if (draining) {
+            LockSupport.unpark(pollThread);
+        }
+    }
+
     /** A record that could not be deserialized, waiting for the failure handler or for its next try. */
     static final class DeserializationFailure {
         final long offset;

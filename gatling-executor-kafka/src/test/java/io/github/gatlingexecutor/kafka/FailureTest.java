@@ -35,6 +35,7 @@ import java.util.stream.Collectors;
 import static io.github.gatlingexecutor.kafka.EmbeddedKafka.await;
 import static io.github.gatlingexecutor.kafka.OrderingTest.awaitCommitted;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -323,6 +324,55 @@ class FailureTest {
             assertEquals(Set.of(), processor.statistics().pausedPartitions());
             assertTrue(handledOffsets.stream().noneMatch(o -> o == 20));
         }
+    }
+
+    /**
+     * The failure handler of a record that cannot be deserialized is handed to the executor apart from the router's
+     * records. Close (and a revocation, through the same drain) looked only at those, so it went on at once, interrupted
+     * the handler with the executor's shutdown, and committed short of the record: the next owner would hand it over
+     * again while the first call might still run.
+     */
+    @Test
+    void closeGivesARunningFailureHandlerOfAnUnreadableRecordItsTimeoutAndCommitsPastIt() throws Exception {
+        String topic = EmbeddedKafka.name("deser-close");
+        KAFKA.createTopic(topic, 1);
+        KAFKA.produce(List.of(new ProducerRecord<>(topic, "k", "v0"), new ProducerRecord<>(topic, "k", "bad"),
+                new ProducerRecord<>(topic, "k", "v2")));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        String group = EmbeddedKafka.name("g");
+        Properties props = KAFKA.consumerProperties(group);
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, PickyDeserializer.class.getName());
+        CountDownLatch inHandler = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger interrupted = new AtomicInteger();
+        AtomicInteger returned = new AtomicInteger();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .commitInterval(Duration.ofSeconds(60)) // only close commits
+                .handler(r -> { })
+                .onFailure((r, e) -> {
+                    inHandler.countDown();
+                    try {
+                        assertTrue(release.await(30, TimeUnit.SECONDS));
+                    } catch (InterruptedException x) {
+                        interrupted.incrementAndGet();
+                        throw x;
+                    }
+                    returned.incrementAndGet();
+                })
+                .build(); // the default closeTimeout, 30 s
+        processor.start();
+        assertTrue(inHandler.await(30, TimeUnit.SECONDS));
+        Thread closer = new Thread(processor::close, "closer");
+        closer.start();
+        closer.join(500);
+        assertTrue(closer.isAlive(), "close did not wait for the running failure handler");
+        release.countDown();
+        closer.join(TimeUnit.SECONDS.toMillis(30));
+        assertFalse(closer.isAlive(), "close did not return once the failure handler had");
+        assertEquals(0, interrupted.get(), "the failure handler was interrupted within its timeout");
+        assertEquals(1, returned.get());
+        assertEquals(Map.of(tp, 2L), KAFKA.committed(group), "the commit passes the record the handler acknowledged");
     }
 
     @Test
