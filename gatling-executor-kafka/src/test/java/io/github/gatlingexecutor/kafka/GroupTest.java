@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
 
 import static io.github.gatlingexecutor.kafka.EmbeddedKafka.await;
 import static io.github.gatlingexecutor.kafka.OrderingTest.awaitCommitted;
@@ -49,7 +50,11 @@ class GroupTest {
 
     /** Where a record is: partition and offset in one long, for sets of records. */
     private static long position(ConsumerRecord<?, ?> r) {
-        return ((long) r.partition() << 40) | r.offset();
+        return position(r.partition(), r.offset());
+    }
+
+    private static long position(int partition, long offset) {
+        return ((long) partition << 40) | offset;
     }
 
     @Test
@@ -263,12 +268,8 @@ class GroupTest {
         }
         assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
         assertEquals(Map.of(position(0, 1), 1, position(1, 1), 1), failureHandlerCalls.entrySet().stream()
-                .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get())),
+                .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get())),
                 "one failure handler call per unreadable record");
-    }
-
-    private static long position(int partition, long offset) {
-        return ((long) partition << 40) | offset;
     }
 
     @Test
