@@ -29,9 +29,11 @@ final class JfrRecorder {
      */
     private static volatile boolean periodicRegistered;
     /**
-     * Whether a recording times tasks now. Refreshed by the checker on each round ({@link #poll}), so a worker pays
-     * one read per task instead of creating an event to ask: an event returned out of {@link #beginSlowTask} escapes,
-     * so the JIT could not remove that allocation. Turning the event on or off takes effect within a check period.
+     * Whether a recording times tasks now. Refreshed when an executor is built and by the checker on each round
+     * ({@link #poll}), so a worker pays one read per task instead of creating an event to ask: an event returned out
+     * of {@link #beginSlowTask} escapes, so the JIT could not remove that allocation. A recording running when an
+     * executor is built applies from its first task; turning the event on or off later takes effect within a check
+     * period (of any executor whose checker runs).
      */
     static volatile boolean slowTaskEnabled;
 
@@ -40,6 +42,10 @@ final class JfrRecorder {
 
     static void executorCreated(Engine engine) {
         LIVE.put(engine, Boolean.TRUE);
+        // A recording already running (started with the JVM, say) applies from the executor's first task: waiting for
+        // its checker's first look missed the tasks that began before it, and an executor that had started no thread
+        // yet got no Statistics event. Nothing is done while JFR is not in use (one static volatile read).
+        poll();
     }
 
     static void executorTerminated(Engine engine) {

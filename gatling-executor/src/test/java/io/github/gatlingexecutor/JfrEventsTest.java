@@ -141,6 +141,33 @@ class JfrEventsTest {
         }
     }
 
+    /**
+     * A recording that runs when an executor is built applies from its first task. The executor used to learn of it at
+     * its checker's first look, which comes when its first worker starts: a slow first task began untimed, and an
+     * executor that had started no thread got no Statistics event (when no other executor's checker had looked).
+     */
+    @Test
+    @Timeout(60)
+    void aRecordingRunningWhenAnExecutorIsBuiltTimesItsFirstTask() throws Exception {
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream(shippedSettings())) {
+            stream.onEvent(e -> {
+                if (e.getEventType().getName().startsWith(PREFIX)) {
+                    events.add(e);
+                }
+            });
+            stream.startAsync();
+            JfrRecorder.slowTaskEnabled = false; // as in a JVM where no executor's checker has looked at the recording
+            GatlingExecutor e = cleanup.track(gatling("jfr-first").coreThreads(1).build());
+            assertTrue(JfrRecorder.slowTaskEnabled, "built during a recording that takes SlowTask, before any thread");
+            CountDownLatch slowDone = new CountDownLatch(1);
+            e.sequential("first").execute(new SlowTask(slowDone));
+            await(slowDone, "the slow first task");
+            RecordedEvent slow = awaitEvent(events, "SlowTask", e.name(), x -> isClass(x, SlowTask.class));
+            assertEquals("first", slow.getString("context"));
+        }
+    }
+
     /** TaskRejected for a rejected execute and a refused offer, and the capacity fields of Statistics. */
     @Test
     @Timeout(60)
