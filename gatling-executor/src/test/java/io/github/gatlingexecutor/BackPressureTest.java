@@ -506,6 +506,19 @@ class BackPressureTest {
         return t;
     }
 
+    /** Each of {@code submitters} has ended, refused because the executor shut down: one refusal each. */
+    private static void assertRefusedForShutdown(List<Thread> submitters, List<Throwable> refusals)
+            throws InterruptedException {
+        for (Thread t : submitters) {
+            t.join(TimeUnit.SECONDS.toMillis(10));
+            assertFalse(t.isAlive(), "a waiting submitter was not woken by shutdown");
+        }
+        assertEquals(submitters.size(), refusals.size());
+        for (Throwable refusal : refusals) {
+            assertTrue(refusal.getMessage().contains("shut down"), refusal.getMessage());
+        }
+    }
+
     @Test
     void shutdownWakesEveryWaitingSubmitterWithRejection() throws Exception {
         CountDownLatch gate = v.gate();
@@ -518,12 +531,7 @@ class BackPressureTest {
         }
         waitUntil("three waiting submitters", () -> ex.statistics().waitingSubmitters() == 3);
         ex.shutdown();
-        for (Thread t : threads) {
-            t.join(TimeUnit.SECONDS.toMillis(10));
-            assertFalse(t.isAlive(), "a waiting submitter was not woken by shutdown");
-        }
-        assertEquals(3, failures.size());
-        assertTrue(failures.get(0).getMessage().contains("shut down"), failures.get(0).getMessage());
+        assertRefusedForShutdown(threads, failures);
         assertEquals(0, ex.statistics().rejected(), "refusals for shutdown are not counted");
         gate.countDown();
         assertTrue(ex.awaitTermination(10, TimeUnit.SECONDS));
@@ -559,9 +567,7 @@ class BackPressureTest {
         } finally {
             admissionLock.unlock();
         }
-        waiter.join(TimeUnit.SECONDS.toMillis(10));
-        assertFalse(waiter.isAlive(), "the waiting submitter was not woken by shutdown");
-        assertEquals(1, failures.size());
+        assertRefusedForShutdown(List.of(waiter), failures);
         assertEquals(rejectedBefore, ex.statistics().rejected(), "refusals for shutdown are not counted");
         gate.countDown();
         assertTrue(ex.awaitTermination(10, TimeUnit.SECONDS));
