@@ -38,8 +38,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * It parks between jobs, so an idle executor costs one wake-up per check period. It ends once the executor is shut
  * down and its last worker has ended, and that end is the executor's termination. If its thread cannot be started,
- * nothing is registered: the start is tried again by the next thread start or schedule call, the workers drive the
- * timer meanwhile ({@link #absent}), and termination is then claimed by whoever sees the last worker end
+ * nothing is registered: the start is tried again by the next thread start or schedule call, and with a backoff by
+ * those who miss the checker ({@link #retryIfAbsent}); the workers drive the timer meanwhile ({@link #absent}), and termination is then claimed by whoever sees the last worker end
  * ({@link Engine#wakeForTermination}). What only this thread does (auxiliary starts, stuck workers, the idle lanes of
  * a busy worker) waits for it.
  */
@@ -49,6 +49,8 @@ final class Checker implements Runnable {
     private final Settings settings;
     /** Guards the start of the thread, so that it is started at most once at a time. */
     private final ReentrantLock startLock = new ReentrantLock();
+    /** The first wait between failed starts of the thread (see {@link #retryIfAbsent}). */
+    static final long RETRY_BACKOFF_NANOS = 10_000L;
     /** The started thread; null until a start has succeeded. */
     private volatile Thread thread;
     /**
@@ -57,6 +59,10 @@ final class Checker implements Runnable {
      * the checker is still coming, and the timer stays its own. See {@link #absent}.
      */
     private volatile boolean absent;
+    /** Failed starts since the last one that succeeded; written under {@code startLock}. */
+    private int failedStarts;
+    /** When {@link #retryIfAbsent} may try the start again; written under {@code startLock}, read racily before it. */
+    private volatile long retryAt;
     /**
      * Set by a submitter that found every worker busy (see {@link #nudge}); cleared by the next inspection. While set,
      * further submitters neither write it nor wake the checker, so a backlog costs the checker at most one wake-up
@@ -141,6 +147,7 @@ final class Checker implements Runnable {
                 }
                 thread = t;
                 absent = false;
+                failedStarts = 0;
             }
             try {
                 if (gate == null) {
@@ -165,11 +172,35 @@ final class Checker implements Runnable {
      * with a task waiting: the flag is written, then idle workers are read (see {@link #absent}).
      */
     private Throwable startFailed(Throwable failure) {
+        failedStarts++;
+        retryAt = System.nanoTime()
+                + Math.min(settings.checkPeriodNanos, RETRY_BACKOFF_NANOS << Math.min(failedStarts - 1, 30));
         absent = true;
         engine.pool.wakeIdle();
         return failure;
     }
 
+
+    /**
+     * Tries the start again while the last one failed ({@link #absent}), once its backoff has passed: starts that keep
+     * failing are tried {@link #RETRY_BACKOFF_NANOS} apart at first, twice as far apart after each failure, and at most
+     * a check period apart. Called where the checker is missed: by a submitter that found every worker busy
+     * ({@link #nudge}), by workers between items, and by callers waiting on this executor (futures, termination).
+     * Without it only a worker start or a {@code schedule} call tried again, and once every core worker was up and
+     * stuck in a task, nothing did: the contexts queued behind them waited for good. Never waits for a start another
+     * thread is making.
+     */
+    void retryIfAbsent() {
+        if (absent && System.nanoTime() - retryAt >= 0 && startLock.tryLock()) {
+            try {
+                if (absent && System.nanoTime() - retryAt >= 0 && ensureStarted() != null) {
+                    engine.pool.countStartFailure();
+                }
+            } finally {
+                startLock.unlock();
+            }
+        }
+    }
 
     /**
      * Makes the checker re-evaluate now (a worker ended, the executor shut down, the timer queue changed). Never
@@ -293,6 +324,9 @@ final class Checker implements Runnable {
      * submitter one volatile read, and one CAS plus a wake-up the first time after each inspection.
      */
     void nudge() {
+        if (absent) {
+            retryIfAbsent(); // the look this asks for needs a thread to look
+        }
         if (!nudged && NUDGED.compareAndSet(this, false, true)) {
             Thread t = thread;
             if (t != null) {

@@ -1004,6 +1004,21 @@ final class Engine {
         }
     }
 
+    /**
+     * Whether a thread this executor needs could not be started and nothing has started it since: no worker lives
+     * ({@link #starved}), or the checker is absent ({@link Checker#absent}), so a worker stuck in a task is not
+     * noticed. Waiters then ask again themselves ({@link #retryFailedStarts}).
+     */
+    boolean startsFailed() {
+        return starved || checker.absent();
+    }
+
+    /** Asks again for the threads whose start failed (see {@link #startsFailed}); never blocks on a start elsewhere. */
+    void retryFailedStarts() {
+        retryIfStarved();
+        checker.retryIfAbsent();
+    }
+
     /** Replacing submits of periodic runs in flight (see {@link #skipBegins}). */
     private final AtomicInteger skipsInFlight = new AtomicInteger();
 
@@ -1218,15 +1233,16 @@ final class Engine {
     }
 
     /**
-     * Waits for termination. While no worker lives because the thread factory failed (see {@link #starved}), the wait
-     * asks for a worker once per check period: accepted work must still run, and nothing else may be left to ask (a
-     * factory that failed for the checker too). {@code close()} then returns once the factory works again.
+     * Waits for termination. While a thread start has failed (see {@link #startsFailed}), the wait asks for the thread
+     * once per check period: accepted work must still run, and nothing else may be left to ask (a factory that failed
+     * for the checker too, or every worker stuck in a task with no checker). {@code close()} then returns once the
+     * factory works again.
      */
     private boolean awaitTerminated(long deadline) throws InterruptedException {
         for (;;) {
-            retryIfStarved();
+            retryFailedStarts();
             long left = deadline - System.nanoTime();
-            long wait = starved ? Math.min(left, settings.checkPeriodNanos) : left;
+            long wait = startsFailed() ? Math.min(left, settings.checkPeriodNanos) : left;
             if (terminated.await(wait, TimeUnit.NANOSECONDS)) {
                 return true;
             }

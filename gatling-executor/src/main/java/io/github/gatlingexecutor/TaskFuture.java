@@ -87,13 +87,50 @@ class TaskFuture<V> extends FutureTask<V> {
     @Override
     public V get() throws InterruptedException, ExecutionException {
         checkNotQueuedBehindCaller();
+        while (!isDone() && engine.startsFailed()) {
+            try {
+                return awaitAskingForThreads(engine.settings.checkPeriodNanos);
+            } catch (TimeoutException askAgain) {
+                // the next round asks again, unless a start has worked meanwhile
+            }
+        }
         return super.get();
     }
 
-    /** A timed wait is not a deadlock: it times out, as the contract says, even on a task queued behind the caller. */
+    /**
+     * A timed wait is not a deadlock: it times out, as the contract says, even on a task queued behind the caller.
+     * While a thread start has failed, it asks for the thread again once per check period, as {@link #get()} does.
+     */
     @Override
     public V get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
-        return super.get(timeout, unit);
+        if (isDone() || !engine.startsFailed()) {
+            return super.get(timeout, unit);
+        }
+        long deadline = Engine.deadlineIn(unit.toNanos(timeout));
+        for (;;) {
+            long left = deadline - System.nanoTime();
+            if (!engine.startsFailed()) {
+                return super.get(Math.max(left, 0), TimeUnit.NANOSECONDS);
+            }
+            try {
+                return awaitAskingForThreads(Math.max(Math.min(left, engine.settings.checkPeriodNanos), 0));
+            } catch (TimeoutException e) {
+                if (deadline - System.nanoTime() <= 0) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /**
+     * Asks again for the threads whose start failed (see {@link Engine#startsFailed}), then waits up to {@code nanos}.
+     * The caller waiting here may be the only one left to ask: with no worker alive, or every worker stuck in a task
+     * and no checker to notice, nothing inside the executor will (the futures of {@code invokeAll} and
+     * {@code invokeAny} are waited on here too).
+     */
+    private V awaitAskingForThreads(long nanos) throws InterruptedException, ExecutionException, TimeoutException {
+        engine.retryFailedStarts();
+        return super.get(nanos, TimeUnit.NANOSECONDS);
     }
 
     /**

@@ -207,8 +207,10 @@ final class Worker implements Runnable {
                     sweepIdle(false); // also refreshes the clock
                 }
                 if (engine.checker.absent()) {
-                    // No checker thread: between items, the workers dispatch due scheduled tasks (see Checker#absent).
+                    // No checker thread: between items, the workers dispatch due scheduled tasks (see Checker#absent),
+                    // and ask for the checker again, which a worker stuck in a task needs.
                     engine.timer.dispatchUnattended();
+                    engine.checker.retryIfAbsent();
                 }
                 Object item = engine.readyQueue.poll();
                 boolean resumed = false;

@@ -399,7 +399,7 @@ final class WorkerPool {
         boolean started = startWorker(core, n);
         // The checker retries worker starts that fail (see Checker.inspect), so it is started with the first worker,
         // whether that start worked or not. After the worker, so that a thread factory that gives only one thread
-        // gives it to a worker. It never throws; if it cannot start either, the next start or schedule tries again.
+        // gives it to a worker. It never throws; if it cannot start either, it is tried again (Checker#retryIfAbsent).
         if (engine.checker.ensureStarted() != null) {
             countStartFailure();
         }

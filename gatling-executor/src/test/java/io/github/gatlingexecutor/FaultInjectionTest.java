@@ -155,6 +155,55 @@ class FaultInjectionTest {
     }
 
     /**
+     * The same two failures, and then only a caller waiting on the task's future: nothing else asked for a worker
+     * again, so the timed wait timed out and the untimed one waited for good (5 of 5 runs, found outside).
+     */
+    @ParameterizedTest
+    @CsvSource({"true", "false"})
+    @Timeout(30)
+    void aCallerWaitingOnAFutureAfterEveryStartFailedGetsItsResultOnceTheFactoryWorks(boolean timed)
+            throws Exception {
+        RecordingFactory factory = new RecordingFactory(n -> n <= 2 ? 1 : 0);
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("starved-get").coreThreads(1)
+                .threadFactory(factory).checkPeriod(Duration.ofMillis(20)).build());
+        Future<String> f = executor.submit(() -> "ran");
+        assertEquals(2, factory.failures.get(), "the worker and the checker should both have failed");
+        assertEquals("ran", timed ? f.get(10, TimeUnit.SECONDS) : f.get(), executor::toString);
+    }
+
+    /**
+     * The checker's start fails once, then the factory works again, and the only worker is stuck in a task: only a
+     * worker start or a {@code schedule} call tried the checker again, so nothing noticed the stuck worker and the other
+     * context's task waited for good (7 of 7 runs, found outside). The submit that finds every worker busy asks for
+     * the checker now.
+     */
+    @Test
+    @Timeout(30)
+    void aCheckerStartThatFailedOnceIsTriedAgainWhenEveryWorkerIsStuck() throws Exception {
+        RecordingFactory factory = new RecordingFactory(n -> n == 2 ? 1 : 0); // call 1: the worker; 2: the checker
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("checker-retry-stuck").coreThreads(1)
+                .threadFactory(factory).checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(20))
+                .build());
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch gate = new CountDownLatch(1);
+        try {
+            executor.sequential("stuck").execute(() -> {
+                started.countDown();
+                awaitUninterruptibly(gate);
+            });
+            await(started, "the task that holds the only worker");
+            assertEquals(1, factory.failures.get(), "the checker's start should have failed");
+            CountDownLatch other = new CountDownLatch(1);
+            executor.sequential("other").execute(other::countDown);
+            assertTrue(other.await(10, TimeUnit.SECONDS),
+                    () -> "the other context waited behind the stuck worker: " + executor.statistics());
+            assertTrue(executor.statistics().auxiliaryThreadsStarted() >= 1, executor::toString);
+        } finally {
+            gate.countDown();
+        }
+    }
+
+    /**
      * The same two failures, and then only {@code close()}: it waited for a termination that needed the stranded task
      * to run, and nothing asked for a worker again (close hung, 4 of 4 runs).
      */
