@@ -809,8 +809,7 @@ final class Engine {
             }
             ExecutionException last = null;
             for (int pending = futures.size(); pending > 0; pending--) {
-                TaskFuture<T> f = timed ? completed.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)
-                        : completed.take();
+                TaskFuture<T> f = nextCompleted(completed, timed, deadline);
                 if (f == null) {
                     throw new TimeoutException("no task completed within the timeout");
                 }
@@ -826,6 +825,27 @@ final class Engine {
         } finally {
             for (TaskFuture<T> f : futures) {
                 f.cancel(true);
+            }
+        }
+    }
+
+    /**
+     * The next future of an {@code invokeAny} to complete, or null at the deadline. While a thread start has failed it
+     * asks for the thread once per check period, as {@link TaskFuture#get} does: the caller may be the only one left
+     * to ask.
+     */
+    private <T> TaskFuture<T> nextCompleted(LinkedBlockingQueue<TaskFuture<T>> completed, boolean timed, long deadline)
+            throws InterruptedException {
+        for (;;) {
+            if (!startsFailed()) {
+                return timed ? completed.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS) : completed.take();
+            }
+            retryFailedStarts();
+            long left = timed ? deadline - System.nanoTime() : Long.MAX_VALUE;
+            TaskFuture<T> f = completed.poll(Math.max(Math.min(left, settings.checkPeriodNanos), 0),
+                    TimeUnit.NANOSECONDS);
+            if (f != null || (timed && deadline - System.nanoTime() <= 0)) {
+                return f;
             }
         }
     }

@@ -125,8 +125,8 @@ class TaskFuture<V> extends FutureTask<V> {
     /**
      * Asks again for the threads whose start failed (see {@link Engine#startsFailed}), then waits up to {@code nanos}.
      * The caller waiting here may be the only one left to ask: with no worker alive, or every worker stuck in a task
-     * and no checker to notice, nothing inside the executor will (the futures of {@code invokeAll} and
-     * {@code invokeAny} are waited on here too).
+     * and no checker to notice, nothing inside the executor will ({@code invokeAll} waits here too, and
+     * {@code invokeAny} asks the same way).
      */
     private V awaitAskingForThreads(long nanos) throws InterruptedException, ExecutionException, TimeoutException {
         engine.retryFailedStarts();

@@ -171,6 +171,17 @@ class FaultInjectionTest {
         assertEquals("ran", timed ? f.get(10, TimeUnit.SECONDS) : f.get(), executor::toString);
     }
 
+    /** The same for {@code invokeAny}, which waits for its first completed task, not on a future. */
+    @Test
+    @Timeout(30)
+    void anInvokeAnyAfterEveryStartFailedGetsItsResultOnceTheFactoryWorks() throws Exception {
+        RecordingFactory factory = new RecordingFactory(n -> n <= 2 ? 1 : 0);
+        GatlingExecutor executor = track(GatlingExecutor.builder().name("starved-any").coreThreads(1)
+                .threadFactory(factory).checkPeriod(Duration.ofMillis(20)).build());
+        assertEquals("ran", executor.invokeAny(List.of(() -> "ran")), executor::toString);
+        assertEquals(2, factory.failures.get(), "the worker and the checker should both have failed first");
+    }
+
     /**
      * The checker's start fails once, then the factory works again, and the only worker is stuck in a task: only a
      * worker start or a {@code schedule} call tried the checker again, so nothing noticed the stuck worker and the other
