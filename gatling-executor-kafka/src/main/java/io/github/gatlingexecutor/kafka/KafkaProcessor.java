@@ -133,6 +133,11 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
     // Owned by the polling thread.
     private final Map<TopicPartition, PartitionState> partitions = new HashMap<>();
+    /**
+     * Partitions lost whose records may still run (see {@link Listener#onPartitionsLost}): if one is assigned to us
+     * again, its new router waits for them. Dropped once stopped.
+     */
+    private final Map<TopicPartition, PartitionState> lostRunning = new HashMap<>();
     /** Per topic: the slots of its keys, shared by the routers of its partitions (which only read the map here). */
     private final Map<String, ConcurrentHashMap<Object, Slot<K, V>>> keys = new HashMap<>();
     private long sweepAt = SWEEP_MIN;
@@ -443,6 +448,9 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
     private void afterPoll() {
         long now = System.nanoTime();
+        if (!lostRunning.isEmpty()) {
+            lostRunning.values().removeIf(PartitionState::stoppedAfterLoss);
+        }
         boolean pauseChanged = false;
         boolean anyWaiting = false;
         for (PartitionState ps : partitions.values()) {
@@ -733,6 +741,24 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits until nothing of these lost partitions runs any more, or until the deadline, as a revocation gives its
+     * records {@code closeTimeout}. A lost partition assigned to us again replays from its last commit, so the record
+     * that was running when it was lost is among the first the new assignment dispatches: under
+     * {@link Ordering#PARTITION}, or for a null key, nothing else kept the two runs apart. Their queued records are
+     * dropped as they come up, so this waits for the records running, not for the queue.
+     */
+    private void awaitStopped(List<PartitionState> states, long deadline) {
+        boolean interrupted = false;
+        while (!states.stream().allMatch(PartitionState::stoppedAfterLoss) && deadline - System.nanoTime() > 0) {
+            LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(1)); // a rare path: no wake-up to arrange
+            interrupted |= Thread.interrupted();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** Runs on the polling thread, inside {@code poll}. */
     private final class Listener implements ConsumerRebalanceListener {
 
@@ -753,12 +779,25 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         public void onPartitionsLost(Collection<TopicPartition> lost) {
             for (PartitionState ps : take(lost)) {
                 ps.revoked = true; // another member may own it already: no commit, nothing more runs here
+                // Not waited for here: the partition is most likely someone else's by now, and rejoining waits for
+                // us. But one that comes back to us must not run a record beside one of its old assignment.
+                lostRunning.put(ps.tp, ps);
             }
         }
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
             Thread me = Thread.currentThread();
+            List<PartitionState> back = null;
+            for (TopicPartition tp : assigned) {
+                PartitionState old = lostRunning.remove(tp);
+                if (old != null && !old.stoppedAfterLoss()) {
+                    (back == null ? back = new ArrayList<>() : back).add(old);
+                }
+            }
+            if (back != null) {
+                awaitStopped(back, System.nanoTime() + closeTimeout.toNanos());
+            }
             for (TopicPartition tp : assigned) {
                 if (!partitions.containsKey(tp)) {
                     PartitionState ps = new PartitionState(tp, me, Math.max(maxPending, COMPACT_MIN));
@@ -869,7 +908,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             return this;
         }
 
-        /** Wait before the first retry, doubling after each failed try up to 10 s; 100 ms by default; positive. */
+        /**
+         * Wait before the first retry, doubling after each failed try up to 10 s (a wait longer than 10 s is kept as it
+         * is: the cap never shortens what was asked for); 100 ms by default; positive.
+         */
         public Builder<K, V> retryBackoff(Duration retryBackoff) {
             this.retryBackoff = Objects.requireNonNull(retryBackoff, "retryBackoff");
             return this;

@@ -187,6 +187,15 @@ final class PartitionState {
         return quiet() && (df == null || df.outcome != DeserializationFailure.RUNNING);
     }
 
+    /**
+     * Polling thread, for a partition lost (revoked with no drain, see {@code KafkaProcessor}): none of its records,
+     * and no failure handler of an unreadable record of it, runs any more. What was queued is dropped as it comes up.
+     */
+    boolean stoppedAfterLoss() {
+        DeserializationFailure df = deserialization;
+        return router.stopped() && (df == null || df.outcome != DeserializationFailure.RUNNING);
+    }
+
     /** Called by the thread that ran the failure handler of {@link #deserialization}, once its outcome is set. */
     void failureHandlerEnded() {
         if (draining) {

@@ -173,6 +173,16 @@ final class Router<K, V> implements Runnable {
     /** A run of this router the executor would not take (it is shutting down): schedule() tries again after a poll. */
     private final Runnable unscheduled = () -> sched.set(IDLE);
 
+    /**
+     * Polling thread, for a partition that is revoked: no run of this router is under way or queued, and no record
+     * without a key is claimed. Under {@link Ordering#PARTITION} every record runs inside a run of the router, and
+     * null-key records run in this router's own slot: a later router of the same partition shares neither, so it must
+     * not start while this is false. (Keyed records are kept apart by the topic's shared slots.)
+     */
+    boolean stopped() {
+        return sched.get() == IDLE && noKeylessPending();
+    }
+
     /** Polling thread: ask the token holder to publish its progress after the record it is on. */
     void wantProgress() {
         if (!progressWanted) {

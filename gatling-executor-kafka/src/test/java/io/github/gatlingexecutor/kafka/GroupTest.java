@@ -5,9 +5,13 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -270,6 +274,85 @@ class GroupTest {
         assertEquals(Map.of(position(0, 1), 1, position(1, 1), 1), failureHandlerCalls.entrySet().stream()
                 .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get())),
                 "one failure handler call per unreadable record");
+    }
+
+    /**
+     * Stalls the polling thread once, in the deserializer (which runs inside {@code poll}), for {@link #STALL} when it
+     * meets the value "stall": longer than the test's {@code max.poll.interval.ms}, so the member leaves the group and
+     * its next poll finds its partitions lost, then gets them back.
+     */
+    public static final class StallingDeserializer implements Deserializer<String> {
+        static final Duration STALL = Duration.ofMillis(3_500);
+        static final AtomicInteger STALLS = new AtomicInteger();
+        static volatile CountDownLatch stalled = new CountDownLatch(1);
+
+        @Override
+        public String deserialize(String topic, byte[] data) {
+            String s = data == null ? null : new String(data, StandardCharsets.UTF_8);
+            if ("stall".equals(s) && STALLS.getAndIncrement() == 0) {
+                LockSupport.parkNanos(STALL.toNanos());
+                stalled.countDown();
+            }
+            return s;
+        }
+    }
+
+    /**
+     * A partition lost while one of its records runs, and assigned straight back to the same processor, replays from
+     * its last commit, so that record is dispatched again. Under {@code PARTITION} order, and for null keys under
+     * {@code KEY}, the new assignment ran it beside the old run, which was still going (found outside: every run).
+     */
+    @ParameterizedTest
+    @CsvSource({"PARTITION, k", "KEY, "})
+    void aLostPartitionAssignedBackRunsNothingBesideARecordOfItsOldAssignment(Ordering ordering, String key)
+            throws Exception {
+        String topic = EmbeddedKafka.name("lost-back");
+        KAFKA.createTopic(topic, 1);
+        StallingDeserializer.STALLS.set(0);
+        StallingDeserializer.stalled = new CountDownLatch(1);
+        AtomicInteger running = new AtomicInteger();
+        Set<String> ran = ConcurrentHashMap.newKeySet();
+        CountDownLatch firstStarted = new CountDownLatch(1);
+        CountDownLatch releaseFirst = new CountDownLatch(1);
+        AtomicInteger firstRuns = new AtomicInteger();
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StallingDeserializer.class.getName());
+        props.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, "1500");
+        try (KafkaProcessor<String, String> p = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .ordering(ordering)
+                .commitInterval(Duration.ofMillis(50))
+                .closeTimeout(Duration.ofSeconds(30))
+                .handler(r -> {
+                    if (running.incrementAndGet() != 1) {
+                        violations.add("two records of the partition at once, one of them " + r.value());
+                    }
+                    try {
+                        if (r.value().equals("first") && firstRuns.incrementAndGet() == 1) {
+                            firstStarted.countDown();
+                            assertTrue(releaseFirst.await(30, TimeUnit.SECONDS));
+                        }
+                        ran.add(r.value());
+                    } finally {
+                        running.decrementAndGet();
+                    }
+                })
+                .build()) {
+            p.start();
+            KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, key, "first")));
+            assertTrue(firstStarted.await(30, TimeUnit.SECONDS), "the first record running");
+            KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, key, "stall"),
+                    new ProducerRecord<>(topic, 0, key, "last")));
+            assertTrue(StallingDeserializer.stalled.await(30, TimeUnit.SECONDS), "the polling thread stalled");
+            // The window in which the new assignment, not waiting, ran "first" again beside its old run.
+            TimeUnit.SECONDS.sleep(3);
+            releaseFirst.countDown();
+            await(Duration.ofSeconds(30), "every record run", () -> ran.containsAll(List.of("first", "stall", "last")));
+        } finally {
+            releaseFirst.countDown();
+        }
+        assertTrue(firstRuns.get() >= 2, "the partition was not lost and replayed: the test did not test");
+        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
     }
 
     @Test
