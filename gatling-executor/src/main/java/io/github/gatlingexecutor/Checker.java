@@ -39,7 +39,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * It parks between jobs, so an idle executor costs one wake-up per check period. It ends once the executor is shut
  * down and its last worker has ended, and that end is the executor's termination. If its thread cannot be started,
  * nothing is registered: the start is tried again by the next thread start or schedule call, and with a backoff by
- * those who miss the checker ({@link #retryIfAbsent}); the workers drive the timer meanwhile ({@link #absent}), and termination is then claimed by whoever sees the last worker end
+ * those who miss the checker ({@link #retryIfAbsent}); the workers drive the timer meanwhile ({@link #absent}), and
+ * termination is then claimed by whoever sees the last worker end
  * ({@link Engine#wakeForTermination}). What only this thread does (auxiliary starts, stuck workers, the idle lanes of
  * a busy worker) waits for it.
  */

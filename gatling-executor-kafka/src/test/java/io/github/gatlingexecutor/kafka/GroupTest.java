@@ -317,7 +317,7 @@ class GroupTest {
         AtomicInteger firstRuns = new AtomicInteger();
         Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StallingDeserializer.class.getName());
-        props.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, "1500");
+        props.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, "2000");
         try (KafkaProcessor<String, String> p = KafkaProcessor.<String, String>builder(props)
                 .topics(topic)
                 .ordering(ordering)
@@ -344,8 +344,10 @@ class GroupTest {
             KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, key, "stall"),
                     new ProducerRecord<>(topic, 0, key, "last")));
             assertTrue(StallingDeserializer.stalled.await(30, TimeUnit.SECONDS), "the polling thread stalled");
-            // The window in which the new assignment, not waiting, ran "first" again beside its old run.
-            TimeUnit.SECONDS.sleep(3);
+            // The window in which the new assignment, not waiting, ran "first" again beside its old run (rejoining
+            // takes a few hundred milliseconds). Shorter than max.poll.interval.ms: the assignment that waits for the
+            // old run here must not make the member fall out of the group again.
+            TimeUnit.MILLISECONDS.sleep(1_500);
             releaseFirst.countDown();
             await(Duration.ofSeconds(30), "every record run", () -> ran.containsAll(List.of("first", "stall", "last")));
         } finally {
