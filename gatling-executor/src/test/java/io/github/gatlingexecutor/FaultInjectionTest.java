@@ -155,6 +155,15 @@ class FaultInjectionTest {
     }
 
     /**
+     * One core thread, a short check period, and a factory that fails for the first worker and the checker (the first
+     * two calls): nothing of the executor's own is left to ask for a thread again.
+     */
+    private GatlingExecutor starved(String name, RecordingFactory factory) {
+        return track(GatlingExecutor.builder().name(name).coreThreads(1).threadFactory(factory)
+                .checkPeriod(Duration.ofMillis(20)).build());
+    }
+
+    /**
      * The same two failures, and then only a caller waiting on the task's future: nothing else asked for a worker
      * again, so the timed wait timed out and the untimed one waited for good (5 of 5 runs, found outside).
      */
@@ -164,8 +173,7 @@ class FaultInjectionTest {
     void aCallerWaitingOnAFutureAfterEveryStartFailedGetsItsResultOnceTheFactoryWorks(boolean timed)
             throws Exception {
         RecordingFactory factory = new RecordingFactory(n -> n <= 2 ? 1 : 0);
-        GatlingExecutor executor = track(GatlingExecutor.builder().name("starved-get").coreThreads(1)
-                .threadFactory(factory).checkPeriod(Duration.ofMillis(20)).build());
+        GatlingExecutor executor = starved("starved-get", factory);
         Future<String> f = executor.submit(() -> "ran");
         assertEquals(2, factory.failures.get(), "the worker and the checker should both have failed");
         assertEquals("ran", timed ? f.get(10, TimeUnit.SECONDS) : f.get(), executor::toString);
@@ -176,8 +184,7 @@ class FaultInjectionTest {
     @Timeout(30)
     void anInvokeAnyAfterEveryStartFailedGetsItsResultOnceTheFactoryWorks() throws Exception {
         RecordingFactory factory = new RecordingFactory(n -> n <= 2 ? 1 : 0);
-        GatlingExecutor executor = track(GatlingExecutor.builder().name("starved-any").coreThreads(1)
-                .threadFactory(factory).checkPeriod(Duration.ofMillis(20)).build());
+        GatlingExecutor executor = starved("starved-any", factory);
         assertEquals("ran", executor.invokeAny(List.of(() -> "ran")), executor::toString);
         assertEquals(2, factory.failures.get(), "the worker and the checker should both have failed first");
     }
@@ -222,8 +229,7 @@ class FaultInjectionTest {
     @Timeout(30)
     void closeAfterEveryStartFailedRunsTheAcceptedTaskOnceTheFactoryWorks() throws Exception {
         RecordingFactory factory = new RecordingFactory(n -> n <= 2 ? 1 : 0);
-        GatlingExecutor executor = track(GatlingExecutor.builder().name("starved-close").coreThreads(1)
-                .threadFactory(factory).checkPeriod(Duration.ofMillis(20)).build());
+        GatlingExecutor executor = starved("starved-close", factory);
         AtomicInteger ran = new AtomicInteger();
         executor.sequential("a").execute(ran::incrementAndGet);
         assertEquals(0, ran.get());
