@@ -325,9 +325,7 @@ final class Checker implements Runnable {
      * submitter one volatile read, and one CAS plus a wake-up the first time after each inspection.
      */
     void nudge() {
-        if (absent) {
-            retryIfAbsent(); // the look this asks for needs a thread to look
-        }
+        retryIfAbsent(); // the look this asks for needs a thread to look (one read while the checker is present)
         if (!nudged && NUDGED.compareAndSet(this, false, true)) {
             Thread t = thread;
             if (t != null) {

@@ -837,13 +837,11 @@ final class Engine {
     private <T> TaskFuture<T> nextCompleted(LinkedBlockingQueue<TaskFuture<T>> completed, boolean timed, long deadline)
             throws InterruptedException {
         for (;;) {
-            if (!startsFailed()) {
-                return timed ? completed.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS) : completed.take();
+            long wait = askingWait(timed ? deadline - System.nanoTime() : Long.MAX_VALUE);
+            if (wait == Long.MAX_VALUE) {
+                return completed.take();
             }
-            retryFailedStarts();
-            long left = timed ? deadline - System.nanoTime() : Long.MAX_VALUE;
-            TaskFuture<T> f = completed.poll(Math.max(Math.min(left, settings.checkPeriodNanos), 0),
-                    TimeUnit.NANOSECONDS);
+            TaskFuture<T> f = completed.poll(wait, TimeUnit.NANOSECONDS);
             if (f != null || (timed && deadline - System.nanoTime() <= 0)) {
                 return f;
             }
@@ -1027,16 +1025,26 @@ final class Engine {
     /**
      * Whether a thread this executor needs could not be started and nothing has started it since: no worker lives
      * ({@link #starved}), or the checker is absent ({@link Checker#absent}), so a worker stuck in a task is not
-     * noticed. Waiters then ask again themselves ({@link #retryFailedStarts}).
+     * noticed. Waiters then ask again themselves ({@link #askingWait}).
      */
     boolean startsFailed() {
         return starved || checker.absent();
     }
 
-    /** Asks again for the threads whose start failed (see {@link #startsFailed}); never blocks on a start elsewhere. */
-    void retryFailedStarts() {
+    /**
+     * For a caller about to wait up to {@code left} nanoseconds for this executor's work ({@code Long.MAX_VALUE}: no
+     * bound): while a thread start has failed (see {@link #startsFailed}), asks for the thread again and returns how
+     * long to wait before asking once more (at most a check period, never negative); otherwise {@code left}. The
+     * caller may be the only one left to ask: with no worker alive, or every worker stuck in a task and no checker to
+     * notice, nothing inside the executor will. Never blocks on a start elsewhere.
+     */
+    long askingWait(long left) {
+        if (!startsFailed()) {
+            return left;
+        }
         retryIfStarved();
         checker.retryIfAbsent();
+        return Math.max(Math.min(left, settings.checkPeriodNanos), 0);
     }
 
     /** Replacing submits of periodic runs in flight (see {@link #skipBegins}). */
@@ -1260,10 +1268,7 @@ final class Engine {
      */
     private boolean awaitTerminated(long deadline) throws InterruptedException {
         for (;;) {
-            retryFailedStarts();
-            long left = deadline - System.nanoTime();
-            long wait = startsFailed() ? Math.min(left, settings.checkPeriodNanos) : left;
-            if (terminated.await(wait, TimeUnit.NANOSECONDS)) {
+            if (terminated.await(askingWait(deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                 return true;
             }
             if (deadline - System.nanoTime() <= 0) {

@@ -84,12 +84,13 @@ class TaskFuture<V> extends FutureTask<V> {
         }
     }
 
+    /** While a thread start has failed, asks for the thread again once per check period ({@link Engine#askingWait}). */
     @Override
     public V get() throws InterruptedException, ExecutionException {
         checkNotQueuedBehindCaller();
-        while (!isDone() && engine.startsFailed()) {
+        for (long wait; !isDone() && (wait = engine.askingWait(Long.MAX_VALUE)) != Long.MAX_VALUE; ) {
             try {
-                return awaitAskingForThreads(engine.settings.checkPeriodNanos);
+                return super.get(wait, TimeUnit.NANOSECONDS);
             } catch (TimeoutException askAgain) {
                 // the next round asks again, unless a start has worked meanwhile
             }
@@ -108,29 +109,14 @@ class TaskFuture<V> extends FutureTask<V> {
         }
         long deadline = Engine.deadlineIn(unit.toNanos(timeout));
         for (;;) {
-            long left = deadline - System.nanoTime();
-            if (!engine.startsFailed()) {
-                return super.get(Math.max(left, 0), TimeUnit.NANOSECONDS);
-            }
             try {
-                return awaitAskingForThreads(Math.max(Math.min(left, engine.settings.checkPeriodNanos), 0));
+                return super.get(engine.askingWait(deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
                 if (deadline - System.nanoTime() <= 0) {
                     throw e;
                 }
             }
         }
-    }
-
-    /**
-     * Asks again for the threads whose start failed (see {@link Engine#startsFailed}), then waits up to {@code nanos}.
-     * The caller waiting here may be the only one left to ask: with no worker alive, or every worker stuck in a task
-     * and no checker to notice, nothing inside the executor will ({@code invokeAll} waits here too, and
-     * {@code invokeAny} asks the same way).
-     */
-    private V awaitAskingForThreads(long nanos) throws InterruptedException, ExecutionException, TimeoutException {
-        engine.retryFailedStarts();
-        return super.get(nanos, TimeUnit.NANOSECONDS);
     }
 
     /**

@@ -35,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
 
 import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFailure.ACKNOWLEDGED;
 import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFailure.FAILED;
@@ -701,6 +702,14 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
     /** Waits until every record handed out for these partitions is complete, or until the deadline. */
     private void drain(List<PartitionState> states, long deadline) {
+        drain(states, deadline, PartitionState::settled);
+    }
+
+    /**
+     * Waits until {@code done} holds for each of these partitions, or until the deadline: {@link PartitionState#settled}
+     * for a revocation or close, {@link PartitionState#stoppedAfterLoss} for a lost partition assigned back.
+     */
+    private void drain(List<PartitionState> states, long deadline, Predicate<PartitionState> done) {
         for (PartitionState ps : states) {
             ps.draining = true;
         }
@@ -712,7 +721,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 for (PartitionState ps : states) {
                     ps.router.watch(now); // a long call must not hold up the partition's other records here either
                     ps.advance();
-                    complete &= ps.settled();
+                    complete &= done.test(ps);
                 }
                 long left = deadline - System.nanoTime();
                 if (complete || left <= 0) {
@@ -738,24 +747,6 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
-        }
-    }
-
-    /**
-     * Waits until nothing of these lost partitions runs any more, or until the deadline, as a revocation gives its
-     * records {@code closeTimeout}. A lost partition assigned to us again replays from its last commit, so the record
-     * that was running when it was lost is among the first the new assignment dispatches: under
-     * {@link Ordering#PARTITION}, or for a null key, nothing else kept the two runs apart. Their queued records are
-     * dropped as they come up, so this waits for the records running, not for the queue.
-     */
-    private void awaitStopped(List<PartitionState> states, long deadline) {
-        boolean interrupted = false;
-        while (!states.stream().allMatch(PartitionState::stoppedAfterLoss) && deadline - System.nanoTime() > 0) {
-            LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(1)); // a rare path: no wake-up to arrange
-            interrupted |= Thread.interrupted();
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 
@@ -796,7 +787,11 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 }
             }
             if (back != null) {
-                awaitStopped(back, System.nanoTime() + closeTimeout.toNanos());
+                // It replays from its last commit, so the record that was running when it was lost comes first again:
+                // under PARTITION order, or for a null key, nothing else keeps the two runs apart. Its queued records
+                // are dropped as they come up, so this waits for the records running, as a revocation gives them
+                // closeTimeout.
+                drain(back, System.nanoTime() + closeTimeout.toNanos(), PartitionState::stoppedAfterLoss);
             }
             for (TopicPartition tp : assigned) {
                 if (!partitions.containsKey(tp)) {

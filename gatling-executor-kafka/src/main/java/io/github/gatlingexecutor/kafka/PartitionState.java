@@ -183,8 +183,7 @@ final class PartitionState {
      * and a revocation or close gives it {@code closeTimeout} as it gives them).
      */
     boolean settled() {
-        DeserializationFailure df = deserialization;
-        return quiet() && (df == null || df.outcome != DeserializationFailure.RUNNING);
+        return quiet() && noFailureHandlerRunning();
     }
 
     /**
@@ -192,8 +191,12 @@ final class PartitionState {
      * and no failure handler of an unreadable record of it, runs any more. What was queued is dropped as it comes up.
      */
     boolean stoppedAfterLoss() {
+        return router.stopped() && noFailureHandlerRunning();
+    }
+
+    private boolean noFailureHandlerRunning() {
         DeserializationFailure df = deserialization;
-        return router.stopped() && (df == null || df.outcome != DeserializationFailure.RUNNING);
+        return df == null || df.outcome != DeserializationFailure.RUNNING;
     }
 
     /** Called by the thread that ran the failure handler of {@link #deserialization}, once its outcome is set. */
