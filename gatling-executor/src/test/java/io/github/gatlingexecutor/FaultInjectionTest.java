@@ -244,7 +244,9 @@ class FaultInjectionTest {
      * no checker published (it was published after {@code start()} returned), claim termination itself, and
      * {@code close()} returned with the checker's thread still alive, so {@code isTerminated()} answered false just
      * after (CI, once; every run here with the start held back). The checker's body waits up to a second for
-     * {@code close()} to return, so that a checker left running is seen alive.
+     * {@code close()} to return, so that a checker left running is seen alive. The factory refuses the checker to the
+     * worker, which asks for it between items while it is missing: its {@code start()} would join the worker itself
+     * (the test then took 10 s, the join's limit, in about one run of four), and the start would not be close()'s.
      */
     @Test
     @Timeout(30)
@@ -262,6 +264,10 @@ class FaultInjectionTest {
                 Thread t = new Thread(r, "held-worker-" + call);
                 workers.add(t);
                 return t;
+            }
+            if (workers.contains(Thread.currentThread())) {
+                // A worker asks for the missing checker between items; its start() would wait for itself.
+                throw new IllegalStateException("injected: the checker is started by close() only");
             }
             Thread checker = new Thread(() -> {
                 try {
