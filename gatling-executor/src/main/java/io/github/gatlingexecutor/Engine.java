@@ -1280,8 +1280,11 @@ final class Engine {
     void close() {
         Worker w = Worker.current();
         if (w != null && w.engine == this) {
+            // The JDK's executors start the shutdown and then wait for themselves for good. The caller asked for the
+            // shutdown, so it starts; only the wait, which cannot end while the calling task runs, is refused.
+            shutdown();
             throw new IllegalStateException("close() called from a task of executor " + settings.name
-                    + ": it would wait for its own termination");
+                    + ": shut down, but it cannot wait for its own termination");
         }
         if (terminatedAndThreadsGone()) {
             return;

@@ -24,6 +24,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -385,19 +386,31 @@ class SemanticsShutdownTest {
     }
 
     @Test
-    void closeFromOneOfTheExecutorsOwnTasksThrowsIllegalStateException() throws Exception {
+    void closeFromOneOfTheExecutorsOwnTasksShutsDownAndThrowsIllegalStateException() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).build());
-        Future<Throwable> f = e.submit(() -> {
+        CountDownLatch queued = new CountDownLatch(1);
+        AtomicBoolean queuedRan = new AtomicBoolean();
+        AtomicBoolean shutDownOnThrow = new AtomicBoolean();
+        AtomicBoolean terminatedOnThrow = new AtomicBoolean(true);
+        Future<Throwable> f = e.submit(new Seq("a", () -> {
             try {
+                TestSupport.await(queued, "the task queued behind this one");
                 e.close();
-                return null;
             } catch (Throwable t) {
-                return t;
+                shutDownOnThrow.set(e.isShutdown());
+                terminatedOnThrow.set(e.isTerminated());
+                throw t;
             }
-        });
-        Throwable thrown = get(f);
-        assertTrue(thrown instanceof IllegalStateException, "close() from a task: " + thrown);
-        assertFalse(e.isTerminated());
+        }), null);
+        e.execute(new Seq("a", () -> queuedRan.set(true)));
+        queued.countDown();
+        ExecutionException thrown = assertThrows(ExecutionException.class, () -> get(f));
+        assertTrue(thrown.getCause() instanceof IllegalStateException, "close() from a task: " + thrown.getCause());
+        assertTrue(shutDownOnThrow.get(), "close() from a task did not start the shutdown, as the JDK's executors do");
+        assertFalse(terminatedOnThrow.get());
+        assertThrows(RejectedExecutionException.class, () -> e.execute(() -> { }));
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        assertTrue(queuedRan.get(), "a task accepted before close() did not run");
     }
 
     @Test
