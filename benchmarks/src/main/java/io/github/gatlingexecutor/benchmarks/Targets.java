@@ -150,7 +150,7 @@ final class Targets {
                 if (row.get(0).equals(Peer.GATLING)) {
                     double ms = Double.parseDouble(row.get(1).replace(",", ""));
                     out.add(verdict(ms <= 5, String.format(Locale.ROOT,
-                            "idle CPU ~0 (%.2f ms CPU per idle second above the JVM baseline; threshold 5 ms)", ms)));
+                            "idle CPU ~0 (%.2f ms of CPU per idle second on the executor's own threads; threshold 5 ms)", ms)));
                 }
             }
         }
@@ -228,6 +228,12 @@ final class Targets {
                 continue;
             }
             String id = e.getKey();
+            if (id.equals("overload")) {
+                // Its runs last a fixed time, so a ratio of times reads 1.00x whatever happened; and its peers' rates
+                // include the harness's retry after each refusal, where ours waits inside execute. Its own targets
+                // compare GatlingExecutor with itself, bounded and unbounded.
+                continue;
+            }
             if (id.equals("latency") || id.equals("slow-key")) {
                 Summary best = lowestP99(summaries);
                 if (best != null) {

@@ -88,6 +88,11 @@ public record Peer(String name, boolean ordered, IntFunction<OrderedExecutorAdap
         return new Peer("Guava SequentialExecutor", true, keys -> new GuavaAdapter(keys, cores));
     }
 
+    /** Guava's sequential executor over a cached pool: an ordered peer whose pool grows when its tasks block. */
+    public static Peer guavaCached() {
+        return new Peer("Guava SequentialExecutor (cached pool)", true, GuavaAdapter::overCachedPool);
+    }
+
     public static Peer netty(int cores) {
         return new Peer("Netty NonSticky", true, keys -> new NettyAdapter(keys, cores));
     }

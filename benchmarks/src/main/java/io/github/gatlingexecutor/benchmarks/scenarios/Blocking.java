@@ -36,7 +36,7 @@ public final class Blocking extends Scenario {
     public List<Peer> peers() {
         int cores = sizes.cores();
         return Peer.filtered(List.of(Peer.gatling(cores), Peer.fixedPool(cores), Peer.cachedPool(), Peer.forkJoin(cores),
-                Peer.guava(cores), Peer.perContext()));
+                Peer.guava(cores), Peer.guavaCached(), Peer.perContext()));
     }
 
     @Override

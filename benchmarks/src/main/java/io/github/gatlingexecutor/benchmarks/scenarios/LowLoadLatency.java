@@ -28,7 +28,7 @@ public final class LowLoadLatency extends Scenario {
                         + CONTEXTS + " contexts",
                 "Submit-to-start delay (HdrHistogram). The producer parks between submissions; a schedule slip"
                         + " is not counted against the executor (the clock starts at the actual submit).",
-                1, Math.max(1, sizes.repetitions() / 2));
+                1, oddAtLeast3(sizes.repetitions()));
         this.sizes = sizes;
         this.keys = Keys.uniform(CONTEXTS, (int) (sizes.latencySeconds() * 1e9 / INTERVAL_NANOS), 45);
     }
@@ -88,6 +88,7 @@ public final class LowLoadLatency extends Scenario {
         int[] seqs = new int[CONTEXTS];
         OrderedExecutorAdapter adapter = peer.create(CONTEXTS);
         try {
+            touchEveryKey(adapter, CONTEXTS, INTERVAL_NANOS);
             long t0 = System.nanoTime();
             long due = t0;
             for (int key : keys) {

@@ -3,14 +3,19 @@ package io.github.gatlingexecutor.benchmarks.scenarios;
 import io.github.gatlingexecutor.benchmarks.peers.Peer;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
 
 /**
  * Runs a scenario's peers interleaved: warm-up rounds first (not recorded), then measured rounds; in each round
- * every peer runs once, starting from a different peer each round so no peer always runs right after the same one.
+ * every peer runs once, in an order shuffled anew each round (seeded by the scenario and the round, so a run can be
+ * repeated), so no peer always runs right after the same one: a rotation of one fixed order, as this used to do,
+ * gave each peer the same predecessor in every round (the executor per context's thousand exiting threads always
+ * before BookKeeper, say).
  */
 public final class Runner {
     private final long startNanos = System.nanoTime();
@@ -31,8 +36,9 @@ public final class Runner {
         for (int round = 0; round < rounds; round++) {
             boolean warmup = round < scenario.warmups;
             progress(scenario, round, rounds, warmup);
-            for (int i = 0; i < peers.size(); i++) {
-                Peer peer = peers.get((i + round) % peers.size());
+            List<Peer> order = new ArrayList<>(peers);
+            Collections.shuffle(order, new Random(scenario.id.hashCode() * 31L + round));
+            for (Peer peer : order) {
                 List<RunResult> list = results.get(peer.name());
                 if (!list.isEmpty() && list.get(list.size() - 1).failure != null) {
                     continue; // a peer that failed once is reported FAILED; don't spend time on it again

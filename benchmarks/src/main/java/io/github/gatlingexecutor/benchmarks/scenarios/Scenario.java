@@ -1,8 +1,12 @@
 package io.github.gatlingexecutor.benchmarks.scenarios;
 
+import io.github.gatlingexecutor.benchmarks.peers.OrderedExecutorAdapter;
 import io.github.gatlingexecutor.benchmarks.peers.Peer;
 
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A workload measured the same way on every peer. The runner calls {@link #runOnce} for every peer in turn, round
@@ -35,6 +39,41 @@ public abstract class Scenario {
     /** The name of the primary measure in tables: time by default; throughput-driven scenarios may override. */
     public boolean timeMatters() {
         return true;
+    }
+
+    /**
+     * Measured runs for a scenario whose figure moves a lot from run to run (a tail latency): odd, so the median is
+     * one run's figure and not the mean of two, and at least three.
+     */
+    protected static int oddAtLeast3(int repetitions) {
+        int n = Math.max(3, repetitions);
+        return n % 2 == 0 ? n + 1 : n;
+    }
+
+    /**
+     * Runs one empty task on each of keys {@code 0 .. keys-1}, one per {@code intervalNanos} (the scenario's own
+     * pace), and waits for them, before a latency scenario's clock starts: whatever a peer makes for a key on its
+     * first use (a lane object, an executor and its thread) is then made, for every peer alike, and the first task of
+     * each key does not time it. Paced, not in one burst: a burst of a thousand contexts followed by a trickle is a
+     * load of its own (GatlingExecutor keeps young lanes through its parks for a second after it, and reads p50
+     * 18 us, p99 1.2 ms in that second), not the steady low load these scenarios measure. Empty tasks are not
+     * order-checked.
+     */
+    protected static void touchEveryKey(OrderedExecutorAdapter adapter, int keys, long intervalNanos)
+            throws InterruptedException {
+        CountDownLatch ran = new CountDownLatch(keys);
+        long due = System.nanoTime();
+        for (int k = 0; k < keys; k++) {
+            due += intervalNanos;
+            long wait;
+            while ((wait = due - System.nanoTime()) > 0) {
+                LockSupport.parkNanos(wait);
+            }
+            adapter.execute(k, ran::countDown);
+        }
+        if (!ran.await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("the first task of " + ran.getCount() + " keys did not run in 30 s");
+        }
     }
 
     public double estimatedSeconds() {

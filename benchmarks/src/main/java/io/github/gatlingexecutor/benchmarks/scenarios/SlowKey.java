@@ -34,7 +34,7 @@ public final class SlowKey extends Scenario {
                         + CONTEXTS + " contexts, ~20,000 tiny tasks/s for the others",
                 "Submit-to-start wait of the other contexts' tasks (HdrHistogram) while one context works off its"
                         + " backlog. The clock of each wait starts at the actual submit.",
-                1, Math.max(2, sizes.repetitions() / 2));
+                1, oddAtLeast3(sizes.repetitions()));
         this.sizes = sizes;
         this.slowTasks = (int) (sizes.slowKeySeconds() * 1e9 / SLOW_TASK_NANOS);
         int[] uniform = Keys.uniform(CONTEXTS - 1, (int) (sizes.slowKeySeconds() * 1e9 / INTERVAL_NANOS), 47);
@@ -123,6 +123,7 @@ public final class SlowKey extends Scenario {
         long total = slowTasks + keys.length;
         OrderedExecutorAdapter adapter = peer.create(CONTEXTS);
         try {
+            touchEveryKey(adapter, CONTEXTS, INTERVAL_NANOS);
             long t0 = System.nanoTime();
             for (int i = 0; i < slowTasks; i++) {
                 adapter.execute(0, new Slow(order, seqs[0]++));
