@@ -1,6 +1,6 @@
 package io.github.gatlingexecutor.benchmarks.scenarios;
 
-/** Workload sizes for a quick look (about a minute) or a full run (about a quarter of an hour on 2 cores). */
+/** Workload sizes for a quick look (about four minutes) or a full run (about twenty minutes on 2 cores). */
 public record Sizes(boolean quick, int cores,
                     int seedTasksPerContext, int tinyTasks, int producerTasks, double coalescingSeconds,
                     int blockingTasks, double latencySeconds, int memoryContexts, int memoryThreadContexts,
