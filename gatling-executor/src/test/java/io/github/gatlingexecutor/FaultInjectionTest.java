@@ -246,7 +246,8 @@ class FaultInjectionTest {
      * after (CI, once; every run here with the start held back). The checker's body waits up to a second for
      * {@code close()} to return, so that a checker left running is seen alive. The factory refuses the checker to the
      * worker, which asks for it between items while it is missing: its {@code start()} would join the worker itself
-     * (the test then took 10 s, the join's limit, in about one run of four), and the start would not be close()'s.
+     * (the test then took 10 s, the join's limit, in about one run of four), and the start would not be
+     * {@code close()}'s.
      */
     @Test
     @Timeout(30)

@@ -392,7 +392,7 @@ class SemanticsShutdownTest {
         AtomicBoolean queuedRan = new AtomicBoolean();
         AtomicBoolean shutDownOnThrow = new AtomicBoolean();
         AtomicBoolean terminatedOnThrow = new AtomicBoolean(true);
-        Future<Throwable> f = e.submit(new Seq("a", () -> {
+        Future<?> f = e.submit(new Seq("a", () -> {
             try {
                 TestSupport.await(queued, "the task queued behind this one");
                 e.close();

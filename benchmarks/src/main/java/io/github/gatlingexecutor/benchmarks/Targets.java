@@ -149,8 +149,8 @@ final class Targets {
             for (List<String> row : idleCpu.rows) {
                 if (row.get(0).equals(Peer.GATLING)) {
                     double ms = Double.parseDouble(row.get(1).replace(",", ""));
-                    out.add(verdict(ms <= 5, String.format(Locale.ROOT,
-                            "idle CPU ~0 (%.2f ms of CPU per idle second on the executor's own threads; threshold 5 ms)", ms)));
+                    out.add(verdict(ms <= 5, String.format(Locale.ROOT, "idle CPU ~0 (%.2f ms of CPU per idle second"
+                            + " on the executor's own threads; threshold 5 ms)", ms)));
                 }
             }
         }
