@@ -1,5 +1,7 @@
 package io.github.gatlingexecutor.benchmarks.ab;
 
+import io.github.gatlingexecutor.benchmarks.scenarios.Scenario;
+
 import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -31,10 +33,7 @@ final class PacedWaits {
         long due = System.nanoTime();
         for (int i = 0; i < order.length; i++) {
             due += intervalNanos;
-            long wait;
-            while ((wait = due - System.nanoTime()) > 0) {
-                LockSupport.parkNanos(wait);
-            }
+            Scenario.parkUntil(due);
             int slot = i;
             long submitted = System.nanoTime();
             lanes[offset + order[i]].execute(() -> {

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * One producer submits ~10,000 tiny tasks a second (one every 100 us, paced by parkNanos, so the producer itself
@@ -93,10 +92,7 @@ public final class LowLoadLatency extends Scenario {
             long due = t0;
             for (int key : keys) {
                 due += INTERVAL_NANOS;
-                long wait;
-                while ((wait = due - System.nanoTime()) > 0) {
-                    LockSupport.parkNanos(wait);
-                }
+                parkUntil(due);
                 adapter.execute(key, new Probe(recorder, done, next, violations, key, seqs[key]++,
                         System.nanoTime()));
             }

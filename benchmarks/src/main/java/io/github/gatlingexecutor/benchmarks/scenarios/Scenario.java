@@ -65,14 +65,22 @@ public abstract class Scenario {
         long due = System.nanoTime();
         for (int k = 0; k < keys; k++) {
             due += intervalNanos;
-            long wait;
-            while ((wait = due - System.nanoTime()) > 0) {
-                LockSupport.parkNanos(wait);
-            }
+            parkUntil(due);
             adapter.execute(k, ran::countDown);
         }
         if (!ran.await(30, TimeUnit.SECONDS)) {
             throw new IllegalStateException("the first task of " + ran.getCount() + " keys did not run in 30 s");
+        }
+    }
+
+    /**
+     * Parks until {@code System.nanoTime()} reaches {@code due}: the pacing of the producers that submit on a schedule.
+     * A park may end early (spuriously, or by the timer's slack), so it parks again for what is left.
+     */
+    public static void parkUntil(long due) {
+        long wait;
+        while ((wait = due - System.nanoTime()) > 0) {
+            LockSupport.parkNanos(wait);
         }
     }
 

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * One slow key among many: context 0 gets a backlog of CPU-bound tasks (about 200 us each, about a second of work in
@@ -131,10 +130,7 @@ public final class SlowKey extends Scenario {
             long due = System.nanoTime();
             for (int key : keys) {
                 due += INTERVAL_NANOS;
-                long wait;
-                while ((wait = due - System.nanoTime()) > 0) {
-                    LockSupport.parkNanos(wait);
-                }
+                parkUntil(due);
                 adapter.execute(key, new Tiny(order, waits, key, seqs[key]++, System.nanoTime()));
             }
             long submitEnd = System.nanoTime();
