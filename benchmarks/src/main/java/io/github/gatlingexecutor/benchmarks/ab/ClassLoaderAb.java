@@ -22,10 +22,11 @@ import java.util.Arrays;
  * </pre>
  * With {@code -Dab.workload=lowload} each round is {@link LowLoadRounds} instead (KEYS contexts, TASKS_PER_ROUND tasks
  * at one per 100 us): the figures are then median waits in microseconds (lower is better), and each build's median
- * 99th percentile is printed as well. With {@code -Dab.workload=coalescing} each round is {@link CoalescingRounds}
- * (KEYS coalescing contexts updated by two producers for TASKS_PER_ROUND milliseconds): the figures are then millions
- * of updates per second. With {@code -Dab.workload=producers} each round is {@link ProducersRounds} (8 producers, or
- * {@code -Dab.producers}, share TASKS_PER_ROUND tiny tasks over KEYS contexts).
+ * 99th percentile is printed as well; {@code -Dab.burstEvery=N} adds a burst over every context before each Nth paced
+ * task. With {@code -Dab.workload=coalescing} each round is {@link CoalescingRounds} (KEYS coalescing contexts updated
+ * by two producers for TASKS_PER_ROUND milliseconds): the figures are then millions of updates per second. With
+ * {@code -Dab.workload=producers} each round is {@link ProducersRounds} (8 producers, or {@code -Dab.producers}, share
+ * TASKS_PER_ROUND tiny tasks over KEYS contexts).
  */
 public final class ClassLoaderAb {
     private static final boolean SLOW_KEY = "slowkey".equals(System.getProperty("ab.workload"));

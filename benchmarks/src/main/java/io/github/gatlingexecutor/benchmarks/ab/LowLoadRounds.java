@@ -15,6 +15,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class LowLoadRounds {
     private static final long INTERVAL_NANOS = 100_000;
+    /**
+     * With {@code -Dab.burstEvery=N}, every N paced tasks the producer first sends one empty task to every context at
+     * once (a service whose traffic comes in bursts over all its keys, with a trickle between them).
+     */
+    private static final int BURST_EVERY = Integer.getInteger("ab.burstEvery", 0);
 
     private final GatlingExecutor executor;
     private final Executor[] lanes;
@@ -33,7 +38,7 @@ public final class LowLoadRounds {
 
     /** Runs one round; returns the median wait in microseconds. */
     public double round() {
-        waits.run(lanes, 0, order, INTERVAL_NANOS, new AtomicInteger(), order.length);
+        waits.run(lanes, 0, order, INTERVAL_NANOS, new AtomicInteger(), order.length, BURST_EVERY);
         return waits.median();
     }
 

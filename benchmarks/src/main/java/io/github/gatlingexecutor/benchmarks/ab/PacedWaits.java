@@ -13,6 +13,8 @@ import java.util.concurrent.locks.LockSupport;
  * comparison runner's latency scenarios pace theirs), each recording its submit-to-start wait.
  */
 final class PacedWaits {
+    private static final Runnable EMPTY = () -> { };
+
     private final long[] waits;
     private double median;
     private double p99;
@@ -27,6 +29,16 @@ final class PacedWaits {
      * Afterwards {@link #median} and {@link #p99} hold the paced tasks' waits, in microseconds.
      */
     void run(Executor[] lanes, int offset, int[] order, long intervalNanos, AtomicInteger done, int total) {
+        run(lanes, offset, order, intervalNanos, done, total, 0);
+    }
+
+    /**
+     * As {@link #run(Executor[], int, int[], long, AtomicInteger, int)}, but every {@code burstEvery} paced tasks (none
+     * when 0) the producer first sends one empty task to every lane at once: a burst over all contexts, then the
+     * trickle again. Only the paced tasks' waits are recorded.
+     */
+    void run(Executor[] lanes, int offset, int[] order, long intervalNanos, AtomicInteger done, int total,
+             int burstEvery) {
         if (order.length != waits.length) {
             throw new IllegalArgumentException(order.length + " tasks for " + waits.length + " waits");
         }
@@ -34,6 +46,11 @@ final class PacedWaits {
         for (int i = 0; i < order.length; i++) {
             due += intervalNanos;
             Scenario.parkUntil(due);
+            if (burstEvery > 0 && i % burstEvery == 0) {
+                for (int k = offset; k < lanes.length; k++) {
+                    lanes[k].execute(EMPTY);
+                }
+            }
             int slot = i;
             long submitted = System.nanoTime();
             lanes[offset + order[i]].execute(() -> {
