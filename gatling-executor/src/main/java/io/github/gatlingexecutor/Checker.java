@@ -357,7 +357,7 @@ final class Checker implements Runnable {
             }
             long nextDue = engine.timer.dispatchDue(now);
             Jfr.poll();
-            if (nudged) {
+            if (nudged || backlogCanGrow()) {
                 // A backlog behind busy workers: inspect now, or as soon as the minimum interval allows.
                 nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
             }
@@ -429,18 +429,29 @@ final class Checker implements Runnable {
     }
 
     /**
+     * Whether work waits in the ready queue while the pool may still grow: the checker then looks again within
+     * {@link #BACKLOG_RECHECK_NANOS}, as after a nudge. Not only after a nudge: once the submits have stopped, work
+     * still queued behind workers that block in their tasks has nobody left to nudge, and waited a whole check period
+     * (250 ms by default) for the pool to grow (docs/benchmarks.md, thirty-eighth set). At {@code maxThreads} a look
+     * can start nothing, and the regular period is enough for counting stuck workers.
+     */
+    private boolean backlogCanGrow() {
+        return engine.pool.threads() < settings.maxThreads && !engine.readyQueue.isEmpty();
+    }
+
+    /**
      * Looks at every worker and hands what it saw to {@link PoolPolicy#inspected}, which decides whether to start
      * workers (rules 2 and 3 there). Returns whether it started any (work is backing up behind blocked workers).
      *
-     * <p>A busy worker counts as <em>running</em> unless one of these holds: its thread is blocked, waiting or
-     * sleeping in its task for a reason the pool cannot serve itself (it leaves its CPU idle; see
-     * {@link #blockedOnItsOwn}); or it is <em>stuck</em>, having run one task for {@code blockedThreshold} (SPEC point
-     * 7), whether blocked in I/O or computing. A stuck worker that is merely descheduled (it runs Java code and got
-     * almost no CPU since the last look: a saturated machine, not a slow task) still counts as running, so an
-     * overloaded machine does not grow the pool. While work keeps backing up the checker looks again within a few
-     * milliseconds (submitters that find every worker busy nudge it), so a pool whose tasks block briefly and often
-     * grows within tens of milliseconds to about the size its blocking needs, not to one thread per waiting task;
-     * once the backlog is gone the extra workers idle and retire. Every stuck worker is counted once in
+     * <p>A busy worker counts as <em>running</em> unless one of these holds: its thread is blocked, waiting or sleeping
+     * in its task for a reason the pool cannot serve itself (it leaves its CPU idle; see {@link #blockedOnItsOwn}); or
+     * it is <em>stuck</em>, having run one task for {@code blockedThreshold} (SPEC point 7), whether blocked in I/O or
+     * computing. A stuck worker that is merely descheduled (it runs Java code and got almost no CPU since the last
+     * look: a saturated machine, not a slow task) still counts as running, so an overloaded machine does not grow the
+     * pool. While work keeps backing up the checker looks again within a few milliseconds (it reads the ready queue at
+     * each tick, and submitters that find every worker busy nudge it), so a pool whose tasks block briefly and often
+     * grows within tens of milliseconds to about the size its blocking needs, not to one thread per waiting task; once
+     * the backlog is gone the extra workers idle and retire. Every stuck worker is counted once in
      * {@code blockedDetections}.
      */
     private boolean inspect(long now) {

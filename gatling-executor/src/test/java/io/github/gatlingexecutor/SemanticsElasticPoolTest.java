@@ -14,6 +14,7 @@ import io.github.gatlingexecutor.TestSupport.Seq;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
@@ -68,6 +69,44 @@ class SemanticsElasticPoolTest {
         assertTrue(took <= 1_000, "context B waited " + took + " ms behind a blocked worker");
         assertNotSame(blockedThread.get(), otherThread.get());
         assertTrue(e.statistics().threads() <= 4);
+        gate.countDown();
+    }
+
+    /**
+     * Work still queued behind workers that block after the submits have stopped: no submitter is left to nudge the
+     * checker, and the pool must still grow at the checker's next looks, not a whole check period later (30 s here).
+     * The CPU-bound tasks first hold every core worker while the blocking ones are submitted, so the looks those submits
+     * ask for find every worker running and start nothing; only then do the workers reach the blocking tasks. Before
+     * the fix the two tasks left in the queue waited for the next regular look (in the comparison's blocking row, with
+     * the default period of 250 ms, a quarter of a second in one round of three).
+     */
+    @Test
+    void workQueuedBehindWorkersThatBlockOnceTheSubmitsHaveStoppedGetsThreadsAtOnce() throws InterruptedException {
+        int cores = Runtime.getRuntime().availableProcessors();
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(cores).maxThreads(cores + 8)
+                .checkPeriod(Duration.ofSeconds(30)).blockedThreshold(Duration.ofSeconds(30)).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch spinning = new CountDownLatch(cores);
+        for (int i = 0; i < cores; i++) {
+            e.execute(new Seq("cpu-" + i, () -> {
+                spinning.countDown();
+                TestSupport.spin(100_000); // 100 ms of CPU, far below the blocked threshold
+            }));
+        }
+        await(spinning, "every core worker in a CPU-bound task");
+        int blocking = cores + 2;
+        CountDownLatch blockingStarted = new CountDownLatch(blocking);
+        for (int i = 0; i < blocking; i++) {
+            e.execute(new Seq("io-" + i, () -> {
+                blockingStarted.countDown();
+                blockQuietly(gate);
+            }));
+        }
+        long start = System.nanoTime();
+        boolean allStarted = blockingStarted.await(5, TimeUnit.SECONDS);
+        assertTrue(allStarted, "after " + millisSince(start) + " ms, " + blockingStarted.getCount() + " of " + blocking
+                + " blocking tasks still waited behind blocked workers: " + e.statistics());
+        assertTrue(e.statistics().threads() <= cores + 8);
         gate.countDown();
     }
 
