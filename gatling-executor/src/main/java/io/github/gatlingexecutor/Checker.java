@@ -384,7 +384,10 @@ final class Checker implements Runnable {
                 }
             }
             long wait = nextInspection - now;
-            if (nudged) {
+            if (nudged || backlogCanGrow()) {
+                // A look that started nothing set the next one a period away; while work waits, the sleep below is
+                // shorter, or a checker that stalls for want of flow (every worker blocked in a long task) would not
+                // be back at the top of the loop to see the backlog.
                 wait = Math.min(wait, lastInspection + BACKLOG_RECHECK_NANOS - now);
             }
             if (sweepIdleLanes(now)) {
@@ -634,7 +637,7 @@ final class Checker implements Runnable {
     static final long CLOCK_TICK_NANOS = 4_000_000L;
     /** Quiet ticks before the clock stalls (see {@link #flowing}): 16 ms with nothing submitted or started. */
     private static final int QUIET_TICKS_TO_STALL = 4;
-    /** How soon the checker looks again after it had to start workers for a backlog. */
+    /** How soon the checker looks again while work waits: after a nudge, a start for a backlog, or a backlog seen. */
     private static final long BACKLOG_RECHECK_NANOS = 5_000_000L;
 
     /**

@@ -346,9 +346,11 @@ public final class GatlingExecutor implements ContextExecutor {
         }
 
         /**
-         * How often the checker looks for stuck workers (default 250 ms). Positive.
+         * How often the checker looks for stuck workers (default 250 ms). Positive. While tasks wait in the queue and
+         * the pool is below {@code maxThreads}, the checker looks every 5 ms instead (or every {@code checkPeriod}, if
+         * that is shorter), so work queued behind blocked workers gets threads within milliseconds.
          *
-         * @param checkPeriod the time between two looks of the checker
+         * @param checkPeriod the time between two looks of the checker while no work waits
          * @return this builder
          */
         public Builder checkPeriod(Duration checkPeriod) {
