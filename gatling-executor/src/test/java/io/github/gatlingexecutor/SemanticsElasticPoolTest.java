@@ -75,10 +75,10 @@ class SemanticsElasticPoolTest {
     /**
      * Work still queued behind workers that block after the submits have stopped: no submitter is left to nudge the
      * checker, and the pool must still grow at the checker's next looks, not a whole check period later (30 s here).
-     * The CPU-bound tasks first hold every core worker while the blocking ones are submitted, so the looks those submits
-     * ask for find every worker running and start nothing; only then do the workers reach the blocking tasks. Before
-     * the fix the two tasks left in the queue waited for the next regular look (in the comparison's blocking row, with
-     * the default period of 250 ms, a quarter of a second in one round of three).
+     * The CPU-bound tasks first hold every core worker while the blocking ones are submitted, so the looks those
+     * submits ask for find every worker running and start nothing; only then do the workers reach the blocking tasks.
+     * Before the fix the two tasks left in the queue waited for the next regular look (in the comparison's blocking
+     * row, with the default period of 250 ms, a quarter of a second in about one round of four).
      */
     @Test
     void workQueuedBehindWorkersThatBlockOnceTheSubmitsHaveStoppedGetsThreadsAtOnce() throws InterruptedException {
