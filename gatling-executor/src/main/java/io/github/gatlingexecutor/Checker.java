@@ -357,7 +357,8 @@ final class Checker implements Runnable {
             }
             long nextDue = engine.timer.dispatchDue(now);
             Jfr.poll();
-            if (nudged || backlogCanGrow()) {
+            boolean backlog = backlogCanGrow(); // read once a tick: it bounds both the next look and the sleep
+            if (nudged || backlog) {
                 // A backlog behind busy workers: inspect now, or as soon as the minimum interval allows.
                 nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
             }
@@ -384,7 +385,7 @@ final class Checker implements Runnable {
                 }
             }
             long wait = nextInspection - now;
-            if (nudged || backlogCanGrow()) {
+            if (nudged || backlog) {
                 // A look that started nothing set the next one a period away; while work waits, the sleep below is
                 // shorter, or a checker that stalls for want of flow (every worker blocked in a long task) would not
                 // be back at the top of the loop to see the backlog.

@@ -2,7 +2,8 @@ package io.github.gatlingexecutor.benchmarks.ab;
 
 import io.github.gatlingexecutor.ExecutorStatistics;
 import io.github.gatlingexecutor.GatlingExecutor;
-import io.github.gatlingexecutor.benchmarks.scenarios.Keys;
+import io.github.gatlingexecutor.benchmarks.scenarios.Blocking;
+import io.github.gatlingexecutor.benchmarks.scenarios.Sizes;
 
 import java.util.Locale;
 import java.util.concurrent.Executor;
@@ -10,9 +11,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The comparison runner's blocking row, for one build, round after round, with how the pool grew in each: one
- * producer submits 40,000 tasks over 1,024 contexts as fast as it can, every tenth task of a context parks for 1 ms,
- * and a round ends when all have run. A sampler reads {@code statistics().threads()} every 0.2 ms and the round prints
+ * The comparison runner's blocking row ({@link Blocking}, full size), for one build, round after round, with how the
+ * pool grew in each: one producer submits 40,000 tasks over 1,024 contexts as fast as it can, every tenth task of a
+ * context parks for 1 ms, and a round ends when all have run. A sampler reads {@code statistics().threads()} every 0.2 ms and the round prints
  * when the pool first reached 2, 3, 4, 10, 20... threads. The build is whatever comes first on the class path:
  *
  * <pre>
@@ -21,9 +22,8 @@ import java.util.concurrent.locks.LockSupport;
  * A fresh executor each round, after a collection, as the runner makes one per run.
  */
 public final class PoolGrowthRounds {
-    private static final int CONTEXTS = 1024;
-    private static final int TASKS = 40_000;
-    private static final long BLOCK_NANOS = 1_000_000;
+    private static final int CONTEXTS = Blocking.CONTEXTS;
+    private static final int TASKS = Sizes.full(Runtime.getRuntime().availableProcessors()).blockingTasks();
     private static final long SAMPLE_NANOS = 200_000;
 
     private PoolGrowthRounds() {
@@ -31,7 +31,7 @@ public final class PoolGrowthRounds {
 
     public static void main(String[] args) throws InterruptedException {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 12;
-        int[] keys = Keys.uniform(CONTEXTS, TASKS, 44);
+        int[] keys = Blocking.keys(TASKS);
         for (int r = 0; r < rounds; r++) {
             System.gc();
             round(r, keys);
@@ -65,11 +65,9 @@ public final class PoolGrowthRounds {
         sampler.setDaemon(true);
         sampler.start();
         for (int k : keys) {
-            boolean blocks = perKey[k]++ % 10 == 3;
+            int index = perKey[k]++;
             lanes[k].execute(() -> {
-                if (blocks) {
-                    LockSupport.parkNanos(BLOCK_NANOS);
-                }
+                Blocking.runTask(index);
                 done.incrementAndGet();
             });
         }

@@ -15,12 +15,22 @@ public final class Blocking extends Scenario {
     private final Sizes sizes;
     private final int[][] keys;
 
-    /** Task index i of each key blocks when i % 10 == 3: one in ten, spread through every key's sequence. */
-    private static final OrderedWorkload.Work WORK = (key, index) -> {
+    private static final OrderedWorkload.Work WORK = (key, index) -> runTask(index);
+
+    /**
+     * The body of a key's task number {@code index}: it blocks when {@code index % 10 == 3}, one in ten, spread through
+     * every key's sequence. Public for the A/B harness's run of this row ({@code PoolGrowthRounds}).
+     */
+    public static void runTask(int index) {
         if (index % 10 == 3) {
             LockSupport.parkNanos(BLOCK_NANOS);
         }
-    };
+    }
+
+    /** The row's sequence of keys for {@code tasks} tasks (uniform, fixed seed). */
+    public static int[] keys(int tasks) {
+        return Keys.uniform(CONTEXTS, tasks, 44);
+    }
 
     public Blocking(Sizes sizes) {
         super("blocking", "5. Blocking: 10% of " + sizes.blockingTasks() + " tasks block 1 ms, " + CONTEXTS
@@ -29,7 +39,7 @@ public final class Blocking extends Scenario {
                         + " GatlingExecutor keeps per-context order.",
                 Math.max(1, sizes.warmups() - 1), Math.max(2, sizes.repetitions() - 2));
         this.sizes = sizes;
-        this.keys = new int[][] {Keys.uniform(CONTEXTS, sizes.blockingTasks(), 44)};
+        this.keys = new int[][] {keys(sizes.blockingTasks())};
     }
 
     @Override
