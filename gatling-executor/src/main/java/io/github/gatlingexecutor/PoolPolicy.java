@@ -249,7 +249,12 @@ final class PoolPolicy {
      * untimed parks.
      */
     boolean releasesAllAtPark(Worker w) {
-        return sparse(w) && !engine.releasedEarlyLately();
+        return sparse(w) && !engine.releasedEarlyLately(System.nanoTime()); // no clock read for a worker not sparse
+    }
+
+    /** {@link #releasesAllAtPark(Worker)} at {@code now} (System.nanoTime), for tests that set the time. */
+    boolean releasesAllAtPark(Worker w, long now) {
+        return sparse(w) && !engine.releasedEarlyLately(now);
     }
 
     /** Rule 6: whether {@code w} should linger on the lane it has just emptied (see SequentialLane#runBatch). */

@@ -110,45 +110,52 @@ class SpinPolicyTest {
                 "its own long item does not count (it lingers at the end of it)");
     }
 
-    /** A lane of a context whose submit finds it released {@code idleNanosAgo} after it went idle. */
-    private Lane releasedLane(long idleNanosAgo) {
+    /**
+     * A lane of a context whose submit finds it released, at {@code now} by the test's own clock,
+     * {@code idleNanosAgo} after it went idle. The rule reads times only as differences, and the tests pass them in:
+     * read from System.nanoTime as the release happens, a test thread descheduled for 100 us between two releases
+     * broke the dense run (the first test failed so in the 29th of 50 repeated rounds).
+     */
+    private Lane releasedLane(long idleNanosAgo, long now) {
         Lane lane = new CoalescingLane(engine, "context");
-        lane.idleSince = System.nanoTime() - idleNanosAgo;
+        lane.idleSince = now - idleNanosAgo;
         return lane;
-    }
-
-    private static void busyWaitNanos(long nanos) {
-        long until = System.nanoTime() + nanos;
-        while (System.nanoTime() - until < 0) {
-            Thread.onSpinWait();
-        }
     }
 
     @Test
     void aDenseRunOfEarlyReleasesKeepsYoungLanesThroughSparseParks() {
+        long t = System.nanoTime();
         self.searchBudget = 0;
-        assertEquals(true, engine.pool.policy.releasesAllAtPark(self), "sparse, and no lane came back early");
+        assertEquals(true, engine.pool.policy.releasesAllAtPark(self, t), "sparse, and no lane came back early");
         for (int i = 0; i < 7; i++) {
-            engine.noteRelease(releasedLane(0));
+            t += 99_000; // just within the 100 us a dense run allows between two
+            engine.noteRelease(releasedLane(0, t), t);
         }
-        assertEquals(true, engine.pool.policy.releasesAllAtPark(self), "seven in a row are not yet a dense run");
-        engine.noteRelease(releasedLane(0));
-        assertEquals(false, engine.pool.policy.releasesAllAtPark(self), "the eighth makes it one");
+        assertEquals(true, engine.pool.policy.releasesAllAtPark(self, t), "seven in a row are not yet a dense run");
+        t += 99_000;
+        engine.noteRelease(releasedLane(0, t), t);
+        assertEquals(false, engine.pool.policy.releasesAllAtPark(self, t), "the eighth makes it one");
+        assertEquals(false, engine.pool.policy.releasesAllAtPark(self, t + 999_000_000L), "for a second");
+        assertEquals(true, engine.pool.policy.releasesAllAtPark(self, t + 1_000_000_000L), "not longer");
         self.searchBudget = PoolPolicy.MIN_SEARCH_NANOS;
-        assertEquals(false, engine.pool.policy.releasesAllAtPark(self), "a searching worker never releases them all");
+        assertEquals(false, engine.pool.policy.releasesAllAtPark(self, t),
+                "a searching worker never releases them all");
     }
 
     @Test
     void releasesAfterTheGraceOrFarApartDoNotCount() {
+        long t = System.nanoTime();
         self.searchBudget = 0;
         for (int i = 0; i < 100; i++) {
-            engine.noteRelease(releasedLane(2 * Worker.IDLE_GRACE_NANOS));
+            t += 1_000;
+            engine.noteRelease(releasedLane(Worker.IDLE_GRACE_NANOS, t), t);
         }
-        assertEquals(true, engine.pool.policy.releasesAllAtPark(self), "released after their grace, as they should be");
+        assertEquals(true, engine.pool.policy.releasesAllAtPark(self, t),
+                "released after their grace, as they should be");
         for (int i = 0; i < 20; i++) {
-            busyWaitNanos(200_000); // more than the 100 us a dense run allows between two
-            engine.noteRelease(releasedLane(0));
+            t += 100_000; // the 100 us a dense run allows between two, and no less
+            engine.noteRelease(releasedLane(0, t), t);
         }
-        assertEquals(true, engine.pool.policy.releasesAllAtPark(self), "early, but fewer than 10,000 a second");
+        assertEquals(true, engine.pool.policy.releasesAllAtPark(self, t), "early, but fewer than 10,000 a second");
     }
 }
