@@ -56,7 +56,7 @@ final class Snapshots {
             live += liveInShards();
         }
         return new ExecutorStatistics(submittedCount, executed, coalescedCount, failed,
-                returnedCount, live, threads, peak, pool.coreTarget(), p[3], p[4], p[2],
+                returnedCount, live, threads, peak, (int) p[8], p[3], p[4], p[2],
                 engine.checker.blockedDetections(), p[5], (int) p[6], engine.settings.maxThreads, queued,
                 adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),
                 adm == null ? 0 : adm.acceptedOverLimit(), oldest == Lane.NO_WAITING ? 0 : age(now, oldest));

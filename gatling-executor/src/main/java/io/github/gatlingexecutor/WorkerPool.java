@@ -589,7 +589,9 @@ final class WorkerPool {
 
     /**
      * Fills the pool part of a statistics snapshot: {executed, failed, transfers, auxStarted, coreBumps,
-     * startFailures, busy workers}.
+     * startFailures, busy workers, started, core size}. The core size is read under the lock its bumps take, with
+     * their count: read after it, a snapshot taken while a bump landed showed a core size of the configured one plus
+     * a bump its count did not have yet.
      */
     synchronized long[] counters() {
         long executed = foldedExecuted;
@@ -611,7 +613,8 @@ final class WorkerPool {
             busy += w.isBusyOpaque() ? 1 : 0;
         }
         transfers += engine.checker.shardSteals();
-        return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures, busy, started};
+        return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures, busy, started,
+                coreTarget};
     }
 
     int peakThreads() {

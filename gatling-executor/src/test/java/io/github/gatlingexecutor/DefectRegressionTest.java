@@ -301,16 +301,30 @@ class DefectRegressionTest {
         assertEquals(1, e.statistics().threadStartFailures());
     }
 
-    /** Item 3, workers: a worker thread whose start() fails gives its slot back; the task runs on a later start. */
+    /**
+     * Item 3, workers: a worker thread whose start() fails gives its slot back; the task runs on a later start. The
+     * checker is held until the test has counted the threads: its first look, 5 ms after the failed start, would
+     * refill the core worker for the queued task (a test thread descheduled that long read one thread where none was
+     * left by the failed start), and a later look that found the task queued behind the worker running the other
+     * could add an auxiliary thread.
+     */
     @Test
     @Timeout(20)
     void aWorkerWhoseStartFailsGivesItsSlotBackAndLosesNothing() throws Exception {
         AtomicInteger workerCalls = new AtomicInteger();
+        CountDownLatch checkerGate = cleanup.gate();
         ThreadFactory factory = r -> {
-            if (!TestSupport.isChecker(r) && workerCalls.incrementAndGet() == 1) {
+            Thread t;
+            if (TestSupport.isChecker(r)) {
+                t = new Thread(() -> {
+                    TestSupport.blockQuietly(checkerGate);
+                    r.run();
+                }, "held-checker");
+            } else if (workerCalls.incrementAndGet() == 1) {
                 return failingToStart(r);
+            } else {
+                t = new Thread(r);
             }
-            Thread t = new Thread(r);
             t.setDaemon(true);
             return t;
         };

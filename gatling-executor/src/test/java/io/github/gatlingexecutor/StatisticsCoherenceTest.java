@@ -163,6 +163,42 @@ class StatisticsCoherenceTest {
     }
 
     /**
+     * The core size was read after the pool's counters, outside the lock a core bump takes: a snapshot taken while a
+     * bump landed showed the configured core size plus a bump that {@code coreBumps()} did not count yet. Here every
+     * auxiliary start is a bump, and the pool grows by one bump after another while snapshots are read.
+     */
+    @Test
+    @Timeout(30)
+    void theCoreSizeIsTheConfiguredOnePlusTheBumpsCounted() throws Exception {
+        int tasks = 48;
+        GatlingExecutor e = cleanup.track(gatling("bumps").coreThreads(1).maxThreads(tasks).coreBumpThreshold(1)
+                .checkPeriod(Duration.ofMillis(1)).blockedThreshold(Duration.ofMillis(1)).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(tasks);
+        for (int i = 0; i < tasks; i++) {
+            e.execute(() -> { // each holds its worker, blocked: the work behind it needs another thread
+                started.countDown();
+                TestSupport.blockQuietly(gate);
+            });
+        }
+        try {
+            long snapshots = 0;
+            while (started.getCount() > 0) {
+                ExecutorStatistics s = e.statistics();
+                snapshots++;
+                if (s.coreThreads() != 1 + s.coreBumps()) {
+                    fail("after " + snapshots + " snapshots: " + s);
+                }
+            }
+            ExecutorStatistics s = e.statistics();
+            assertEquals(1 + s.coreBumps(), s.coreThreads(), s.toString());
+            assertTrue(s.coreBumps() >= tasks / 2, "the pool grew by bumps too seldom to tell: " + s);
+        } finally {
+            gate.countDown();
+        }
+    }
+
+    /**
      * After {@code shutdownNow} a lane whose task ignores the interrupt is closed, and {@code contextStatistics()}
      * listed only active lanes: the context with a running task vanished. Its figures also counted the returned task
      * as executed.
