@@ -163,10 +163,10 @@ class QueueAgeTest {
         CountDownLatch gate = v.gate();
         holdWorker(ex, gate);
         ex.sequential("a").execute(() -> { });
-        TestSupport.sleep(30);
+        TestSupport.nextStampLater(ex);
         ex.sequential("b").execute(() -> { });
         ex.sequential("b").execute(() -> { });
-        TestSupport.sleep(30);
+        TestSupport.nextStampLater(ex);
         ex.coalescing("c").execute(() -> { });
         ex.execute(() -> { }); // an unordered task is no lane: never listed
         waitUntil("three lanes listed", () -> ex.busiestContexts(10).size() == 3);

@@ -227,7 +227,7 @@ class ShardEngineTest {
         }
         int others = 20;
         for (int c = 0; c < others; c++) {
-            Thread.sleep(10); // a later stamp than the context before (the clock ticks every few milliseconds)
+            TestSupport.nextStampLater(e); // a later stamp than the context before
             for (int i = 0; i < 3; i++) {
                 e.execute(new Seq("c" + c, () -> { }));
             }

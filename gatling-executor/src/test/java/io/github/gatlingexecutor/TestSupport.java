@@ -177,6 +177,23 @@ final class TestSupport {
         return future.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
     }
 
+    /**
+     * Waits until a task submitted to {@code e} next gets a later stamp than every task submitted before this call:
+     * until the coarse clock reads later than it does now, or has gone stale (the next submit then reads the clock
+     * itself). Sleeping a few clock ticks instead relied on the checker ticking during the sleep; a checker
+     * descheduled as long left two submits with one stamp, and two lanes with one age have no order.
+     */
+    static void nextStampLater(GatlingExecutor e) {
+        Engine engine = e.engine();
+        long before = engine.coarseNow();
+        if (before != Engine.STALE) {
+            waitUntil("the coarse clock moves on", () -> {
+                long now = engine.coarseNow();
+                return now == Engine.STALE || now - before > 0;
+            });
+        }
+    }
+
     static void waitUntil(String what, BooleanSupplier condition) {
         waitUntil(what, condition, () -> "", TIMEOUT_SECONDS * 1000);
     }
