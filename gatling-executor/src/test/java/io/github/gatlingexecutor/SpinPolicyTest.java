@@ -128,7 +128,7 @@ class SpinPolicyTest {
         self.searchBudget = 0;
         assertEquals(true, engine.pool.policy.releasesAllAtPark(self, t), "sparse, and no lane came back early");
         for (int i = 0; i < 7; i++) {
-            t += 99_000; // just within the 100 us a dense run allows between two
+            t += 99_000; // 99 us apart: a dense run needs less than 100
             engine.noteRelease(releasedLane(0, t), t);
         }
         assertEquals(true, engine.pool.policy.releasesAllAtPark(self, t), "seven in a row are not yet a dense run");
@@ -148,12 +148,12 @@ class SpinPolicyTest {
         self.searchBudget = 0;
         for (int i = 0; i < 100; i++) {
             t += 1_000;
-            engine.noteRelease(releasedLane(Worker.IDLE_GRACE_NANOS, t), t);
+            engine.noteRelease(releasedLane(Worker.IDLE_GRACE_NANOS, t), t); // its grace just over
         }
         assertEquals(true, engine.pool.policy.releasesAllAtPark(self, t),
                 "released after their grace, as they should be");
         for (int i = 0; i < 20; i++) {
-            t += 100_000; // the 100 us a dense run allows between two, and no less
+            t += 100_000; // exactly 100 us apart: one too many for a dense run
             engine.noteRelease(releasedLane(0, t), t);
         }
         assertEquals(true, engine.pool.policy.releasesAllAtPark(self, t), "early, but fewer than 10,000 a second");
