@@ -492,7 +492,7 @@ final class Engine {
             }
             if (outcome == Lane.RELEASED) {
                 lanes(coalescing).remove(context, lane); // help the releasing thread, then look up again
-                noteRelease(lane);
+                noteRelease(lane, System.nanoTime());
                 lane = null;
                 continue;
             }
@@ -617,13 +617,9 @@ final class Engine {
     /**
      * A submit found {@code released}, its context's lane, released: if that came soon after the lane went idle, the
      * lane was released too early (see {@link PoolPolicy#releasesAllAtPark}). A lane released before it ever went idle
-     * (discarded by a rejected submit) has no idle stamp and counts as old.
+     * (discarded by a rejected submit) has no idle stamp and counts as old. {@code now}: System.nanoTime (the rule's
+     * tests run it on a clock of their own).
      */
-    void noteRelease(Lane released) {
-        noteRelease(released, System.nanoTime());
-    }
-
-    /** {@link #noteRelease(Lane)} at {@code now} (System.nanoTime): the rule's tests run it on a clock of their own. */
     void noteRelease(Lane released, long now) {
         long idleSince = released.idleSince;
         if (idleSince == 0 || now - idleSince >= Worker.IDLE_GRACE_NANOS) {

@@ -249,10 +249,10 @@ final class PoolPolicy {
      * untimed parks.
      */
     boolean releasesAllAtPark(Worker w) {
-        return sparse(w) && !engine.releasedEarlyLately(System.nanoTime()); // no clock read for a worker not sparse
+        return sparse(w) && releasesAllAtPark(w, System.nanoTime()); // no clock read for a worker not sparse
     }
 
-    /** {@link #releasesAllAtPark(Worker)} at {@code now} (System.nanoTime), for tests that set the time. */
+    /** {@link #releasesAllAtPark(Worker)} at {@code now} (System.nanoTime; the rule's tests pass their own time). */
     boolean releasesAllAtPark(Worker w, long now) {
         return sparse(w) && !engine.releasedEarlyLately(now);
     }

@@ -316,10 +316,7 @@ class DefectRegressionTest {
         ThreadFactory factory = r -> {
             Thread t;
             if (TestSupport.isChecker(r)) {
-                t = new Thread(() -> {
-                    TestSupport.blockQuietly(checkerGate);
-                    r.run();
-                }, "held-checker");
+                t = TestSupport.heldChecker(r, checkerGate);
             } else if (workerCalls.incrementAndGet() == 1) {
                 return failingToStart(r);
             } else {
@@ -998,10 +995,7 @@ class DefectRegressionTest {
     void releasingAnEmptyRoundAfterShutdownLetsTheExecutorTerminate() throws Exception {
         CountDownLatch checkerGate = cleanup.gate();
         ThreadFactory factory = r -> TestSupport.isChecker(r)
-                ? new Thread(() -> {
-                    TestSupport.blockQuietly(checkerGate);
-                    r.run();
-                }, "held-checker")
+                ? TestSupport.heldChecker(r, checkerGate)
                 : new Thread(r, "round-worker");
         GatlingExecutor e = cleanup.track(gatling("round-shutdown").coreThreads(1).threadFactory(factory)
                 .shardEngine(false).build());

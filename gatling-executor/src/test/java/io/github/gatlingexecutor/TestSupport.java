@@ -165,6 +165,17 @@ final class TestSupport {
     }
 
     /** For blocking tasks in a {@code Runnable}: waits for a gate, swallowing (and re-asserting) an interrupt. */
+    /**
+     * For a thread factory: the checker's thread, held at its start until {@code gate} opens (an executor's checker
+     * then makes no look, no start and no clock tick until the test lets it).
+     */
+    static Thread heldChecker(Runnable checker, CountDownLatch gate) {
+        return new Thread(() -> {
+            blockQuietly(gate);
+            checker.run();
+        }, "held-checker");
+    }
+
     static void blockQuietly(CountDownLatch gate) {
         try {
             block(gate);

@@ -13,8 +13,9 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The comparison runner's blocking row ({@link Blocking}, full size), for one build, round after round, with how the
  * pool grew in each: one producer submits 40,000 tasks over 1,024 contexts as fast as it can, every tenth task of a
- * context parks for 1 ms, and a round ends when all have run. A sampler reads {@code statistics().threads()} every 0.2 ms and the round prints
- * when the pool first reached 2, 3, 4, 10, 20... threads. The build is whatever comes first on the class path:
+ * context parks for 1 ms, and a round ends when all have run. A sampler reads {@code statistics().threads()} every
+ * 0.2 ms and the round prints when the pool first reached 2, 3, 4, 10, 20... threads. The build is whatever comes first
+ * on the class path:
  *
  * <pre>
  * java -cp /tmp/a:benchmarks/target/benchmarks.jar io.github.gatlingexecutor.benchmarks.ab.PoolGrowthRounds 12
