@@ -15,7 +15,9 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import jdk.jfr.Configuration;
 import jdk.jfr.consumer.RecordedEvent;
@@ -40,6 +42,7 @@ class JfrEventsTest {
 
     /** A plain task that blocks: its class is what WorkerBlocked must name. */
     static final class BlockingTask implements Runnable {
+        final CountDownLatch started = new CountDownLatch(1);
         final CountDownLatch release;
 
         BlockingTask(CountDownLatch release) {
@@ -48,6 +51,7 @@ class JfrEventsTest {
 
         @Override
         public void run() {
+            started.countDown();
             TestSupport.blockQuietly(release);
         }
     }
@@ -82,23 +86,43 @@ class JfrEventsTest {
             });
             stream.startAsync();
 
+            // The checker is held until the core worker runs the blocking task. Whenever work waits while every
+            // worker is busy, a look of the checker starts an auxiliary worker: one that came while x's first task
+            // had queued the blocking task and not yet returned (a core worker descheduled there for a check period)
+            // started that worker early, which then took the blocking task, and x never moved. Holding the checker
+            // takes a thread factory; this one names the threads as the executor does when it makes them itself.
+            String name = TestSupport.uniqueName("jfr");
+            CountDownLatch checkerGate = cleanup.gate();
+            AtomicInteger coreNames = new AtomicInteger();
+            AtomicInteger auxNames = new AtomicInteger();
+            ThreadFactory factory = r -> {
+                Thread t;
+                if (TestSupport.isChecker(r)) {
+                    t = TestSupport.heldChecker(r, checkerGate);
+                    t.setName(name + "-checker");
+                } else if (((Worker) ((StartGate) r).body()).core) {
+                    t = new Thread(r, name + "-core-" + coreNames.incrementAndGet());
+                } else {
+                    t = new Thread(r, name + "-aux-" + auxNames.incrementAndGet());
+                }
+                t.setDaemon(true);
+                return t;
+            };
             // Batches of one task: a lane with more work goes behind whatever else waits, so "x" stays live and
             // moves from the core worker to the auxiliary one.
-            GatlingExecutor e = cleanup.track(gatling("jfr").coreThreads(1).maxThreads(4).batchSize(1)
-                    .minTurn(Duration.ZERO)
+            GatlingExecutor e = cleanup.track(GatlingExecutor.builder().name(name).threadFactory(factory)
+                    .coreThreads(1).maxThreads(4).batchSize(1).minTurn(Duration.ZERO)
                     .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(30))
                     .coreBumpThreshold(1).auxiliaryKeepAlive(Duration.ofMillis(50)).build());
-            String name = e.name();
-            // The first task of "x" queues the rest itself, on the core worker, and returns at once: had the test
-            // thread queued them while that task waited, a test thread descheduled for longer than the blocked
-            // threshold would make the checker see the core worker as blocked in x and start the auxiliary
-            // worker early, which would then take the blocking task itself.
             CountDownLatch release = cleanup.gate();
+            BlockingTask blocking = new BlockingTask(release);
             CountDownLatch slowDone = new CountDownLatch(1);
             e.sequential("x").execute(() -> {
-                e.execute(new BlockingTask(release));            // waits in the ready queue
+                e.execute(blocking);                               // waits in the ready queue
                 e.sequential("x").execute(new SlowTask(slowDone)); // waits in lane x, behind this task
             }); // x then rotates behind the blocking task, which then holds the core worker
+            await(blocking.started, "the blocking task, on the core worker");
+            checkerGate.countDown();
             await(slowDone, "the slow task, on an auxiliary worker");
 
             RecordedEvent blocked = awaitEvent(events, "WorkerBlocked", name, x -> isClass(x, BlockingTask.class));
