@@ -268,7 +268,7 @@ public final class GatlingExecutor implements ContextExecutor {
      */
     public static final class Builder {
         private String name = "gatling";
-        private int coreThreads = Math.max(1, Runtime.getRuntime().availableProcessors());
+        private int coreThreads = -1; // unset: available processors, or a maxThreads set below them
         private int maxThreads = -1; // unset: max(256, coreThreads)
         private Duration auxiliaryKeepAlive = Duration.ofSeconds(10);
         private Duration checkPeriod = Duration.ofMillis(250);
@@ -306,7 +306,9 @@ public final class GatlingExecutor implements ContextExecutor {
         }
 
         /**
-         * Workers that live as long as the executor (default: available processors). At least 1.
+         * Workers that live as long as the executor. At least 1. The default is the number of available processors,
+         * or {@code maxThreads} if that was set lower: a cap of two threads on a machine of sixteen cores builds a
+         * pool of two core workers. A core size set explicitly above {@code maxThreads} is refused by {@link #build()}.
          *
          * @param coreThreads workers that live as long as the executor
          * @return this builder
@@ -321,7 +323,8 @@ public final class GatlingExecutor implements ContextExecutor {
 
         /**
          * The hard cap on worker threads, never exceeded (default {@code max(256, coreThreads)}). At least 1, and
-         * not below {@code coreThreads} (checked by {@link #build()}).
+         * not below a {@code coreThreads} set explicitly (checked by {@link #build()}); the default core size is
+         * lowered to it instead.
          *
          * @param maxThreads the cap on worker threads
          * @return this builder
@@ -502,7 +505,7 @@ public final class GatlingExecutor implements ContextExecutor {
          * Builds the executor. No thread starts until work arrives.
          *
          * @return the executor
-         * @throws IllegalArgumentException if {@code maxThreads} was set below {@code coreThreads}
+         * @throws IllegalArgumentException if {@code maxThreads} was set below a {@code coreThreads} that was set
          */
         public GatlingExecutor build() {
             return new GatlingExecutor(settings());
@@ -515,12 +518,17 @@ public final class GatlingExecutor implements ContextExecutor {
         }
 
         Settings settings() {
-            int max = maxThreads < 0 ? Math.max(256, coreThreads) : maxThreads;
-            if (max < coreThreads) {
-                throw new IllegalArgumentException("maxThreads (" + max + ") must not be below coreThreads ("
-                        + coreThreads + ")");
+            // A default core size gives way to an explicit cap: the machine's size is not the caller's mistake.
+            int core = coreThreads > 0 ? coreThreads : Math.max(1, Runtime.getRuntime().availableProcessors());
+            if (coreThreads < 0 && maxThreads > 0) {
+                core = Math.min(core, maxThreads);
             }
-            return new Settings(name, coreThreads, max, nanos(auxiliaryKeepAlive), nanos(checkPeriod),
+            int max = maxThreads < 0 ? Math.max(256, core) : maxThreads;
+            if (max < core) {
+                throw new IllegalArgumentException("maxThreads (" + max + ") must not be below coreThreads ("
+                        + core + ")");
+            }
+            return new Settings(name, core, max, nanos(auxiliaryKeepAlive), nanos(checkPeriod),
                     nanos(blockedThreshold), coreBumpThreshold, batchSize, nanos(minTurn), threadFactory,
                     uncaughtExceptionHandler, maxQueuedPerContext, maxQueued, overflow, shardEngine);
         }

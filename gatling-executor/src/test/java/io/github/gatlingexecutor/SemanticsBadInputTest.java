@@ -279,6 +279,17 @@ class SemanticsBadInputTest {
         GatlingExecutor big = cleanup.track(GatlingExecutor.builder().name(TestSupport.uniqueName("bad"))
                 .coreThreads(300).build());
         assertEquals(300, big.statistics().coreThreads()); // maxThreads default max(256, core) accepts 300
+        // A cap set below the machine's size lowers the default core size (it used to throw on a machine with more
+        // processors than the cap); one above it leaves the default alone.
+        int cpus = Math.max(1, Runtime.getRuntime().availableProcessors());
+        GatlingExecutor capped = cleanup.track(GatlingExecutor.builder().name(TestSupport.uniqueName("bad"))
+                .maxThreads(1).build());
+        assertEquals(1, capped.statistics().coreThreads());
+        assertEquals(1, capped.statistics().maxThreads());
+        GatlingExecutor roomy = cleanup.track(GatlingExecutor.builder().name(TestSupport.uniqueName("bad"))
+                .maxThreads(cpus + 1).build());
+        assertEquals(cpus, roomy.statistics().coreThreads());
+        assertEquals(cpus + 1, roomy.statistics().maxThreads());
         assertEquals(0, big.statistics().threads(), "threads started before any work arrived");
     }
 }
