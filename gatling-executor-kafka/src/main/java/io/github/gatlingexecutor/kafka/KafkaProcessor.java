@@ -19,6 +19,7 @@ import org.apache.kafka.common.serialization.Deserializer;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -264,7 +265,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * Stops polling, gives the records already handed out up to {@code closeTimeout} to finish, commits the completed
      * prefix of every partition, closes the consumer (leaving the group), and closes the executor if the processor
      * made it (interrupting handlers still running past the timeout). Waits for all that; no thread of the processor
-     * is left afterwards. Idempotent; a processor never started just becomes closed.
+     * is left afterwards. Idempotent, and a call made while another is under way waits as that one does; a processor
+     * never started just becomes closed.
      *
      * <p>Called from a handler, it cannot wait for that handler: the wait then lasts the full {@code closeTimeout}.
      */
@@ -318,13 +320,18 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
     private void closeOwnExecutor() {
         ContextExecutor ex = executor;
-        if (givenExecutor != null || ex == null || !executorClosed.compareAndSet(false, true)) {
+        if (givenExecutor != null || ex == null) {
             return;
         }
-        // The records had their closeTimeout on the polling thread already: what is left is either dropped work or
-        // retry timers (which a plain shutdown would still wait for), or handlers overrunning, to be interrupted.
-        runner.stopping = true; // before the interrupts: see RecordRunner#tryHandle
-        ex.shutdownNow();
+        if (executorClosed.compareAndSet(false, true)) {
+            // The records had their closeTimeout on the polling thread already: what is left is either dropped work
+            // or retry timers (which a plain shutdown would still wait for), or handlers overrunning, to be
+            // interrupted.
+            runner.stopping = true; // before the interrupts: see RecordRunner#tryHandle
+            ex.shutdownNow();
+        }
+        // A close() that lost the race to shut the executor down waits as the winner does: returning at once, it left
+        // a handler running on the processor's thread after its caller had been told that none was left.
         boolean interrupted = false;
         long deadline = System.nanoTime() + Math.max(closeTimeout.toNanos(), TimeUnit.SECONDS.toNanos(1));
         while (true) {
@@ -852,15 +859,16 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         /** Topics to subscribe to (added to those given before). */
         public Builder<K, V> topics(String... topics) {
             Objects.requireNonNull(topics, "topics");
-            return topics(List.of(topics));
+            return topics(Arrays.asList(topics)); // not List.of, whose own NullPointerException names nothing
         }
 
         /** Topics to subscribe to (added to those given before). */
         public Builder<K, V> topics(Collection<String> topics) {
             Objects.requireNonNull(topics, "topics");
             for (String t : topics) {
-                this.topics.add(Objects.requireNonNull(t, "topic"));
+                Objects.requireNonNull(t, "topic"); // all checked before any is added: a refused call adds none
             }
+            this.topics.addAll(topics);
             return this;
         }
 

@@ -121,6 +121,8 @@ class BuilderTest {
         assertEquals("executor", assertThrows(NullPointerException.class, () -> b.executor(null)).getMessage());
         assertEquals("topic", assertThrows(NullPointerException.class,
                 () -> b.topics(java.util.Arrays.asList("a", null))).getMessage());
+        assertEquals("topic", assertThrows(NullPointerException.class, () -> b.topics("a", null)).getMessage());
+        assertEquals("topic", assertThrows(NullPointerException.class, () -> b.topics((String) null)).getMessage());
         assertThrows(NullPointerException.class, () -> KafkaProcessor.builder((Properties) null));
     }
 

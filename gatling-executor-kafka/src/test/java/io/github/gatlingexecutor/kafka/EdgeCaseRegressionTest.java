@@ -210,4 +210,63 @@ class EdgeCaseRegressionTest {
             assertFalse(own != null && !own.isShutdown(), "the processor's own executor outlived close()");
         }
     }
+
+    /**
+     * A second {@code close()}, come while the first waited for the processor's own executor to end, returned at once:
+     * a handler that had overrun the close timeout still ran on the processor's thread after its caller had been told
+     * that none was left.
+     */
+    @Test
+    void aSecondCloseWaitsForTheHandlersAsTheFirstDoes() throws Exception {
+        String topic = EmbeddedKafka.name("close-twice");
+        KAFKA.createTopic(topic, 1);
+        KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, "k", "v")));
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch interrupted = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean handlerDone = new AtomicBoolean();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                .topics(topic).closeTimeout(Duration.ofSeconds(2))
+                .handler(r -> {
+                    running.countDown();
+                    while (true) { // overruns the close timeout, and ignores the interrupt that ends it
+                        try {
+                            release.await();
+                            break;
+                        } catch (InterruptedException e) {
+                            interrupted.countDown();
+                        }
+                    }
+                    handlerDone.set(true);
+                })
+                .build();
+        AtomicBoolean doneWhenSecondReturned = new AtomicBoolean();
+        Thread first = new Thread(processor::close, "first-close");
+        Thread second = new Thread(() -> {
+            processor.close();
+            doneWhenSecondReturned.set(handlerDone.get());
+        }, "second-close");
+        try {
+            processor.start();
+            assertTrue(running.await(30, TimeUnit.SECONDS), "the record reaches the handler");
+            first.start();
+            // The interrupt comes from the first close shutting the executor down, after its closeTimeout: it then
+            // waits for the executor to end.
+            assertTrue(interrupted.await(30, TimeUnit.SECONDS), "the first close interrupts the handler");
+            second.start();
+            // The handler is released only once the second close waits, or has returned.
+            await(Duration.ofSeconds(30), "the second close waits or returns",
+                    () -> second.getState() == Thread.State.TIMED_WAITING
+                            || second.getState() == Thread.State.TERMINATED);
+            release.countDown();
+            second.join(TimeUnit.SECONDS.toMillis(30));
+            assertFalse(second.isAlive());
+            assertTrue(doneWhenSecondReturned.get(), "the second close returned while a handler still ran");
+        } finally {
+            release.countDown();
+            processor.close();
+            first.join(TimeUnit.SECONDS.toMillis(30));
+        }
+    }
 }
