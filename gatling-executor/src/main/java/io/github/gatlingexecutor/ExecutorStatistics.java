@@ -117,7 +117,8 @@ public final class ExecutorStatistics {
     public long liveContexts() { return liveContexts; }
 
     /**
-     * Worker threads alive now, counting ones being started (the checker is not a worker).
+     * Worker threads running now (the checker is not a worker). A worker counts from its first step on its own
+     * thread: a start still in progress, which may yet fail, is not counted.
      *
      * @return worker threads alive now
      */

@@ -504,23 +504,29 @@ class DefectRegressionTest {
     /**
      * Item 7: a submit that saw shutdown after queueing its task took it back with {@code remove(Object)}, which
      * removes the first <em>equal</em> element: another caller's accepted task was lost and the rejected one ran.
-     * Deterministic: the thread factory, asked for a worker inside the second submit, shuts the executor down.
+     * Deterministic: the thread factory, asked for a worker inside the second submit, shuts the executor down. The
+     * checker is held until then: its look 5 ms after the failed start of the first submit refills the worker, and a
+     * test thread descheduled that long inside the first submit had that refill shut the executor down under it.
      */
     @Test
     @Timeout(20)
     void aRejectedSubmitTakesBackItsOwnTaskNotAnEqualOne() throws Exception {
         AtomicInteger workerCalls = new AtomicInteger();
         AtomicReference<GatlingExecutor> self = new AtomicReference<>();
+        CountDownLatch checkerGate = cleanup.gate();
         ThreadFactory factory = r -> {
-            if (!TestSupport.isChecker(r)) {
-                int n = workerCalls.incrementAndGet();
-                if (n == 2) {
-                    return null;
-                }
-                if (n == 3) {
-                    self.get().shutdown();
-                    return null;
-                }
+            if (TestSupport.isChecker(r)) {
+                Thread t = TestSupport.heldChecker(r, checkerGate);
+                t.setDaemon(true);
+                return t;
+            }
+            int n = workerCalls.incrementAndGet();
+            if (n == 2) {
+                return null;
+            }
+            if (n == 3) {
+                self.get().shutdown();
+                return null;
             }
             Thread t = new Thread(r);
             t.setDaemon(true);
@@ -535,6 +541,7 @@ class DefectRegressionTest {
         e.execute(accepted);                                                    // worker call 2 fails
         assertThrows(RejectedExecutionException.class, () -> e.execute(rejected)); // call 3 shuts down
         assertEquals(3, workerCalls.get(), "the construction did not go as planned");
+        checkerGate.countDown(); // the executor's termination is the checker's to declare
         gate.countDown();
         assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
         assertEquals(1, accepted.runs.get(), "the accepted task was lost");
