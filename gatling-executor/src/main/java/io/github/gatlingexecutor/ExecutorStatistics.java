@@ -120,7 +120,7 @@ public final class ExecutorStatistics {
      * Worker threads running now (the checker is not a worker). A worker counts from its first step on its own
      * thread: a start still in progress, which may yet fail, is not counted.
      *
-     * @return worker threads alive now
+     * @return worker threads running now
      */
     public int threads() { return threads; }
 
