@@ -516,9 +516,7 @@ class DefectRegressionTest {
         CountDownLatch checkerGate = cleanup.gate();
         ThreadFactory factory = r -> {
             if (TestSupport.isChecker(r)) {
-                Thread t = TestSupport.heldChecker(r, checkerGate);
-                t.setDaemon(true);
-                return t;
+                return TestSupport.heldChecker(r, checkerGate);
             }
             int n = workerCalls.incrementAndGet();
             if (n == 2) {

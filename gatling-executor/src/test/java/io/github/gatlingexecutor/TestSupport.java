@@ -164,18 +164,20 @@ final class TestSupport {
         }
     }
 
-    /** For blocking tasks in a {@code Runnable}: waits for a gate, swallowing (and re-asserting) an interrupt. */
     /**
      * For a thread factory: the checker's thread, held at its start until {@code gate} opens (an executor's checker
-     * then makes no look, no start and no clock tick until the test lets it).
+     * then makes no look, no start and no clock tick until the test lets it). A daemon, as the executor's own checker.
      */
     static Thread heldChecker(Runnable checker, CountDownLatch gate) {
-        return new Thread(() -> {
+        Thread t = new Thread(() -> {
             blockQuietly(gate);
             checker.run();
         }, "held-checker");
+        t.setDaemon(true);
+        return t;
     }
 
+    /** For blocking tasks in a {@code Runnable}: waits for a gate, swallowing (and re-asserting) an interrupt. */
     static void blockQuietly(CountDownLatch gate) {
         try {
             block(gate);
