@@ -984,8 +984,25 @@ final class Engine {
         return failedFutures.sum();
     }
 
+    /**
+     * The lanes mapped, and, once {@code shutdownNow} has closed and unmapped the lanes (see stopAndDrain), those a
+     * worker still runs a task of: a context with a task running is live, as {@code contextStatistics()} lists it.
+     * Two workers are never in one lane. Racy, as every statistic, and for a few instructions a lane may count once
+     * too often: one the drain has closed but not yet unmapped, and one its worker made idle (or a release made DEAD)
+     * just before, while the worker still names it as its lane.
+     */
     long liveContexts() {
-        return sequentialLanes.mappingCount() + coalescingLanes.mappingCount();
+        long mapped = sequentialLanes.mappingCount() + coalescingLanes.mappingCount();
+        if (!stopping()) {
+            return mapped;
+        }
+        for (Worker w : pool.workers()) {
+            Lane lane = w.currentLane;
+            if (lane != null && lane.isFinished()) {
+                mapped++;
+            }
+        }
+        return mapped;
     }
 
     // ---- life cycle -----------------------------------------------------------------------------------------
@@ -1090,11 +1107,16 @@ final class Engine {
                 out.add(((PlainTask) item).task);
             }
         }
+        // Each lane is unmapped once closed: no task can enter it any more, and a submit that comes now looks its
+        // context up, meets STOP and drops the lane it made (see discardIfUnused). Left mapped until termination, a
+        // lane whose worker ran on in a task that outlived the interrupt kept counting as live (see liveContexts).
         for (Lane lane : sequentialLanes.values()) {
             lane.closeAndDrain(out);
+            lane.unmap();
         }
         for (Lane lane : coalescingLanes.values()) {
             lane.closeAndDrain(out);
+            lane.unmap();
         }
         returned.addAndGet(out.size());
         out.addAll(notDue);

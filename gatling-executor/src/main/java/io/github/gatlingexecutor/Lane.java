@@ -17,9 +17,10 @@ import java.util.List;
  * <p>A lane that has nothing queued and nothing running goes IDLE and stays in the engine's map for a short grace
  * ({@link Worker#IDLE_GRACE_NANOS}), so a context that is used again soon is re-activated with one CAS and no map
  * update. Then it is released: it goes DEAD (terminal) and is removed from the map. A lane the checker holds with
- * nothing queued goes from ACTIVE straight to DEAD ({@link #releaseIfEmpty}). Every lane that is not DEAD is the
- * one in the map for its context, so a context never has two live lanes; a submitter that finds a DEAD lane looks the
- * context up again.
+ * nothing queued goes from ACTIVE straight to DEAD ({@link #releaseIfEmpty}). Every lane that is neither DEAD nor
+ * CLOSED is the one in the map for its context, so a context never has two lanes that accept work; a submitter that
+ * finds a DEAD lane looks the context up again. {@code shutdownNow} unmaps the lanes it closes (a worker may still run
+ * a task of one); after STOP a submit that makes a new lane for the context is rejected and drops it.
  */
 abstract class Lane {
     /** {@link #offer} outcomes. */
@@ -190,7 +191,10 @@ abstract class Lane {
 
     abstract long executedCount();
 
-    /** Removes this lane from the engine's map; called once, by whoever made it DEAD. */
+    /**
+     * Removes this lane from the engine's map, if it is still the one there: by whoever made it DEAD, and by the drain
+     * of {@code shutdownNow} for every lane it closed (a second removal finds another lane or none, and does nothing).
+     */
     final void unmap() {
         try {
             engine.lanes(coalescing()).remove(context, this);

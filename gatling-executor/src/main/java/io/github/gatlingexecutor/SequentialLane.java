@@ -20,8 +20,9 @@ import java.util.List;
  * A submit is one CAS on {@code state}: it claims slot {@code seq + 1} and learns whether it activated the lane, so
  * the "enqueue, then decide whether to schedule" race of a separate flag cannot happen. It then writes its task into
  * the slot. The consumer reads slots in order and needs no atomic instruction per task, except the hand-shake with
- * {@code shutdownNow} (see {@link Worker#beginTake}). A slot is {@code null} (claimed or not, not written yet) or a
- * task; the consumer writes nothing into the slots. It writes the lane's head once per batch, and its progress per
+ * {@code shutdownNow} (see {@link Worker#beginTake}). A slot is {@code null} (claimed or not, not written yet, or
+ * cleared by the drain of {@code shutdownNow} once the lane is CLOSED) or a task; the consumer writes nothing into the
+ * slots. It writes the lane's head once per batch, and its progress per
  * task into its own hand-shake word ({@link Worker#endTake}), a line no producer touches: so a drain or a statistics
  * read that starts from a head a batch old takes the owner's word for how far it has gone (see {@link #progress}).
  *
@@ -39,7 +40,8 @@ final class SequentialLane extends Lane {
     /** A run of slots: seq {@code base} is {@code tasks[0]}. */
     static final class Chunk {
         final long base;
-        final Object[] tasks;       // null, or a task (released by its submitter); never written by the consumer
+        final Object[] tasks;       // null, or a task (released by its submitter); never written by the consumer,
+                                    // cleared by the drain of shutdownNow (see closeAndDrain)
         final long[] stamps;        // Engine#stamp of each task, written before the task's release store
         /**
          * Linked by the submitter that claimed slot {@code base + tasks.length}, while GROWING; once the owner has
@@ -633,6 +635,9 @@ final class SequentialLane extends Lane {
                 continue;
             }
             out.add((Runnable) slot);
+            // Cleared, so a lane its worker or a handle still holds does not keep what was returned: the task is the
+            // caller's now. The owner, if it reads the slot after this store, finds it empty, then the lane CLOSED.
+            SLOT.setRelease(c.tasks, (int) (i - c.base), null);
             moved++;
             h = i;
             waits = 0;

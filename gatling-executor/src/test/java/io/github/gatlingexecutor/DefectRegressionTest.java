@@ -1025,4 +1025,82 @@ class DefectRegressionTest {
         checkerGate.countDown();
         assertTrue(e.awaitTermination(10, TimeUnit.SECONDS), "not terminated: " + e.statistics());
     }
+
+    /**
+     * {@code shutdownNow()} while a task still ran left the lanes it drained mapped, closed, until termination:
+     * {@code liveContexts()} counted four contexts where {@code contextStatistics()} listed one, the context whose
+     * task runs on, and the running lane's chunk kept the three tasks returned from behind it reachable as long as it
+     * ran.
+     */
+    @Test
+    @Timeout(60)
+    void shutdownNowLeavesNoLaneLiveAndKeepsNoReturnedTaskWhileATaskStillRuns() throws Exception {
+        // One worker: the tasks of a and b wait in the ready queue, behind the lane of held, whose task runs on. The
+        // lanes' engine: with the shard engine (off by default) the tasks wait in a shard, whose stop keeps them.
+        GatlingExecutor e = cleanup.track(gatling("now-unmaps").coreThreads(1).maxThreads(1).shardEngine(false)
+                .build());
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch gate = cleanup.gate();
+        e.execute(new Seq("held", () -> {
+            started.countDown();
+            awaitIgnoringInterrupts(gate); // outlives shutdownNow's interrupt: the lane's owner is still in its task
+        }));
+        await(started, "the held task to start");
+        List<WeakReference<Runnable>> queued = queueBehind(e);
+        assertReturned(e.shutdownNow(), queued);
+        List<ContextStatistics> live = e.contextStatistics();
+        assertEquals(1, live.size(), live::toString);
+        assertEquals("held", live.get(0).context());
+        assertEquals(1, e.statistics().liveContexts(), live::toString);
+        waitUntil("the returned tasks to be collected while the held task runs", () -> {
+            System.gc();
+            return queued.stream().allMatch(r -> r.get() == null);
+        }, () -> queued.stream().filter(r -> r.get() != null).count() + " of " + queued.size() + " still reachable");
+        assertFalse(e.isTerminated(), "the held task still runs");
+        gate.countDown();
+        assertTrue(e.awaitTermination(10, TimeUnit.SECONDS));
+        assertEquals(1, e.statistics().executed());
+        assertEquals(queued.size(), e.statistics().returned());
+        assertEquals(0, e.statistics().liveContexts());
+    }
+
+    /** Three tasks behind the running one in its lane, two for each of a and b, one coalescing for c; weakly held. */
+    private static List<WeakReference<Runnable>> queueBehind(GatlingExecutor e) {
+        List<WeakReference<Runnable>> queued = new java.util.ArrayList<>();
+        for (Object context : List.of("held", "held", "held", "a", "a", "b", "b")) {
+            Runnable task = new Seq(context, NOOP);
+            queued.add(new WeakReference<>(task));
+            e.execute(task);
+        }
+        Runnable coalescing = new Coal("c", NOOP);
+        queued.add(new WeakReference<>(coalescing));
+        e.execute(coalescing);
+        return queued;
+    }
+
+    /** Apart, so the test's frame holds no returned task. */
+    private static void assertReturned(List<Runnable> returned, List<WeakReference<Runnable>> queued) {
+        assertEquals(queued.size(), returned.size(), returned::toString);
+        for (WeakReference<Runnable> task : queued) {
+            assertTrue(returned.contains(task.get()), "not returned: " + task.get());
+        }
+    }
+
+    private static void awaitIgnoringInterrupts(CountDownLatch gate) {
+        boolean interrupted = false;
+        for (;;) {
+            try {
+                // Longer than a waitUntil: a wait that fails says so, not the task ending first.
+                if (!gate.await(2 * TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the gate was never opened");
+                }
+                break;
+            } catch (InterruptedException expected) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
 }
