@@ -17,14 +17,14 @@ import java.util.List;
  *   CLOSED    closed by shutdown (terminal); submits are rejected
  * </pre>
  *
- * A submit is one CAS on {@code state}: it claims slot {@code seq + 1} and learns whether it activated the lane, so
- * the "enqueue, then decide whether to schedule" race of a separate flag cannot happen. It then writes its task into
- * the slot. The consumer reads slots in order and needs no atomic instruction per task, except the hand-shake with
+ * A submit is one CAS on {@code state}: it claims slot {@code seq + 1} and learns whether it activated the lane, so the
+ * "enqueue, then decide whether to schedule" race of a separate flag cannot happen. It then writes its task into the
+ * slot. The consumer reads slots in order and needs no atomic instruction per task, except the hand-shake with
  * {@code shutdownNow} (see {@link Worker#beginTake}). A slot is {@code null} (claimed or not, not written yet, or
- * cleared by the drain of {@code shutdownNow} once the lane is CLOSED) or a task; the consumer writes nothing into the
- * slots. It writes the lane's head once per batch, and its progress per
- * task into its own hand-shake word ({@link Worker#endTake}), a line no producer touches: so a drain or a statistics
- * read that starts from a head a batch old takes the owner's word for how far it has gone (see {@link #progress}).
+ * cleared by the drain of {@code shutdownNow} once the lane is CLOSED) or a task; the consumer writes nothing into
+ * the slots. It writes the lane's head once per batch, and its progress per task into its own hand-shake word
+ * ({@link Worker#endTake}), a line no producer touches: so a drain or a statistics read that starts from a head a batch
+ * old takes the owner's word for how far it has gone (see {@link #progress}).
  *
  * <p>Why chunks: a linked node per task cost the producer a 40-byte allocation and the consumer a cache miss per
  * task (the first touch of a node the producer wrote). Slots are read in order, 16 references to a cache line, and a
