@@ -97,8 +97,9 @@ final class Worker implements Runnable {
     private long itemStamp;
 
     /**
-     * The lane this worker is running a batch of, or null. Owner-written; the checker reads it racily (plain reads of
-     * a reference never tear) only to name the context in a WorkerBlocked event.
+     * The lane this worker is running a batch of, or null. Owner-written; other threads read it racily (plain reads of
+     * a reference never tear): the checker to name the context in a WorkerBlocked event, and statistics to find the
+     * lanes workers are in (see Snapshots#contexts and, after shutdownNow, Engine#liveContexts).
      */
     Lane currentLane;
     /** The task running now, or null; same rules as currentLane (for the WorkerBlocked event). */
