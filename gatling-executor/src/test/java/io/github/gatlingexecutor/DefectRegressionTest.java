@@ -1043,7 +1043,7 @@ class DefectRegressionTest {
         CountDownLatch gate = cleanup.gate();
         e.execute(new Seq("held", () -> {
             started.countDown();
-            awaitIgnoringInterrupts(gate); // outlives shutdownNow's interrupt: the lane's owner is still in its task
+            TestSupport.blockIgnoringInterrupts(gate); // outlives shutdownNow's interrupt: the owner stays in its task
         }));
         await(started, "the held task to start");
         List<WeakReference<Runnable>> queued = queueBehind(e);
@@ -1083,24 +1083,6 @@ class DefectRegressionTest {
         assertEquals(queued.size(), returned.size(), returned::toString);
         for (WeakReference<Runnable> task : queued) {
             assertTrue(returned.contains(task.get()), "not returned: " + task.get());
-        }
-    }
-
-    private static void awaitIgnoringInterrupts(CountDownLatch gate) {
-        boolean interrupted = false;
-        for (;;) {
-            try {
-                // Longer than a waitUntil: a wait that fails says so, not the task ending first.
-                if (!gate.await(2 * TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("the gate was never opened");
-                }
-                break;
-            } catch (InterruptedException expected) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 }

@@ -207,7 +207,7 @@ class FaultInjectionTest {
         try {
             executor.sequential("stuck").execute(() -> {
                 started.countDown();
-                awaitUninterruptibly(gate);
+                TestSupport.blockIgnoringInterrupts(gate);
             });
             await(started, "the task that holds the only worker");
             assertEquals(1, factory.failures.get(), "the checker's start should have failed");
@@ -599,7 +599,7 @@ class FaultInjectionTest {
         AtomicInteger behindStuck = new AtomicInteger();
         executor.sequential("stuck").execute(() -> {
             stuckStarted.countDown();
-            awaitUninterruptibly(forever);   // blocks until the test ends, whatever happens
+            TestSupport.blockIgnoringInterrupts(forever);   // blocks until the test ends, whatever happens
         });
         assertTrue(stuckStarted.await(10, TimeUnit.SECONDS));
         for (int i = 0; i < 100; i++) {
@@ -653,7 +653,7 @@ class FaultInjectionTest {
         CountDownLatch started = new CountDownLatch(1);
         executor.sequential("x").execute(() -> {
             started.countDown();
-            awaitUninterruptibly(release);
+            TestSupport.blockIgnoringInterrupts(release);
         });
         assertTrue(started.await(10, TimeUnit.SECONDS));
         List<Runnable> queued = new ArrayList<>();
@@ -673,20 +673,5 @@ class FaultInjectionTest {
         release.countDown();
         assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
         assertEquals(0, ranBehind.get(), "a returned task ran");
-    }
-
-    private static void awaitUninterruptibly(CountDownLatch latch) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                latch.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

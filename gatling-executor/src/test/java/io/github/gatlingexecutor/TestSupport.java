@@ -177,6 +177,28 @@ final class TestSupport {
         return t;
     }
 
+    /**
+     * For a task that must outlive {@code shutdownNow}: waits for a gate through any number of interrupts, then
+     * re-asserts the status. Bounded at twice the global timeout, so a test that fails while it waits says so itself,
+     * not through this task ending first.
+     */
+    static void blockIgnoringInterrupts(CountDownLatch gate) {
+        boolean interrupted = false;
+        for (;;) {
+            try {
+                if (!gate.await(2 * TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("a blocking task's gate was never opened");
+                }
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** For blocking tasks in a {@code Runnable}: waits for a gate, swallowing (and re-asserting) an interrupt. */
     static void blockQuietly(CountDownLatch gate) {
         try {
