@@ -1,6 +1,7 @@
 package io.github.gatlingexecutor.kafka;
 
 import java.nio.ByteBuffer;
+import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.errors.SerializationException;
@@ -25,18 +26,36 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
      * Guards {@code given}, or, if null, the deserializer the consumer properties name, made and configured as the
      * consumer would make it (the consumer configures only the deserializers it makes itself). One difference: the
      * consumer adds the client id it generates when none is set to the configuration it hands its own deserializers;
-     * this one sees the properties as given.
+     * this one sees the properties as given. {@code other} is the given instance of the other side, or null.
      */
     @SuppressWarnings("unchecked")
-    static <T> Deserializer<T> of(Deserializer<T> given, Map<String, Object> config, boolean isKey) {
+    static <T> Deserializer<T> of(Deserializer<T> given, Deserializer<?> other, Map<String, Object> config,
+                                  boolean isKey) {
         Deserializer<T> d = given;
         if (d == null) {
-            ConsumerConfig cc = new ConsumerConfig(config);
+            ConsumerConfig cc = new ConsumerConfig(withInstanceClass(config, other, !isKey));
             d = cc.getConfiguredInstance(isKey ? ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG
                     : ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, Deserializer.class);
             d.configure(cc.originals(), isKey);
         }
         return new ErrorGuardingDeserializer<>(d);
+    }
+
+    /**
+     * The properties as the consumer sees them when it is handed a deserializer instance: the instance's class under
+     * its key, as {@code KafkaConsumer} puts it there. The property of a side given as an instance may be absent, but
+     * {@link ConsumerConfig} requires both keys: without this, one side given as an instance and the other as a
+     * property failed at {@code start()} with "Missing required configuration".
+     */
+    private static Map<String, Object> withInstanceClass(Map<String, Object> config, Deserializer<?> instance,
+                                                         boolean isKey) {
+        if (instance == null) {
+            return config;
+        }
+        Map<String, Object> m = new HashMap<>(config);
+        m.put(isKey ? ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG : ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                instance.getClass());
+        return m;
     }
 
     @Override

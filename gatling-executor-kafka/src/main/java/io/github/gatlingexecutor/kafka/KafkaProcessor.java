@@ -80,8 +80,9 @@ import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFail
  * A revoked partition takes no new records; the records already handed out (queued or running) get up to
  * {@code closeTimeout} to finish, the completed prefix is committed, and the rest is dropped without running (the
  * new owner reads it from the committed offset). Past that timeout the partition is let go anyway: a handler still
- * running then may overlap with the new owner's first records of that key. Lost partitions commit nothing and drop
- * their queued records. Eager and cooperative assignors ({@code CooperativeStickyAssignor}) and the consumer group
+ * running then may overlap with the new owner's first records of that key, unless the new owner is this processor,
+ * which first waits (up to {@code closeTimeout} again) for that handler. Lost partitions commit nothing and drop
+ * their queued records (and one assigned back waits in the same way). Eager and cooperative assignors ({@code CooperativeStickyAssignor}) and the consumer group
  * protocol all work, since only the rebalance callbacks are used.
  *
  * <h2>Back-pressure</h2>
@@ -136,10 +137,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     // Owned by the polling thread.
     private final Map<TopicPartition, PartitionState> partitions = new HashMap<>();
     /**
-     * Partitions lost whose records may still run (see {@link Listener#onPartitionsLost}): if one is assigned to us
-     * again, its new router waits for them. Dropped once stopped.
+     * Partitions let go (lost, or revoked past {@code closeTimeout}) whose records may still run (see {@link
+     * Listener#onPartitionsLost}): if one is assigned to us again, its new router waits for them. Dropped once stopped.
      */
-    private final Map<TopicPartition, PartitionState> lostRunning = new HashMap<>();
+    private final Map<TopicPartition, PartitionState> stillRunning = new HashMap<>();
     /** Per topic: the slots of its keys, shared by the routers of its partitions (which only read the map here). */
     private final Map<String, ConcurrentHashMap<Object, Slot<K, V>>> keys = new HashMap<>();
     private long sweepAt = SWEEP_MIN;
@@ -218,10 +219,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                         : "KafkaProcessor is already started");
             }
             try {
-                Deserializer<K> keys = ErrorGuardingDeserializer.of(keyDeserializer, config, true);
+                Deserializer<K> keys = ErrorGuardingDeserializer.of(keyDeserializer, valueDeserializer, config, true);
                 Deserializer<V> values;
                 try {
-                    values = ErrorGuardingDeserializer.of(valueDeserializer, config, false);
+                    values = ErrorGuardingDeserializer.of(valueDeserializer, keyDeserializer, config, false);
                 } catch (RuntimeException e) {
                     keys.close(); // as the consumer closes both when its construction fails
                     throw e;
@@ -456,8 +457,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
     private void afterPoll() {
         long now = System.nanoTime();
-        if (!lostRunning.isEmpty()) {
-            lostRunning.values().removeIf(PartitionState::stoppedAfterLoss);
+        if (!stillRunning.isEmpty()) {
+            stillRunning.values().removeIf(PartitionState::stoppedAfterRelease);
         }
         boolean pauseChanged = false;
         boolean anyWaiting = false;
@@ -588,6 +589,14 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 e.timestampType(), ConsumerRecord.NULL_SIZE, ConsumerRecord.NULL_SIZE, null, null, e.headers(),
                 Optional.empty());
         runner.handOff(executor, () -> {
+            if (ps.revoked) {
+                // Dropped, as the partition's queued records are (RecordRunner#tryHandle): its revocation or the close
+                // gave up waiting for it, and its next owner calls the handler for the record. Run here as well, that
+                // was a second call after the revocation had completed, or one after close() had returned.
+                df.outcome = FAILED;
+                ps.failureHandlerEnded();
+                return;
+            }
             try {
                 onFailure.onFailure(raw, e);
                 df.outcome = ACKNOWLEDGED;
@@ -714,7 +723,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
     /**
      * Waits until {@code done} holds for each of these partitions, or until the deadline: {@link PartitionState#settled}
-     * for a revocation or close, {@link PartitionState#stoppedAfterLoss} for a lost partition assigned back.
+     * for a revocation or close, {@link PartitionState#stoppedAfterRelease} for a partition let go and assigned back.
      */
     private void drain(List<PartitionState> states, long deadline, Predicate<PartitionState> done) {
         for (PartitionState ps : states) {
@@ -771,6 +780,14 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 ps.revoked = true; // what is still queued is skipped; the new owner reads it again
             }
             commitSync(states);
+            for (PartitionState ps : states) {
+                if (!ps.stoppedAfterRelease()) {
+                    // Let go past the timeout with a record still running: the new owner may be us (an eager
+                    // rebalance revokes every partition and hands most of them back), and then, as after a loss, the
+                    // new router must not start that partition's records beside it.
+                    stillRunning.put(ps.tp, ps);
+                }
+            }
         }
 
         @Override
@@ -779,7 +796,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 ps.revoked = true; // another member may own it already: no commit, nothing more runs here
                 // Not waited for here: the partition is most likely someone else's by now, and rejoining waits for
                 // us. But one that comes back to us must not run a record beside one of its old assignment.
-                lostRunning.put(ps.tp, ps);
+                stillRunning.put(ps.tp, ps);
             }
         }
 
@@ -788,17 +805,17 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             Thread me = Thread.currentThread();
             List<PartitionState> back = null;
             for (TopicPartition tp : assigned) {
-                PartitionState old = lostRunning.remove(tp);
-                if (old != null && !old.stoppedAfterLoss()) {
+                PartitionState old = stillRunning.remove(tp);
+                if (old != null && !old.stoppedAfterRelease()) {
                     (back == null ? back = new ArrayList<>() : back).add(old);
                 }
             }
             if (back != null) {
-                // It replays from its last commit, so the record that was running when it was lost comes first again:
-                // under PARTITION order, or for a null key, nothing else keeps the two runs apart. Its queued records
-                // are dropped as they come up, so this waits for the records running, as a revocation gives them
-                // closeTimeout.
-                drain(back, System.nanoTime() + closeTimeout.toNanos(), PartitionState::stoppedAfterLoss);
+                // It replays from its last commit, so the record that was running when it was let go comes first
+                // again: under PARTITION order, or for a null key, nothing else keeps the two runs apart. Its queued
+                // records are dropped as they come up, so this waits for the records running, as a revocation gives
+                // them closeTimeout.
+                drain(back, System.nanoTime() + closeTimeout.toNanos(), PartitionState::stoppedAfterRelease);
             }
             for (TopicPartition tp : assigned) {
                 if (!partitions.containsKey(tp)) {

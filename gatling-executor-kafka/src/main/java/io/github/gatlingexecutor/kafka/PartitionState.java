@@ -63,6 +63,8 @@ final class PartitionState {
     long sentUpTo = -1;
     /** At least {@link #sentUpTo}; moves past a record that could not be deserialized once it is dealt with. */
     long nextOffset = -1;
+    /** The highest offset {@link #advance()} has returned: every record below it is complete (or -1). */
+    private long complete = -1;
     /** The offset last sent in a commit (or -1); a commit is sent only when the prefix moved past it. */
     long commitRequested = -1;
     /**
@@ -141,7 +143,15 @@ final class PartitionState {
             compactAt = span + Math.max(compactMin, 2 * compact(h));
         }
         long bound = routed == sentUpTo ? nextOffset : routed;
-        return h != null ? Math.min(h.offset, bound) : bound;
+        long prefix = h != null ? Math.min(h.offset, bound) : bound;
+        // A prefix once complete stays complete, but the bound can fall back: after an unreadable record's failure
+        // handler returned, nextOffset passes it, and once the next poll hands records to a router that has not run
+        // yet, the bound is the router's progress, which stops before that record. A commit of that (on revocation
+        // or close) moved the group's offset back, and the next owner handled the record again.
+        if (prefix > complete) {
+            complete = prefix;
+        }
+        return complete;
     }
 
     /**
@@ -187,10 +197,11 @@ final class PartitionState {
     }
 
     /**
-     * Polling thread, for a partition lost (revoked with no drain, see {@code KafkaProcessor}): none of its records,
-     * and no failure handler of an unreadable record of it, runs any more. What was queued is dropped as it comes up.
+     * Polling thread, for a partition let go (lost, or revoked past {@code closeTimeout}, see {@code KafkaProcessor}):
+     * none of its records, and no failure handler of an unreadable record of it, runs any more. What was queued is
+     * dropped as it comes up.
      */
-    boolean stoppedAfterLoss() {
+    boolean stoppedAfterRelease() {
         return router.stopped() && noFailureHandlerRunning();
     }
 

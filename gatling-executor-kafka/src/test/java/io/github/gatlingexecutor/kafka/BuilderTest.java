@@ -69,6 +69,25 @@ class BuilderTest {
     }
 
     @Test
+    void oneDeserializerGivenAsAnInstanceAndTheOtherAsAPropertyStarts() {
+        // The property of the one given as an instance may be absent: start() makes the other from its property
+        // without asking for both (it threw ConfigException, "Missing required configuration", and closed).
+        Map<String, Object> noKeyClass = valid();
+        noKeyClass.remove("key.deserializer");
+        Map<String, Object> noValueClass = valid();
+        noValueClass.remove("value.deserializer");
+        for (KafkaProcessor<String, String> p : List.of(
+                builder(noKeyClass).keyDeserializer(new StringDeserializer()).closeTimeout(Duration.ZERO).build(),
+                builder(noValueClass).valueDeserializer(new StringDeserializer()).closeTimeout(Duration.ZERO).build())) {
+            try {
+                assertDoesNotThrow(p::start);
+            } finally {
+                p.close();
+            }
+        }
+    }
+
+    @Test
     void autoCommitIsTheProcessorsJob() {
         rejected("enable.auto.commit", p -> p.put("enable.auto.commit", "true"), b -> { });
         rejected("enable.auto.commit", p -> p.put("enable.auto.commit", Boolean.TRUE), b -> { });

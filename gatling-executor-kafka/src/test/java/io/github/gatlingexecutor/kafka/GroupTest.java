@@ -3,6 +3,7 @@ package io.github.gatlingexecutor.kafka;
 import io.github.gatlingexecutor.GatlingExecutor;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -277,6 +279,78 @@ class GroupTest {
     }
 
     /**
+     * The failure handler of an unreadable record, still queued when its partition's revocation gave up waiting (the
+     * only worker is held by another partition's record past {@code closeTimeout}), is dropped as the partition's
+     * queued records are: the partition's next owner calls it. Before, it still ran once the worker was free, a
+     * second call for the record after the revocation had completed.
+     */
+    @Test
+    void aFailureHandlerStillQueuedWhenItsPartitionIsRevokedIsDropped() throws Exception {
+        String topic = EmbeddedKafka.name("deser-queued");
+        KAFKA.createTopic(topic, 2);
+        KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, "k", "hold"),
+                new ProducerRecord<>(topic, 1, "k", "bad"), new ProducerRecord<>(topic, 1, "k", "after")));
+        String group = EmbeddedKafka.name("g");
+        Map<Long, AtomicInteger> failureHandlerCalls = new ConcurrentHashMap<>(); // across both processors
+        LongAdder inB = new LongAdder();
+        AtomicInteger holds = new AtomicInteger();
+        CountDownLatch heldInA = new CountDownLatch(1);
+        CountDownLatch releaseA = new CountDownLatch(1);
+        Properties props = KAFKA.consumerProperties(group);
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, FailureTest.PickyDeserializer.class.getName());
+        // Eager: b's joining revokes both partitions from a, so partition 1 is revoked whichever member gets it.
+        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, RangeAssignor.class.getName());
+        try (GatlingExecutor oneWorker = GatlingExecutor.builder().name("a").coreThreads(1).maxThreads(1).build();
+             KafkaProcessor<String, String> a = KafkaProcessor.<String, String>builder(props)
+                     .topics(topic)
+                     .executor(oneWorker)
+                     .closeTimeout(Duration.ofMillis(300))
+                     .handler(r -> {
+                         if ("hold".equals(r.value()) && holds.getAndIncrement() == 0) {
+                             heldInA.countDown();
+                             assertTrue(releaseA.await(30, TimeUnit.SECONDS));
+                         }
+                     })
+                     .onFailure((r, e) -> failureHandlerCalls.computeIfAbsent(position(r), x -> new AtomicInteger())
+                             .incrementAndGet())
+                     .build()) {
+            a.start();
+            assertTrue(heldInA.await(30, TimeUnit.SECONDS), "a's only worker held by the record of partition 0");
+            // The unreadable record of partition 1 was read, and its failure handler waits behind the held record.
+            await(Duration.ofSeconds(30), "the failure handler queued in a",
+                    () -> a.statistics().failed() >= 1 && oneWorker.statistics().queued() >= 1);
+            try (KafkaProcessor<String, String> b = KafkaProcessor.<String, String>builder(props)
+                    .topics(topic)
+                    .handler(r -> inB.increment())
+                    .onFailure((r, e) -> {
+                        inB.increment();
+                        failureHandlerCalls.computeIfAbsent(position(r), x -> new AtomicInteger()).incrementAndGet();
+                    })
+                    .build()) {
+                b.start();
+                // b gets a partition only after a's revocation of both has given up on its held worker and returned.
+                await(Duration.ofSeconds(30), "b working on a partition", () -> inB.sum() > 0);
+                releaseA.countDown();
+                Map<TopicPartition, Long> end = Map.of(new TopicPartition(topic, 0), 1L, new TopicPartition(topic, 1),
+                        2L);
+                await(Duration.ofSeconds(30), "both partitions committed to their ends", () -> {
+                    try {
+                        return end.equals(KAFKA.committed(group));
+                    } catch (Exception e) {
+                        throw new AssertionError(e);
+                    }
+                });
+                // Every task a's worker was given has run (or been dropped), the stale failure handler included.
+                await(Duration.ofSeconds(30), "a's executor idle", () -> oneWorker.statistics().queued() == 0
+                        && oneWorker.statistics().active() == 0);
+            }
+        }
+        assertEquals(Map.of(position(1, 0), 1), failureHandlerCalls.entrySet().stream()
+                .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get())),
+                "one failure handler call for the unreadable record");
+    }
+
+    /**
      * Stalls the polling thread once, in the deserializer (which runs inside {@code poll}), for {@link #STALL} when it
      * meets the value "stall": longer than the test's {@code max.poll.interval.ms}, so the member leaves the group and
      * its next poll finds its partitions lost, then gets them back.
@@ -355,6 +429,78 @@ class GroupTest {
         }
         assertTrue(firstRuns.get() >= 2, "the partition was not lost and replayed: the test did not test");
         assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+    }
+
+    /**
+     * A partition revoked while its record runs past {@code closeTimeout}, and assigned back to the same processor (an
+     * eager rebalance: a member that reads another topic joins the group), waits for that record before it replays
+     * from its last commit, as a lost partition assigned back does. Before, the replay ran the record again beside
+     * its old run: two records of one partition at once in one processor, under PARTITION order.
+     */
+    @Test
+    void aPartitionRevokedPastTheTimeoutAndAssignedBackRunsNothingBesideARecordOfItsOldAssignment() throws Exception {
+        String topic = EmbeddedKafka.name("revoked-back");
+        String otherTopic = EmbeddedKafka.name("revoked-back-other");
+        KAFKA.createTopic(topic, 1);
+        KAFKA.createTopic(otherTopic, 1);
+        String group = EmbeddedKafka.name("g");
+        AtomicInteger running = new AtomicInteger();
+        Set<String> ran = ConcurrentHashMap.newKeySet();
+        CountDownLatch firstStarted = new CountDownLatch(1);
+        CountDownLatch releaseFirst = new CountDownLatch(1);
+        AtomicInteger firstRuns = new AtomicInteger();
+        Properties props = KAFKA.consumerProperties(group);
+        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, RangeAssignor.class.getName());
+        try (KafkaProcessor<String, String> a = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .ordering(Ordering.PARTITION)
+                .commitInterval(Duration.ofMillis(50))
+                .closeTimeout(Duration.ofSeconds(2))
+                .handler(r -> {
+                    if (running.incrementAndGet() != 1) {
+                        violations.add("two records of the partition at once, one of them " + r.value());
+                    }
+                    try {
+                        if (r.value().equals("first") && firstRuns.incrementAndGet() == 1) {
+                            firstStarted.countDown();
+                            assertTrue(releaseFirst.await(30, TimeUnit.SECONDS));
+                        }
+                        ran.add(r.value());
+                    } finally {
+                        running.decrementAndGet();
+                    }
+                })
+                .build()) {
+            a.start();
+            KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, "k", "first"),
+                    new ProducerRecord<>(topic, 0, "k", "last")));
+            assertTrue(firstStarted.await(30, TimeUnit.SECONDS), "the first record running");
+            Thread poller = pollingThread(group);
+            try (KafkaProcessor<String, String> b = KafkaProcessor.<String, String>builder(props)
+                    .topics(otherTopic)
+                    .handler(r -> { })
+                    .build()) {
+                b.start();
+                // Released once the partition is back and either waits for the old run (the assignment's callback is
+                // on the polling thread's stack) or has started the record again beside it: the release itself then
+                // never decides the outcome.
+                await(Duration.ofSeconds(30), "the partition assigned back", () -> firstRuns.get() >= 2
+                        || Arrays.stream(poller.getStackTrace())
+                                .anyMatch(f -> f.getMethodName().equals("onPartitionsAssigned")));
+                releaseFirst.countDown();
+                await(Duration.ofSeconds(30), "every record run", () -> ran.containsAll(List.of("first", "last")));
+            }
+        } finally {
+            releaseFirst.countDown();
+        }
+        assertTrue(firstRuns.get() >= 2, "the partition was not revoked and replayed: the test did not test");
+        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+    }
+
+    private static Thread pollingThread(String group) {
+        String name = "kafka-" + group + "-poll";
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name)).findFirst()
+                .orElseThrow(() -> new AssertionError("no thread " + name));
     }
 
     @Test

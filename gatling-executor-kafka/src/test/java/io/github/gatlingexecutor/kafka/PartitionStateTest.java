@@ -46,6 +46,28 @@ class PartitionStateTest {
         assertEquals(100, ps.advance(), "the commit after the stuck record completes: up to the first pending one");
     }
 
+    @Test
+    void theCommitDoesNotGoBackOnceItPassedAnAcknowledgedUnreadableRecord() {
+        PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), COMPACT_MIN);
+        for (int offset = 0; offset < 50; offset++) {
+            track(ps, offset).done = true;
+        }
+        // Offset 50 cannot be deserialized; its failure handler returned, so the commit may pass it (as
+        // KafkaProcessor#acknowledged moves nextOffset), and was sent as 51.
+        ps.nextOffset = 51;
+        assertEquals(51, ps.advance());
+        // The next poll hands 51 to 60 to the router, which has not run yet: it is still done up to 50. The commit
+        // must stay at 51 (a commitSync on revocation or close sent 50, and the next owner handled 50 again).
+        ps.dispatched += 10;
+        ps.sentUpTo = 61;
+        ps.nextOffset = 61;
+        assertEquals(51, ps.advance(), "the commit went back behind the acknowledged record");
+        for (int offset = 51; offset <= 60; offset++) {
+            track(ps, offset).done = offset != 55;
+        }
+        assertEquals(55, ps.advance(), "once routed, up to the first pending record");
+    }
+
     private static Work<String, String> track(PartitionState ps, long offset) {
         Work<String, String> w = new Work<>(ps, null);
         w.offset = offset;
