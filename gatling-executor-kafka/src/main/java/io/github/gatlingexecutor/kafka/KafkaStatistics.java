@@ -60,7 +60,11 @@ public final class KafkaStatistics {
         return failed;
     }
 
-    /** Handler calls that were tries again after a failure (all of them, including the later capped ones). */
+    /**
+     * Tries again after a failure, counted when made: the handler's calls (all of them, including the later capped
+     * ones; not a retry dropped during its backoff because its partition was revoked or the processor closed), and
+     * reads of a record that could not be deserialized that failed again.
+     */
     public long retries() {
         return retries;
     }

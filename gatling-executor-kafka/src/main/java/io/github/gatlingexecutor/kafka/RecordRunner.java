@@ -81,6 +81,9 @@ final class RecordRunner<K, V> {
         if (w.partition.revoked) {
             return DROPPED;
         }
+        if (w.attempts > 0) {
+            retried.increment(); // here, not when the try is scheduled: a try dropped above is no handler call
+        }
         ConsumerRecord<K, V> record = w.record;
         // Several records may run in one executor task (a router's batch, a slot's run), and the executor clears a
         // worker's interrupt status only between its tasks: an interrupt an earlier handler left set must not reach
@@ -141,7 +144,6 @@ final class RecordRunner<K, V> {
     boolean scheduleRetry(Work<K, V> w, Runnable action) {
         try {
             executor.schedule(action, backoff(w.attempts), TimeUnit.NANOSECONDS);
-            retried.increment();
             return true;
         } catch (RejectedExecutionException closing) {
             return false;

@@ -255,6 +255,39 @@ class FailureTest {
         }
     }
 
+    /**
+     * {@code retries()} counts the handler's calls that were tries again, when they are made: before, it counted a
+     * retry when it was scheduled, so a retry dropped with its partition (revoked, or the processor closed during
+     * the backoff) counted as a call that never happened.
+     */
+    @Test
+    void retriesCountsTheCallsMadeNotTheRetriesScheduled() throws Exception {
+        String topic = EmbeddedKafka.name("retries-count");
+        KAFKA.createTopic(topic, 1);
+        KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, "k", "v")));
+        AtomicInteger calls = new AtomicInteger();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                .topics(topic)
+                .retries(3)
+                .retryBackoff(Duration.ofSeconds(2))
+                .closeTimeout(Duration.ofMillis(100))
+                .handler(r -> {
+                    calls.incrementAndGet();
+                    throw new IllegalStateException("fails every time");
+                })
+                .build()) {
+            processor.start();
+            await(Duration.ofSeconds(30), "the first call", () -> calls.get() == 1);
+            // The retry is scheduled a moment after the call returns; this wait only gives the old count the time to
+            // show. The retry itself is 2 s away, so no wait here can make the count right.
+            TimeUnit.MILLISECONDS.sleep(200);
+            assertEquals(0, processor.statistics().retries(), "a retry counted before its call");
+            await(Duration.ofSeconds(30), "the second call", () -> calls.get() == 2);
+            assertEquals(1, processor.statistics().retries());
+        }
+    }
+
     /** Fails on the value "bad", as a schema mismatch would. */
     public static final class PickyDeserializer implements Deserializer<String> {
         @Override
