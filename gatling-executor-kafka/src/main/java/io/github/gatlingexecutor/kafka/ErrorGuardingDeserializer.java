@@ -26,7 +26,8 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
      * Guards {@code given}, or, if null, the deserializer the consumer properties name, made and configured as the
      * consumer would make it (the consumer configures only the deserializers it makes itself). One difference: the
      * consumer adds the client id it generates when none is set to the configuration it hands its own deserializers;
-     * this one sees the properties as given. {@code other} is the given instance of the other side, or null.
+     * this one sees the properties as given, with the class of {@code other} (the other side's given instance, or
+     * null) under its key, as the consumer puts it there.
      */
     @SuppressWarnings("unchecked")
     static <T> Deserializer<T> of(Deserializer<T> given, Deserializer<?> other, Map<String, Object> config,

@@ -82,8 +82,9 @@ import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFail
  * new owner reads it from the committed offset). Past that timeout the partition is let go anyway: a handler still
  * running then may overlap with the new owner's first records of that key, unless the new owner is this processor,
  * which first waits (up to {@code closeTimeout} again) for that handler. Lost partitions commit nothing and drop
- * their queued records (and one assigned back waits in the same way). Eager and cooperative assignors ({@code CooperativeStickyAssignor}) and the consumer group
- * protocol all work, since only the rebalance callbacks are used.
+ * their queued records (and one assigned back waits in the same way). Eager and cooperative assignors
+ * ({@code CooperativeStickyAssignor}) and the consumer group protocol all work, since only the rebalance callbacks
+ * are used.
  *
  * <h2>Back-pressure</h2>
  * A partition with {@code maxPendingPerPartition} records polled and not completed is paused alone (it may go over by
@@ -723,7 +724,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
     /**
      * Waits until {@code done} holds for each of these partitions, or until the deadline: {@link PartitionState#settled}
-     * for a revocation or close, {@link PartitionState#stoppedAfterRelease} for a partition let go and assigned back.
+     * for a revocation or close, {@link PartitionState#stoppedAfterRelease} for a partition let go and assigned
+     * back.
      */
     private void drain(List<PartitionState> states, long deadline, Predicate<PartitionState> done) {
         for (PartitionState ps : states) {
@@ -945,7 +947,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
         /**
          * How long records already handed out may take to finish when their partition is revoked or the processor
-         * closes; 30 s by default; zero means not at all; must not be negative.
+         * closes; 30 s by default; zero means not at all; must not be negative. The waits of one rebalance happen
+         * inside one {@code poll}: the revocation's, its commit's (bounded by the same timeout), and, for a partition
+         * let go past the timeout and assigned back, one more for its old records. Keep it well under a third of
+         * {@code max.poll.interval.ms} (300 s by default), or a rebalance makes the member leave the group.
          */
         public Builder<K, V> closeTimeout(Duration closeTimeout) {
             this.closeTimeout = Objects.requireNonNull(closeTimeout, "closeTimeout");

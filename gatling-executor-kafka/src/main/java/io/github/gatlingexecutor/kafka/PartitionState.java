@@ -147,7 +147,10 @@ final class PartitionState {
         // A prefix once complete stays complete, but the bound can fall back: after an unreadable record's failure
         // handler returned, nextOffset passes it, and once the next poll hands records to a router that has not run
         // yet, the bound is the router's progress, which stops before that record. A commit of that (on revocation
-        // or close) moved the group's offset back, and the next owner handled the record again.
+        // or close) moved the group's offset back, and the next owner handled the record again. (This assumes the
+        // position never goes back within an assignment but for the seek to an unreadable record, which no earlier
+        // commit passed. After one of the consumer's own resets, on a log truncation or an out-of-range offset,
+        // records read again below the floor do not hold the commit back.)
         if (prefix > complete) {
             complete = prefix;
         }

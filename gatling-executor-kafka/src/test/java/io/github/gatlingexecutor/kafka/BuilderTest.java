@@ -76,9 +76,10 @@ class BuilderTest {
         noKeyClass.remove("key.deserializer");
         Map<String, Object> noValueClass = valid();
         noValueClass.remove("value.deserializer");
-        for (KafkaProcessor<String, String> p : List.of(
-                builder(noKeyClass).keyDeserializer(new StringDeserializer()).closeTimeout(Duration.ZERO).build(),
-                builder(noValueClass).valueDeserializer(new StringDeserializer()).closeTimeout(Duration.ZERO).build())) {
+        for (KafkaProcessor.Builder<String, String> b : List.of(
+                builder(noKeyClass).keyDeserializer(new StringDeserializer()),
+                builder(noValueClass).valueDeserializer(new StringDeserializer()))) {
+            KafkaProcessor<String, String> p = b.closeTimeout(Duration.ZERO).build();
             try {
                 assertDoesNotThrow(p::start);
             } finally {

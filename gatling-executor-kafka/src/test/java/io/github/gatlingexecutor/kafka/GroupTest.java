@@ -455,7 +455,7 @@ class GroupTest {
                 .topics(topic)
                 .ordering(Ordering.PARTITION)
                 .commitInterval(Duration.ofMillis(50))
-                .closeTimeout(Duration.ofSeconds(2))
+                .closeTimeout(Duration.ofSeconds(3)) // also how long the assignment's wait is there to be seen
                 .handler(r -> {
                     if (running.incrementAndGet() != 1) {
                         violations.add("two records of the partition at once, one of them " + r.value());
