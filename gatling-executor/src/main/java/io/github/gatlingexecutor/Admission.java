@@ -3,6 +3,7 @@ package io.github.gatlingexecutor;
 import java.lang.invoke.VarHandle;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -202,10 +203,20 @@ final class Admission {
         if (total > 0 && queuedNow() < total) {
             wakeExecutorHead();
         }
-        for (Object context : contextHeads.keySet()) {
-            Lane lane = engine.lanes(false).get(context);
-            if (lane == null || lane.queuedCount() < perContext) {
-                wakeContextHead(context);
+        for (Map.Entry<Object, Thread> head : contextHeads.entrySet()) {
+            boolean room;
+            try {
+                Lane lane = engine.lanes(false).get(head.getKey());
+                room = lane == null || lane.queuedCount() < perContext;
+            } catch (RuntimeException | Error contextFailed) {
+                // The context's hashCode or equals threw (it broke after its tasks were accepted). The checker must
+                // not die of it (termination and the timer depend on it); the waiter is woken, and its own look at
+                // its lane throws on its own thread, at the call that waits.
+                engine.reportUncaught(contextFailed);
+                room = true;
+            }
+            if (room) {
+                LockSupport.unpark(head.getValue());
             }
         }
     }
@@ -219,7 +230,12 @@ final class Admission {
     void started(Lane lane) {
         if (waitingCell.getOpaque(2 * PAD) > 0) {
             if (lane != null && !lane.coalescing()) {
-                wakeContextHead(lane.context);
+                try {
+                    wakeContextHead(lane.context);
+                } catch (RuntimeException | Error contextFailed) {
+                    // The context's hashCode or equals threw. Thrown on, it skipped the task about to run (its slot
+                    // already taken): lost. The checker's poll finds the waiter without hashing, and reports it.
+                }
             }
             // Executor waiters are woken once a few places are free, not at every task: a wake-up per task would
             // cost a worker a system call per task exactly when the executor is busiest. Once woken, the head admits

@@ -664,6 +664,91 @@ class DefectRegressionTest {
     }
 
     /**
+     * A context whose hashCode throws while {@code broken}, on threads whose name contains {@code where} only: a
+     * caller's bug that shows after the context's tasks were accepted, met first by the executor's own threads.
+     */
+    private static final class BreakingContext {
+        final String where;
+        volatile boolean broken;
+
+        BreakingContext(String where) {
+            this.where = where;
+        }
+
+        @Override
+        public int hashCode() {
+            if (broken && Thread.currentThread().getName().contains(where)) {
+                throw new IllegalStateException("hashCode of a broken context");
+            }
+            return 1;
+        }
+    }
+
+    private GatlingExecutor boundedOneWorker(String name, List<Throwable> reported) {
+        return cleanup.track(gatling(name).coreThreads(1).maxThreads(1).maxQueuedPerContext(1)
+                .overflow(Overflow.block(Duration.ofSeconds(30))).uncaughtExceptionHandler((t, x) -> reported.add(x))
+                .build());
+    }
+
+    /**
+     * A context that broke while a submitter waits for room in its lane: the checker's look for room (each tick while
+     * anyone waits) hashed it, and the exception ended the checker thread. Nothing restarted it, so delayed tasks
+     * stopped and the executor never terminated. Failed before: the delayed task never ran.
+     */
+    @Test
+    @Timeout(30)
+    void aContextThatBreaksWhileASubmitterWaitsLeavesTheCheckerRunning() throws Exception {
+        List<Throwable> reported = new CopyOnWriteArrayList<>();
+        GatlingExecutor e = boundedOneWorker("poll-broken", reported);
+        BreakingContext k = new BreakingContext("-checker");
+        CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(k).execute(blocker));
+        e.sequential(k).execute(NOOP); // the lane's one place
+        Thread submitter = new Thread(() -> e.sequential(k).execute(NOOP), "waiting-submitter");
+        submitter.start();
+        waitUntil("the submitter waiting for room", () -> e.statistics().waitingSubmitters() == 1);
+        k.broken = true;
+        waitUntil("the checker's look meeting the broken context", () -> !reported.isEmpty());
+        k.broken = false;
+        assertInstanceOf(IllegalStateException.class, reported.get(0));
+        gate.countDown();
+        submitter.join(TimeUnit.SECONDS.toMillis(5));
+        assertFalse(submitter.isAlive(), "the waiting submitter never got its place");
+        ScheduledFuture<String> later = e.schedule(() -> "still ticking", 5, TimeUnit.MILLISECONDS); // on the checker
+        assertEquals("still ticking", later.get(5, TimeUnit.SECONDS));
+        e.shutdown();
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
+        assertEquals(4, e.statistics().executed());
+    }
+
+    /**
+     * A context that broke while a submitter waits for room in its lane: the worker that took the lane's task woke
+     * that submitter first, by the context, outside the task's guard; the exception skipped the task, its slot
+     * already taken: neither run nor returned. Failed before: one of the context's two tasks never ran.
+     */
+    @Test
+    @Timeout(30)
+    void aContextThatBreaksWhileASubmitterWaitsLosesNoTaskOnTheWorker() throws Exception {
+        List<Throwable> reported = new CopyOnWriteArrayList<>();
+        GatlingExecutor e = boundedOneWorker("started-broken", reported);
+        BreakingContext k = new BreakingContext("-core-");
+        CountDownLatch gate = cleanup.occupy(e); // the only worker
+        CountDownLatch ran = new CountDownLatch(2);
+        e.sequential(k).execute(ran::countDown); // the lane's one place
+        Thread submitter = new Thread(() -> e.sequential(k).execute(ran::countDown), "waiting-submitter");
+        submitter.start();
+        waitUntil("the submitter waiting for room", () -> e.statistics().waitingSubmitters() == 1);
+        k.broken = true;
+        gate.countDown(); // the worker takes k's task while the submitter waits
+        assertTrue(ran.await(5, TimeUnit.SECONDS), "a task of the broken context was lost: " + e.statistics());
+        k.broken = false;
+        submitter.join(TimeUnit.SECONDS.toMillis(5));
+        assertFalse(submitter.isAlive(), "the waiting submitter never got its place");
+        e.shutdown();
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
+        assertEquals(3, e.statistics().executed());
+    }
+
+    /**
      * A context whose hashCode, when the checker calls it while dispatching a due task, holds the dispatch until the
      * thread calling shutdownNow() is parked: shutdownNow has then reached the timer's lock.
      */
