@@ -59,6 +59,14 @@ final class Engine {
     final TaskTimer timer;
     /** The read side of the counters below and of the lanes: every statistics snapshot. */
     final Snapshots snapshots = new Snapshots(this);
+    /**
+     * The public object over this engine, set once by it. Nothing reads it: it keeps that object reachable for as long
+     * as the engine is, through its threads, lane handles and futures, as a {@code ThreadPoolExecutor}'s workers keep
+     * their pool. Without it, a caller that kept only lane handles left the public object to the collector while the
+     * executor ran on, and whatever held it weakly lost it: Micrometer's meters then read NaN.
+     */
+    @SuppressWarnings("unused")
+    Object owner;
 
     private volatile int state = RUNNING;
     /**

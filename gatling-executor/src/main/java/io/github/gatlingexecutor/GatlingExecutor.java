@@ -58,6 +58,7 @@ public final class GatlingExecutor implements ContextExecutor {
 
     private GatlingExecutor(Settings settings) {
         this.engine = new Engine(settings);
+        engine.owner = this;
     }
 
     /**

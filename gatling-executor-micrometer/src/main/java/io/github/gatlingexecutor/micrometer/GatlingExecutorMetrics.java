@@ -28,7 +28,9 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>Every meter is function-based: nothing runs on the executor's hot path. A meter reads a fresh
  * {@link ContextExecutor#statistics()} snapshot when the registry asks for its value (a few dozen reads). The
- * meters hold the executor weakly, as Micrometer's function-based meters do, so binding does not keep it alive.
+ * meters hold the executor weakly, as Micrometer's function-based meters do, so binding does not keep it alive. A
+ * {@link io.github.gatlingexecutor.GatlingExecutor} keeps itself reachable while it has threads, lane handles or
+ * futures in use, so its meters read on for as long as it runs, whatever the caller keeps.
  *
  * <pre>{@code
  * GatlingExecutor executor = GatlingExecutor.builder().name("orders").build();

@@ -13,9 +13,11 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
@@ -172,5 +174,43 @@ class GatlingExecutorMetricsTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+    /**
+     * The meters hold the executor weakly (Micrometer's default). A caller that keeps only a lane handle must still
+     * see them read while the executor runs: the running executor keeps its public object reachable, as a
+     * {@code ThreadPoolExecutor}'s workers keep their pool. Before, a collection took it, and the gauges read NaN.
+     */
+    @Test
+    @Timeout(30)
+    void metersKeepReadingWhileTheExecutorRunsAndOnlyALaneHandleIsKept() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        LaneOnly kept = bindAndKeepOnlyALane(registry);
+        try {
+            CountDownLatch ran = new CountDownLatch(1);
+            kept.lane.execute(ran::countDown);
+            assertTrue(ran.await(10, TimeUnit.SECONDS));
+            for (int i = 0; i < 3; i++) {
+                System.gc();
+            }
+            assertNotNull(kept.executor.get(), "the running executor's public object was collected");
+            assertEquals(1.0, registry.get("executor.pool.size").gauge().value());
+            assertEquals(1.0, registry.get("executor.completed").functionCounter().count());
+        } finally {
+            GatlingExecutor executor = kept.executor.get();
+            if (executor != null) {
+                executor.close();
+            }
+        }
+    }
+
+    /** A lane handle, and the executor it belongs to held weakly. */
+    private record LaneOnly(Executor lane, WeakReference<GatlingExecutor> executor) {
+    }
+
+    /** Apart, so the test's frame holds no strong reference to the executor. */
+    private static LaneOnly bindAndKeepOnlyALane(SimpleMeterRegistry registry) {
+        GatlingExecutor executor = GatlingExecutor.builder().name("lane-only").coreThreads(1).build();
+        new GatlingExecutorMetrics(executor, Tags.empty()).bindTo(registry);
+        return new LaneOnly(executor.sequential("k"), new WeakReference<>(executor));
     }
 }
