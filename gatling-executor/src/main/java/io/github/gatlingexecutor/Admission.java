@@ -89,14 +89,71 @@ final class Admission {
     /** Guarded by lock; ordered by arrival. */
     private final PriorityQueue<Waiter> executorQueue = new PriorityQueue<>(BY_ARRIVAL);
     /**
-     * Guarded by lock: the waiters of each full sequential context, ordered by arrival; an entry is removed when it
-     * empties.
+     * Guarded by lock: the waiters of each full sequential context, ordered by arrival; an entry is removed, through
+     * its queue's own key, when it empties.
      */
-    private final HashMap<Object, PriorityQueue<Waiter>> contextQueues = new HashMap<>();
+    private final HashMap<ContextKey, ContextQueue> contextQueues = new HashMap<>();
     /** The thread at the head of the executor queue, or null: written under the lock, read by workers without it. */
     private volatile Thread executorHead;
-    /** The thread at the head of each context queue: written under the lock, read by workers without it. */
-    private final ConcurrentHashMap<Object, Thread> contextHeads = new ConcurrentHashMap<>();
+    /**
+     * The thread at the head of each context queue, keyed by that queue's key: written under the lock, read by
+     * workers without it.
+     */
+    private final ConcurrentHashMap<ContextKey, Thread> contextHeads = new ConcurrentHashMap<>();
+
+    /**
+     * A sequential context as the admission maps key it. Its hash is taken once, by the submitter that makes the key
+     * (on the caller's thread, where a context that throws must throw), and an entry is removed through the very key
+     * that made it, which the maps find by identity. So a context whose {@code hashCode} or {@code equals} starts to
+     * throw while its submitters wait cannot keep the lock held, the waiting number raised or an entry mapped: the way
+     * out of a wait hashed the context again, and an exception there skipped the unlock. An {@code equals} that
+     * throws reads as unequal: two waiters of such a context may then queue apart, and each meets the failure at its
+     * own attempt.
+     */
+    private static final class ContextKey {
+        final Object context;
+        private final int hash;
+        /** The checker has reported that this context throws (see {@link #poll}). Read and written by it only. */
+        boolean reported;
+
+        ContextKey(Object context) {
+            this.context = context;
+            this.hash = context.hashCode();
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (o == this) {
+                return true;
+            }
+            if (!(o instanceof ContextKey) || ((ContextKey) o).hash != hash) {
+                return false;
+            }
+            try {
+                return context.equals(((ContextKey) o).context);
+            } catch (VirtualMachineError fatal) {
+                throw fatal;
+            } catch (RuntimeException | Error broken) {
+                return false;
+            }
+        }
+    }
+
+    /** The waiters of one full sequential context, by arrival, and the key its entries are mapped and removed by. */
+    private static final class ContextQueue extends PriorityQueue<Waiter> {
+        private static final long serialVersionUID = 1L;
+        final transient ContextKey key;
+
+        ContextQueue(ContextKey key) {
+            super(BY_ARRIVAL);
+            this.key = key;
+        }
+    }
 
     /** One parked submitter. Its fields are guarded by the lock. */
     private static final class Waiter {
@@ -105,7 +162,8 @@ final class Admission {
         final IntSupplier attempt;
         /** Its place in every queue it joins: taken once, when it starts to wait. */
         long ticket;
-        boolean inContextQueue;
+        /** The queue of its context it waits in, or null. */
+        ContextQueue contextQueue;
         boolean inExecutorQueue;
         /** Admitted by the head on its behalf. */
         boolean admitted;
@@ -203,16 +261,20 @@ final class Admission {
         if (total > 0 && queuedNow() < total) {
             wakeExecutorHead();
         }
-        for (Map.Entry<Object, Thread> head : contextHeads.entrySet()) {
+        for (Map.Entry<ContextKey, Thread> head : contextHeads.entrySet()) {
+            ContextKey key = head.getKey();
             boolean room;
             try {
-                Lane lane = engine.lanes(false).get(head.getKey());
+                Lane lane = engine.lanes(false).get(key.context);
                 room = lane == null || lane.queuedCount() < perContext;
             } catch (RuntimeException | Error contextFailed) {
                 // The context's hashCode or equals threw (it broke after its tasks were accepted). The checker must
-                // not die of it (termination and the timer depend on it); the waiter is woken, and its own look at
-                // its lane throws on its own thread, at the call that waits.
-                engine.reportUncaught(contextFailed);
+                // not die of it (termination and the timer depend on it). Reported once; the waiter is woken, and its
+                // own attempt throws on its own thread, at the call that waits, and leaves (see ContextKey).
+                if (!key.reported) {
+                    key.reported = true;
+                    engine.reportUncaught(contextFailed);
+                }
                 room = true;
             }
             if (room) {
@@ -229,12 +291,12 @@ final class Admission {
      */
     void started(Lane lane) {
         if (waitingCell.getOpaque(2 * PAD) > 0) {
-            if (lane != null && !lane.coalescing()) {
+            if (lane != null && !lane.coalescing() && !contextHeads.isEmpty()) {
                 try {
                     wakeContextHead(lane.context);
                 } catch (RuntimeException | Error contextFailed) {
                     // The context's hashCode or equals threw. Thrown on, it skipped the task about to run (its slot
-                    // already taken): lost. The checker's poll finds the waiter without hashing, and reports it.
+                    // already taken): lost. The checker's poll finds the waiter through its entry, and reports it.
                 }
             }
             // Executor waiters are woken once a few places are free, not at every task: a wake-up per task would
@@ -253,7 +315,7 @@ final class Admission {
      * (see await).
      */
     private void wakeContextHead(Object context) {
-        Thread t = contextHeads.get(context);
+        Thread t = contextHeads.get(new ContextKey(context));
         if (t != null) {
             LockSupport.unpark(t);
         }
@@ -266,16 +328,15 @@ final class Admission {
         }
     }
 
-    /** Publishes the current heads of the executor queue and of {@code context}'s queue (under the lock). */
-    private void publishHeads(Object context) {
+    /** Publishes the current heads of the executor queue and of {@code q}, if not null (under the lock). */
+    private void publishHeads(ContextQueue q) {
         Waiter head = executorQueue.peek();
         executorHead = head == null ? null : head.thread;
-        if (context != null) {
-            PriorityQueue<Waiter> q = contextQueues.get(context);
-            if (q == null) {
-                contextHeads.remove(context);
+        if (q != null) {
+            if (q.isEmpty()) {
+                contextHeads.remove(q.key);
             } else {
-                contextHeads.put(context, q.peek().thread);
+                contextHeads.put(q.key, q.peek().thread);
             }
         }
     }
@@ -292,7 +353,7 @@ final class Admission {
         }
         lock.lock();
         try {
-            boolean behind = (context != null && contextQueues.containsKey(context))
+            boolean behind = (context != null && contextQueues.containsKey(new ContextKey(context)))
                     || (total > 0 && !executorQueue.isEmpty());
             return behind ? BEHIND_WAITERS : ADMITTED;
         } finally {
@@ -394,7 +455,7 @@ final class Admission {
      */
     private void admitFollowers() {
         for (Waiter w; (w = executorQueue.peek()) != null; ) {
-            if (w.inContextQueue && contextQueues.get(w.context).peek() != w) {
+            if (w.contextQueue != null && w.contextQueue.peek() != w) {
                 return; // it also waits behind others of its context: its turn comes from there
             }
             try {
@@ -468,13 +529,13 @@ final class Admission {
 
     private void join(Waiter me, int why) {
         if (why == BEHIND_WAITERS) {
-            if (me.context != null && contextQueues.containsKey(me.context)) {
+            if (me.context != null && contextQueues.containsKey(new ContextKey(me.context))) {
                 joinContext(me);
             }
             if (total > 0 && !executorQueue.isEmpty()) {
                 joinExecutor(me);
             }
-            if (!me.inContextQueue && !me.inExecutorQueue) {
+            if (me.contextQueue == null && !me.inExecutorQueue) {
                 joinExecutor(me); // they left meanwhile: wait at the (empty) executor queue, where we try at once
             }
         } else if (why == FULL_CONTEXT) {
@@ -489,10 +550,11 @@ final class Admission {
     }
 
     private void joinContext(Waiter me) {
-        if (!me.inContextQueue) {
-            contextQueues.computeIfAbsent(me.context, c -> new PriorityQueue<>(BY_ARRIVAL)).add(me);
-            me.inContextQueue = true;
-            publishHeads(me.context);
+        if (me.contextQueue == null) {
+            ContextQueue q = contextQueues.computeIfAbsent(new ContextKey(me.context), ContextQueue::new);
+            q.add(me);
+            me.contextQueue = q;
+            publishHeads(q);
         }
     }
 
@@ -506,8 +568,8 @@ final class Admission {
 
     private boolean atHead(Waiter me) {
         boolean head = true;
-        if (me.inContextQueue) {
-            head = contextQueues.get(me.context).peek() == me;
+        if (me.contextQueue != null) {
+            head = me.contextQueue.peek() == me;
         }
         if (me.inExecutorQueue) {
             head &= executorQueue.peek() == me;
@@ -528,16 +590,16 @@ final class Admission {
 
     /** Leaves every queue, and passes the turn on: there may be room the next ones can use. */
     private void leave(Waiter me) {
-        if (me.inContextQueue) {
-            PriorityQueue<Waiter> q = contextQueues.get(me.context);
+        ContextQueue q = me.contextQueue;
+        if (q != null) {
             q.remove(me);
-            me.inContextQueue = false;
+            me.contextQueue = null;
             if (q.isEmpty()) {
-                contextQueues.remove(me.context);
+                contextQueues.remove(q.key); // by identity: nothing here calls the context (see ContextKey)
             } else {
                 LockSupport.unpark(q.peek().thread);
             }
-            publishHeads(me.context);
+            publishHeads(q);
         }
         if (me.inExecutorQueue) {
             leaveExecutor(me);

@@ -749,6 +749,48 @@ class DefectRegressionTest {
     }
 
     /**
+     * A context that breaks on every thread while a submitter waits for room in its lane: woken by the checker, the
+     * waiter's attempt throws at its call, as it should, but its way out of the wait hashed the context again, threw
+     * once more and skipped giving the admission lock back and counting itself out, so every later wait, and
+     * shutdown, hung. Failed before (the submitter's wait ended, with the waiting number left at 1).
+     */
+    @Test
+    @Timeout(30)
+    void aContextThatBreaksEverywhereWhileASubmitterWaitsFailsThatSubmitAndHoldsNothing() throws Exception {
+        List<Throwable> reported = new CopyOnWriteArrayList<>();
+        GatlingExecutor e = boundedOneWorker("all-broken", reported);
+        BreakingContext k = new BreakingContext(""); // every thread
+        CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(k).execute(blocker));
+        e.sequential(k).execute(NOOP); // the lane's one place
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread submitter = new Thread(() -> {
+            try {
+                e.sequential(k).execute(NOOP);
+            } catch (Throwable t) {
+                thrown.set(t);
+            }
+        }, "waiting-submitter");
+        submitter.start();
+        waitUntil("the submitter waiting for room", () -> e.statistics().waitingSubmitters() == 1);
+        k.broken = true;
+        submitter.join(TimeUnit.SECONDS.toMillis(10));
+        k.broken = false;
+        assertFalse(submitter.isAlive(), "the waiting submitter is still waiting");
+        assertInstanceOf(IllegalStateException.class, thrown.get(), "the context's own failure, at the waiting call");
+        assertEquals(0, e.statistics().waitingSubmitters());
+        // The lock is free: another submitter waits for room in the same full lane, and gets it.
+        Thread next = new Thread(() -> e.sequential(k).execute(NOOP), "next-submitter");
+        next.start();
+        waitUntil("the next submitter waiting for room", () -> e.statistics().waitingSubmitters() == 1);
+        gate.countDown();
+        next.join(TimeUnit.SECONDS.toMillis(5));
+        assertFalse(next.isAlive(), "the next submitter never got its place");
+        e.shutdown();
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
+        assertEquals(3, e.statistics().executed());
+    }
+
+    /**
      * A context whose hashCode, when the checker calls it while dispatching a due task, holds the dispatch until the
      * thread calling shutdownNow() is parked: shutdownNow has then reached the timer's lock.
      */
