@@ -106,13 +106,17 @@ final class Admission {
      * (on the caller's thread, where a context that throws must throw), and an entry is removed through the very key
      * that made it, which the maps find by identity. So a context whose {@code hashCode} or {@code equals} starts to
      * throw while its submitters wait cannot keep the lock held, the waiting number raised or an entry mapped: the way
-     * out of a wait hashed the context again, and an exception there skipped the unlock. An {@code equals} that
-     * throws reads as unequal: two waiters of such a context may then queue apart, and each meets the failure at its
-     * own attempt.
+     * out of a wait hashed the context again, and an exception there skipped the unlock. One context object is
+     * always equal to itself, whatever its {@code equals} does. An {@code equals} that throws between two objects
+     * reads as unequal, and both keys then equal nothing but themselves for good: two keys that were once unequal
+     * must never become equal, or a removal could find the other's entry first in its bucket and take it. Two
+     * waiters of such a context may then queue apart; each meets the failure at its own attempt.
      */
     private static final class ContextKey {
         final Object context;
         private final int hash;
+        /** Its context's {@code equals} has thrown: it equals only itself from now on. Written by any thread, once. */
+        private volatile boolean broken;
         /** The checker has reported that this context throws (see {@link #poll}). Read and written by it only. */
         boolean reported;
 
@@ -134,11 +138,20 @@ final class Admission {
             if (!(o instanceof ContextKey) || ((ContextKey) o).hash != hash) {
                 return false;
             }
+            ContextKey other = (ContextKey) o;
+            if (context == other.context) {
+                return true;
+            }
+            if (broken || other.broken) {
+                return false;
+            }
             try {
-                return context.equals(((ContextKey) o).context);
+                return context.equals(other.context);
             } catch (VirtualMachineError fatal) {
                 throw fatal;
-            } catch (RuntimeException | Error broken) {
+            } catch (RuntimeException | Error failed) {
+                broken = true;
+                other.broken = true;
                 return false;
             }
         }
@@ -168,7 +181,7 @@ final class Admission {
         /** Admitted by the head on its behalf. */
         boolean admitted;
         /** Failed (shutdown, or its context's equals/hashCode threw) while the head tried to admit it. */
-        RuntimeException failure;
+        Throwable failure;
         /** The outcome of its last attempt, for the message if it gives up. */
         int last;
 
@@ -385,8 +398,12 @@ final class Admission {
                 if (me.admitted) {
                     return; // by the head, on our behalf
                 }
-                if (me.failure != null) {
-                    throw me.failure; // met by the head while admitting us (shutdown, say)
+                Throwable failure = me.failure; // met by the head while admitting us (shutdown, say)
+                if (failure instanceof RuntimeException) {
+                    throw (RuntimeException) failure;
+                }
+                if (failure != null) {
+                    throw (Error) failure; // a context's hashCode or equals (see admitFollowers)
                 }
                 if (engine.state() != Engine.RUNNING) {
                     throw engine.rejectShutdown(task);
@@ -428,9 +445,14 @@ final class Admission {
                 }
             }
         } finally {
-            leave(me);
-            waitingCell.decrementAndGet(2 * PAD);
-            lock.unlock();
+            try {
+                leave(me);
+            } finally {
+                // Whatever leave met (it calls no context code, but a map may run out of memory): never left raised
+                // or held, or every later wait for room, and shutdown, would wait for good.
+                waitingCell.decrementAndGet(2 * PAD);
+                lock.unlock();
+            }
         }
     }
 
@@ -463,8 +485,12 @@ final class Admission {
                     return;
                 }
                 w.admitted = true;
-            } catch (RuntimeException failed) {
-                w.failure = failed; // its own call throws it, as if it had made the attempt itself
+            } catch (VirtualMachineError fatal) {
+                throw fatal;
+            } catch (RuntimeException | Error failed) {
+                // Its own call throws it, as if it had made the attempt itself. An Error too (a context's hashCode
+                // or equals): thrown from here, it reached the head's caller, whose own task was already accepted.
+                w.failure = failed;
             }
             leave(w);
             LockSupport.unpark(w.thread);
@@ -646,5 +672,15 @@ final class Admission {
 
     int waitingSubmitters() {
         return waitingCell.get(2 * PAD);
+    }
+
+    /** Context queues mapped now (for tests in this package). */
+    int contextQueueCount() {
+        lock.lock();
+        try {
+            return contextQueues.size();
+        } finally {
+            lock.unlock();
+        }
     }
 }

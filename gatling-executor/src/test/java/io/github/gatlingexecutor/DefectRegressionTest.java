@@ -791,6 +791,45 @@ class DefectRegressionTest {
     }
 
     /**
+     * A context whose equals throws, used as one object by every submitter: its waiters share one queue and are let
+     * in in arrival order. The admission's maps, once keyed by a key made per look, called that equals on the same
+     * object twice, read the failure as unequal, and queued each waiter apart (two heads, two entries).
+     */
+    @Test
+    @Timeout(30)
+    void waitersOfAContextWhoseEqualsThrowsShareOneQueueInArrivalOrder() throws Exception {
+        List<Throwable> reported = new CopyOnWriteArrayList<>();
+        GatlingExecutor e = boundedOneWorker("equals-broken", reported);
+        Object k = new Object() {
+            @Override
+            public boolean equals(Object o) {
+                throw new IllegalStateException("equals of a broken context");
+            }
+
+            @Override
+            public int hashCode() {
+                return 1;
+            }
+        };
+        CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(k).execute(blocker));
+        e.sequential(k).execute(NOOP); // the lane's one place
+        List<String> order = new CopyOnWriteArrayList<>();
+        Thread a = new Thread(() -> e.sequential(k).execute(() -> order.add("a")), "first-waiter");
+        a.start();
+        waitUntil("the first submitter waiting for room", () -> e.statistics().waitingSubmitters() == 1);
+        Thread b = new Thread(() -> e.sequential(k).execute(() -> order.add("b")), "second-waiter");
+        b.start();
+        waitUntil("the second submitter waiting for room", () -> e.statistics().waitingSubmitters() == 2);
+        assertEquals(1, e.engine().admission.contextQueueCount(), "the context's waiters queued apart");
+        gate.countDown();
+        a.join(TimeUnit.SECONDS.toMillis(5));
+        b.join(TimeUnit.SECONDS.toMillis(5));
+        waitUntil("both tasks run", () -> order.size() == 2);
+        assertEquals(List.of("a", "b"), order);
+        assertTrue(reported.isEmpty(), () -> "reported: " + reported);
+    }
+
+    /**
      * A context whose hashCode, when the checker calls it while dispatching a due task, holds the dispatch until the
      * thread calling shutdownNow() is parked: shutdownNow has then reached the timer's lock.
      */
