@@ -107,16 +107,20 @@ final class Admission {
      * that made it, which the maps find by identity. So a context whose {@code hashCode} or {@code equals} starts to
      * throw while its submitters wait cannot keep the lock held, the waiting number raised or an entry mapped: the way
      * out of a wait hashed the context again, and an exception there skipped the unlock. One context object is
-     * always equal to itself, whatever its {@code equals} does. An {@code equals} that throws between two objects
-     * reads as unequal, and both keys then equal nothing but themselves for good: two keys that were once unequal
-     * must never become equal, or a removal could find the other's entry first in its bucket and take it. Two
-     * waiters of such a context may then queue apart; each meets the failure at its own attempt.
+     * always equal to itself, whatever its {@code equals} does; a look-up key meets a mapped one through the
+     * context's {@code equals}, and one that throws reads as unequal for that look only (waiters of such a context
+     * may then queue apart; each meets the failure at its own attempt). Two mapped keys equal only by identity: the
+     * removal through a mapped key, which meets every other mapped key of its bucket, can then never take another
+     * queue's entry, whatever the contexts' {@code equals} does meanwhile.
      */
     private static final class ContextKey {
         final Object context;
         private final int hash;
-        /** Its context's {@code equals} has thrown: it equals only itself from now on. Written by any thread, once. */
-        private volatile boolean broken;
+        /**
+         * Set once, by the queue made for it, before the key is mapped. Read only where two mapped keys meet: in the
+         * removals and puts through a queue's key, under the lock.
+         */
+        private boolean mapped;
         /** The checker has reported that this context throws (see {@link #poll}). Read and written by it only. */
         boolean reported;
 
@@ -142,7 +146,7 @@ final class Admission {
             if (context == other.context) {
                 return true;
             }
-            if (broken || other.broken) {
+            if (mapped && other.mapped) {
                 return false;
             }
             try {
@@ -150,8 +154,6 @@ final class Admission {
             } catch (VirtualMachineError fatal) {
                 throw fatal;
             } catch (RuntimeException | Error failed) {
-                broken = true;
-                other.broken = true;
                 return false;
             }
         }
@@ -165,6 +167,7 @@ final class Admission {
         ContextQueue(ContextKey key) {
             super(BY_ARRIVAL);
             this.key = key;
+            key.mapped = true; // computeIfAbsent maps it next
         }
     }
 
@@ -621,7 +624,7 @@ final class Admission {
             q.remove(me);
             me.contextQueue = null;
             if (q.isEmpty()) {
-                contextQueues.remove(q.key); // by identity: nothing here calls the context (see ContextKey)
+                contextQueues.remove(q.key); // found by identity: mapped keys equal only themselves (ContextKey)
             } else {
                 LockSupport.unpark(q.peek().thread);
             }

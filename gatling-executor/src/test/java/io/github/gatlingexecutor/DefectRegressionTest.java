@@ -6,6 +6,7 @@ import static io.github.gatlingexecutor.TestSupport.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -691,6 +692,35 @@ class DefectRegressionTest {
     }
 
     /**
+     * Starts a thread that submits {@code task} to the full lane of {@code context}, and waits until {@code waiting}
+     * submitters wait for room. What its submit throws goes to {@code thrown}.
+     */
+    private static Thread waitingSubmitter(GatlingExecutor e, Object context, Runnable task, int waiting,
+                                           AtomicReference<Throwable> thrown) {
+        Thread t = new Thread(() -> {
+            try {
+                e.sequential(context).execute(task);
+            } catch (RuntimeException | Error failed) {
+                thrown.set(failed);
+            }
+        }, "waiting-submitter-" + waiting);
+        t.start();
+        waitUntil("submitter " + waiting + " waiting for room", () -> e.statistics().waitingSubmitters() == waiting);
+        return t;
+    }
+
+    private static void assertEnds(Thread submitter) throws InterruptedException {
+        submitter.join(TimeUnit.SECONDS.toMillis(10));
+        assertFalse(submitter.isAlive(), submitter.getName() + " is still waiting");
+    }
+
+    private static void assertTerminatesHavingRun(GatlingExecutor e, long tasks) throws InterruptedException {
+        e.shutdown();
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
+        assertEquals(tasks, e.statistics().executed());
+    }
+
+    /**
      * A context that broke while a submitter waits for room in its lane: the checker's look for room (each tick while
      * anyone waits) hashed it, and the exception ended the checker thread. Nothing restarted it, so delayed tasks
      * stopped and the executor never terminated. Failed before: the delayed task never ran.
@@ -703,21 +733,18 @@ class DefectRegressionTest {
         BreakingContext k = new BreakingContext("-checker");
         CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(k).execute(blocker));
         e.sequential(k).execute(NOOP); // the lane's one place
-        Thread submitter = new Thread(() -> e.sequential(k).execute(NOOP), "waiting-submitter");
-        submitter.start();
-        waitUntil("the submitter waiting for room", () -> e.statistics().waitingSubmitters() == 1);
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread submitter = waitingSubmitter(e, k, NOOP, 1, thrown);
         k.broken = true;
         waitUntil("the checker's look meeting the broken context", () -> !reported.isEmpty());
         k.broken = false;
         assertInstanceOf(IllegalStateException.class, reported.get(0));
         gate.countDown();
-        submitter.join(TimeUnit.SECONDS.toMillis(5));
-        assertFalse(submitter.isAlive(), "the waiting submitter never got its place");
+        assertEnds(submitter);
+        assertNull(thrown.get());
         ScheduledFuture<String> later = e.schedule(() -> "still ticking", 5, TimeUnit.MILLISECONDS); // on the checker
         assertEquals("still ticking", later.get(5, TimeUnit.SECONDS));
-        e.shutdown();
-        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
-        assertEquals(4, e.statistics().executed());
+        assertTerminatesHavingRun(e, 4);
     }
 
     /**
@@ -734,18 +761,15 @@ class DefectRegressionTest {
         CountDownLatch gate = cleanup.occupy(e); // the only worker
         CountDownLatch ran = new CountDownLatch(2);
         e.sequential(k).execute(ran::countDown); // the lane's one place
-        Thread submitter = new Thread(() -> e.sequential(k).execute(ran::countDown), "waiting-submitter");
-        submitter.start();
-        waitUntil("the submitter waiting for room", () -> e.statistics().waitingSubmitters() == 1);
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread submitter = waitingSubmitter(e, k, ran::countDown, 1, thrown);
         k.broken = true;
         gate.countDown(); // the worker takes k's task while the submitter waits
         assertTrue(ran.await(5, TimeUnit.SECONDS), "a task of the broken context was lost: " + e.statistics());
         k.broken = false;
-        submitter.join(TimeUnit.SECONDS.toMillis(5));
-        assertFalse(submitter.isAlive(), "the waiting submitter never got its place");
-        e.shutdown();
-        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
-        assertEquals(3, e.statistics().executed());
+        assertEnds(submitter);
+        assertNull(thrown.get());
+        assertTerminatesHavingRun(e, 3);
     }
 
     /**
@@ -763,31 +787,22 @@ class DefectRegressionTest {
         CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(k).execute(blocker));
         e.sequential(k).execute(NOOP); // the lane's one place
         AtomicReference<Throwable> thrown = new AtomicReference<>();
-        Thread submitter = new Thread(() -> {
-            try {
-                e.sequential(k).execute(NOOP);
-            } catch (Throwable t) {
-                thrown.set(t);
-            }
-        }, "waiting-submitter");
-        submitter.start();
-        waitUntil("the submitter waiting for room", () -> e.statistics().waitingSubmitters() == 1);
+        Thread submitter = waitingSubmitter(e, k, NOOP, 1, thrown);
         k.broken = true;
-        submitter.join(TimeUnit.SECONDS.toMillis(10));
-        k.broken = false;
-        assertFalse(submitter.isAlive(), "the waiting submitter is still waiting");
+        try {
+            assertEnds(submitter);
+        } finally {
+            k.broken = false;
+        }
         assertInstanceOf(IllegalStateException.class, thrown.get(), "the context's own failure, at the waiting call");
         assertEquals(0, e.statistics().waitingSubmitters());
         // The lock is free: another submitter waits for room in the same full lane, and gets it.
-        Thread next = new Thread(() -> e.sequential(k).execute(NOOP), "next-submitter");
-        next.start();
-        waitUntil("the next submitter waiting for room", () -> e.statistics().waitingSubmitters() == 1);
+        AtomicReference<Throwable> nextThrown = new AtomicReference<>();
+        Thread next = waitingSubmitter(e, k, NOOP, 1, nextThrown);
         gate.countDown();
-        next.join(TimeUnit.SECONDS.toMillis(5));
-        assertFalse(next.isAlive(), "the next submitter never got its place");
-        e.shutdown();
-        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
-        assertEquals(3, e.statistics().executed());
+        assertEnds(next);
+        assertNull(nextThrown.get());
+        assertTerminatesHavingRun(e, 3);
     }
 
     /**
@@ -814,19 +829,74 @@ class DefectRegressionTest {
         CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(k).execute(blocker));
         e.sequential(k).execute(NOOP); // the lane's one place
         List<String> order = new CopyOnWriteArrayList<>();
-        Thread a = new Thread(() -> e.sequential(k).execute(() -> order.add("a")), "first-waiter");
-        a.start();
-        waitUntil("the first submitter waiting for room", () -> e.statistics().waitingSubmitters() == 1);
-        Thread b = new Thread(() -> e.sequential(k).execute(() -> order.add("b")), "second-waiter");
-        b.start();
-        waitUntil("the second submitter waiting for room", () -> e.statistics().waitingSubmitters() == 2);
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread a = waitingSubmitter(e, k, () -> order.add("a"), 1, thrown);
+        Thread b = waitingSubmitter(e, k, () -> order.add("b"), 2, thrown);
         assertEquals(1, e.engine().admission.contextQueueCount(), "the context's waiters queued apart");
         gate.countDown();
-        a.join(TimeUnit.SECONDS.toMillis(5));
-        b.join(TimeUnit.SECONDS.toMillis(5));
+        assertEnds(a);
+        assertEnds(b);
+        assertNull(thrown.get());
         waitUntil("both tasks run", () -> order.size() == 2);
         assertEquals(List.of("a", "b"), order);
         assertTrue(reported.isEmpty(), () -> "reported: " + reported);
+    }
+
+    /** A context equal to any other of its value, a new object at each submit, as a boxed number is. */
+    private static final class ValueContext {
+        final int value;
+
+        ValueContext(int value) {
+            this.value = value;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof ValueContext && ((ValueContext) o).value == value;
+        }
+
+        @Override
+        public int hashCode() {
+            return value;
+        }
+    }
+
+    /**
+     * Another context whose equals throws (one that casts without looking), with the same hash as a context whose
+     * submitters wait: its submit fails at its call, and the waiting context's queue is left as it was. A first mend
+     * of the admission's keys marked a key whose equals had thrown as equal only to itself, the waiting context's
+     * mapped key included: its next submitter missed the queue and waited in a second one.
+     */
+    @Test
+    @Timeout(30)
+    void aCollidingContextWhoseEqualsThrowsLeavesAnotherContextsQueueWhole() throws Exception {
+        List<Throwable> reported = new CopyOnWriteArrayList<>();
+        GatlingExecutor e = boundedOneWorker("collision", reported);
+        Object broken = new Object() {
+            @Override
+            public boolean equals(Object o) {
+                throw new ClassCastException("equals of a broken context");
+            }
+
+            @Override
+            public int hashCode() {
+                return 7;
+            }
+        };
+        CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(new ValueContext(7)).execute(blocker));
+        e.sequential(new ValueContext(7)).execute(NOOP); // the lane's one place
+        List<String> order = new CopyOnWriteArrayList<>();
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread a = waitingSubmitter(e, new ValueContext(7), () -> order.add("a"), 1, thrown);
+        assertThrows(ClassCastException.class, () -> e.sequential(broken).execute(NOOP));
+        Thread b = waitingSubmitter(e, new ValueContext(7), () -> order.add("b"), 2, thrown);
+        assertEquals(1, e.engine().admission.contextQueueCount(), "the waiting context's queue was split");
+        gate.countDown();
+        assertEnds(a);
+        assertEnds(b);
+        assertNull(thrown.get());
+        waitUntil("both tasks run", () -> order.size() == 2);
+        assertEquals(List.of("a", "b"), order);
     }
 
     /**

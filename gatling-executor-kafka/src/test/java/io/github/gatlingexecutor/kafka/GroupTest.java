@@ -351,6 +351,34 @@ class GroupTest {
     }
 
     /**
+     * A handler for one partition's records that holds the record "first" on its first run until released, and
+     * reports two records of the partition running at once as a violation.
+     */
+    private final class FirstHeld implements RecordHandler<String, String> {
+        final AtomicInteger running = new AtomicInteger();
+        final Set<String> ran = ConcurrentHashMap.newKeySet();
+        final CountDownLatch started = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        final AtomicInteger runs = new AtomicInteger();
+
+        @Override
+        public void handle(ConsumerRecord<String, String> r) throws Exception {
+            if (running.incrementAndGet() != 1) {
+                violations.add("two records of the partition at once, one of them " + r.value());
+            }
+            try {
+                if (r.value().equals("first") && runs.incrementAndGet() == 1) {
+                    started.countDown();
+                    assertTrue(release.await(30, TimeUnit.SECONDS));
+                }
+                ran.add(r.value());
+            } finally {
+                running.decrementAndGet();
+            }
+        }
+    }
+
+    /**
      * Stalls the polling thread once, in the deserializer (which runs inside {@code poll}), for {@link #STALL} when it
      * meets the value "stall": longer than the test's {@code max.poll.interval.ms}, so the member leaves the group and
      * its next poll finds its partitions lost, then gets them back.
@@ -384,11 +412,7 @@ class GroupTest {
         KAFKA.createTopic(topic, 1);
         StallingDeserializer.STALLS.set(0);
         StallingDeserializer.stalled = new CountDownLatch(1);
-        AtomicInteger running = new AtomicInteger();
-        Set<String> ran = ConcurrentHashMap.newKeySet();
-        CountDownLatch firstStarted = new CountDownLatch(1);
-        CountDownLatch releaseFirst = new CountDownLatch(1);
-        AtomicInteger firstRuns = new AtomicInteger();
+        FirstHeld first = new FirstHeld();
         Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StallingDeserializer.class.getName());
         props.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, "2000");
@@ -397,24 +421,11 @@ class GroupTest {
                 .ordering(ordering)
                 .commitInterval(Duration.ofMillis(50))
                 .closeTimeout(Duration.ofSeconds(30))
-                .handler(r -> {
-                    if (running.incrementAndGet() != 1) {
-                        violations.add("two records of the partition at once, one of them " + r.value());
-                    }
-                    try {
-                        if (r.value().equals("first") && firstRuns.incrementAndGet() == 1) {
-                            firstStarted.countDown();
-                            assertTrue(releaseFirst.await(30, TimeUnit.SECONDS));
-                        }
-                        ran.add(r.value());
-                    } finally {
-                        running.decrementAndGet();
-                    }
-                })
+                .handler(first)
                 .build()) {
             p.start();
             KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, key, "first")));
-            assertTrue(firstStarted.await(30, TimeUnit.SECONDS), "the first record running");
+            assertTrue(first.started.await(30, TimeUnit.SECONDS), "the first record running");
             KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, key, "stall"),
                     new ProducerRecord<>(topic, 0, key, "last")));
             assertTrue(StallingDeserializer.stalled.await(30, TimeUnit.SECONDS), "the polling thread stalled");
@@ -422,12 +433,13 @@ class GroupTest {
             // takes a few hundred milliseconds). Shorter than max.poll.interval.ms: the assignment that waits for the
             // old run here must not make the member fall out of the group again.
             TimeUnit.MILLISECONDS.sleep(1_500);
-            releaseFirst.countDown();
-            await(Duration.ofSeconds(30), "every record run", () -> ran.containsAll(List.of("first", "stall", "last")));
+            first.release.countDown();
+            await(Duration.ofSeconds(30), "every record run",
+                    () -> first.ran.containsAll(List.of("first", "stall", "last")));
         } finally {
-            releaseFirst.countDown();
+            first.release.countDown();
         }
-        assertTrue(firstRuns.get() >= 2, "the partition was not lost and replayed: the test did not test");
+        assertTrue(first.runs.get() >= 2, "the partition was not lost and replayed: the test did not test");
         assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
     }
 
@@ -444,11 +456,7 @@ class GroupTest {
         KAFKA.createTopic(topic, 1);
         KAFKA.createTopic(otherTopic, 1);
         String group = EmbeddedKafka.name("g");
-        AtomicInteger running = new AtomicInteger();
-        Set<String> ran = ConcurrentHashMap.newKeySet();
-        CountDownLatch firstStarted = new CountDownLatch(1);
-        CountDownLatch releaseFirst = new CountDownLatch(1);
-        AtomicInteger firstRuns = new AtomicInteger();
+        FirstHeld first = new FirstHeld();
         Properties props = KAFKA.consumerProperties(group);
         props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, RangeAssignor.class.getName());
         try (KafkaProcessor<String, String> a = KafkaProcessor.<String, String>builder(props)
@@ -456,25 +464,12 @@ class GroupTest {
                 .ordering(Ordering.PARTITION)
                 .commitInterval(Duration.ofMillis(50))
                 .closeTimeout(Duration.ofSeconds(3)) // also how long the assignment's wait is there to be seen
-                .handler(r -> {
-                    if (running.incrementAndGet() != 1) {
-                        violations.add("two records of the partition at once, one of them " + r.value());
-                    }
-                    try {
-                        if (r.value().equals("first") && firstRuns.incrementAndGet() == 1) {
-                            firstStarted.countDown();
-                            assertTrue(releaseFirst.await(30, TimeUnit.SECONDS));
-                        }
-                        ran.add(r.value());
-                    } finally {
-                        running.decrementAndGet();
-                    }
-                })
+                .handler(first)
                 .build()) {
             a.start();
             KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, "k", "first"),
                     new ProducerRecord<>(topic, 0, "k", "last")));
-            assertTrue(firstStarted.await(30, TimeUnit.SECONDS), "the first record running");
+            assertTrue(first.started.await(30, TimeUnit.SECONDS), "the first record running");
             Thread poller = pollingThread(group);
             try (KafkaProcessor<String, String> b = KafkaProcessor.<String, String>builder(props)
                     .topics(otherTopic)
@@ -484,16 +479,16 @@ class GroupTest {
                 // Released once the partition is back and either waits for the old run (the assignment's callback is
                 // on the polling thread's stack) or has started the record again beside it: the release itself then
                 // never decides the outcome.
-                await(Duration.ofSeconds(30), "the partition assigned back", () -> firstRuns.get() >= 2
+                await(Duration.ofSeconds(30), "the partition assigned back", () -> first.runs.get() >= 2
                         || Arrays.stream(poller.getStackTrace())
                                 .anyMatch(f -> f.getMethodName().equals("onPartitionsAssigned")));
-                releaseFirst.countDown();
-                await(Duration.ofSeconds(30), "every record run", () -> ran.containsAll(List.of("first", "last")));
+                first.release.countDown();
+                await(Duration.ofSeconds(30), "every record run", () -> first.ran.containsAll(List.of("first", "last")));
             }
         } finally {
-            releaseFirst.countDown();
+            first.release.countDown();
         }
-        assertTrue(firstRuns.get() >= 2, "the partition was not revoked and replayed: the test did not test");
+        assertTrue(first.runs.get() >= 2, "the partition was not revoked and replayed: the test did not test");
         assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
     }
 
