@@ -488,11 +488,10 @@ final class Admission {
                     return;
                 }
                 w.admitted = true;
-            } catch (VirtualMachineError fatal) {
-                throw fatal;
             } catch (RuntimeException | Error failed) {
                 // Its own call throws it, as if it had made the attempt itself. An Error too (a context's hashCode
-                // or equals): thrown from here, it reached the head's caller, whose own task was already accepted.
+                // or equals, a StackOverflowError of one that recurses included): thrown from here, it reached the
+                // head's caller, whose own task was already accepted.
                 w.failure = failed;
             }
             leave(w);
