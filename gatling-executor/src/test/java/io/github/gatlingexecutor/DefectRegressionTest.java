@@ -709,6 +709,32 @@ class DefectRegressionTest {
         return t;
     }
 
+    /** Holds the only worker in {@code context}'s lane and takes the lane's one place; returns the worker's gate. */
+    private CountDownLatch holdFullLane(GatlingExecutor e, Object context) {
+        CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(context).execute(blocker));
+        e.sequential(context).execute(NOOP);
+        return gate;
+    }
+
+    /** A context whose equals throws (one that casts without looking, say). */
+    private static final class ThrowingEquals {
+        private final int hash;
+
+        ThrowingEquals(int hash) {
+            this.hash = hash;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            throw new ClassCastException("equals of a broken context");
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+    }
+
     private static void assertEnds(Thread submitter) throws InterruptedException {
         submitter.join(TimeUnit.SECONDS.toMillis(10));
         assertFalse(submitter.isAlive(), submitter.getName() + " is still waiting");
@@ -731,8 +757,7 @@ class DefectRegressionTest {
         List<Throwable> reported = new CopyOnWriteArrayList<>();
         GatlingExecutor e = boundedOneWorker("poll-broken", reported);
         BreakingContext k = new BreakingContext("-checker");
-        CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(k).execute(blocker));
-        e.sequential(k).execute(NOOP); // the lane's one place
+        CountDownLatch gate = holdFullLane(e, k);
         AtomicReference<Throwable> thrown = new AtomicReference<>();
         Thread submitter = waitingSubmitter(e, k, NOOP, 1, thrown);
         k.broken = true;
@@ -776,7 +801,7 @@ class DefectRegressionTest {
      * A context that breaks on every thread while a submitter waits for room in its lane: woken by the checker, the
      * waiter's attempt throws at its call, as it should, but its way out of the wait hashed the context again, threw
      * once more and skipped giving the admission lock back and counting itself out, so every later wait, and
-     * shutdown, hung. Failed before (the submitter's wait ended, with the waiting number left at 1).
+     * shutdown, hung. Hung before, on the checker's mend alone (the lock held by a thread that had left).
      */
     @Test
     @Timeout(30)
@@ -784,8 +809,7 @@ class DefectRegressionTest {
         List<Throwable> reported = new CopyOnWriteArrayList<>();
         GatlingExecutor e = boundedOneWorker("all-broken", reported);
         BreakingContext k = new BreakingContext(""); // every thread
-        CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(k).execute(blocker));
-        e.sequential(k).execute(NOOP); // the lane's one place
+        CountDownLatch gate = holdFullLane(e, k);
         AtomicReference<Throwable> thrown = new AtomicReference<>();
         Thread submitter = waitingSubmitter(e, k, NOOP, 1, thrown);
         k.broken = true;
@@ -815,19 +839,8 @@ class DefectRegressionTest {
     void waitersOfAContextWhoseEqualsThrowsShareOneQueueInArrivalOrder() throws Exception {
         List<Throwable> reported = new CopyOnWriteArrayList<>();
         GatlingExecutor e = boundedOneWorker("equals-broken", reported);
-        Object k = new Object() {
-            @Override
-            public boolean equals(Object o) {
-                throw new IllegalStateException("equals of a broken context");
-            }
-
-            @Override
-            public int hashCode() {
-                return 1;
-            }
-        };
-        CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(k).execute(blocker));
-        e.sequential(k).execute(NOOP); // the lane's one place
+        Object k = new ThrowingEquals(1);
+        CountDownLatch gate = holdFullLane(e, k);
         List<String> order = new CopyOnWriteArrayList<>();
         AtomicReference<Throwable> thrown = new AtomicReference<>();
         Thread a = waitingSubmitter(e, k, () -> order.add("a"), 1, thrown);
@@ -842,25 +855,6 @@ class DefectRegressionTest {
         assertTrue(reported.isEmpty(), () -> "reported: " + reported);
     }
 
-    /** A context equal to any other of its value, a new object at each submit, as a boxed number is. */
-    private static final class ValueContext {
-        final int value;
-
-        ValueContext(int value) {
-            this.value = value;
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof ValueContext && ((ValueContext) o).value == value;
-        }
-
-        @Override
-        public int hashCode() {
-            return value;
-        }
-    }
-
     /**
      * Another context whose equals throws (one that casts without looking), with the same hash as a context whose
      * submitters wait: its submit fails at its call, and the waiting context's queue is left as it was. A first mend
@@ -872,24 +866,14 @@ class DefectRegressionTest {
     void aCollidingContextWhoseEqualsThrowsLeavesAnotherContextsQueueWhole() throws Exception {
         List<Throwable> reported = new CopyOnWriteArrayList<>();
         GatlingExecutor e = boundedOneWorker("collision", reported);
-        Object broken = new Object() {
-            @Override
-            public boolean equals(Object o) {
-                throw new ClassCastException("equals of a broken context");
-            }
-
-            @Override
-            public int hashCode() {
-                return 7;
-            }
-        };
-        CountDownLatch gate = cleanup.occupy(blocker -> e.sequential(new ValueContext(7)).execute(blocker));
-        e.sequential(new ValueContext(7)).execute(NOOP); // the lane's one place
+        // Contexts equal to one another but each a new object, as boxed numbers are.
+        CountDownLatch gate = holdFullLane(e, new String("seven"));
+        Object broken = new ThrowingEquals("seven".hashCode());
         List<String> order = new CopyOnWriteArrayList<>();
         AtomicReference<Throwable> thrown = new AtomicReference<>();
-        Thread a = waitingSubmitter(e, new ValueContext(7), () -> order.add("a"), 1, thrown);
+        Thread a = waitingSubmitter(e, new String("seven"), () -> order.add("a"), 1, thrown);
         assertThrows(ClassCastException.class, () -> e.sequential(broken).execute(NOOP));
-        Thread b = waitingSubmitter(e, new ValueContext(7), () -> order.add("b"), 2, thrown);
+        Thread b = waitingSubmitter(e, new String("seven"), () -> order.add("b"), 2, thrown);
         assertEquals(1, e.engine().admission.contextQueueCount(), "the waiting context's queue was split");
         gate.countDown();
         assertEnds(a);
