@@ -158,12 +158,35 @@ final class Checker implements Runnable {
                 }
             } catch (Throwable failure) {
                 thread = null;
-                engine.threadsChanged(); // whoever found this thread published left termination to it
+                recheckOwed = true; // whoever found this thread published left termination to it
                 return startFailed(failure);
             }
             return null;
         } finally {
-            startLock.unlock();
+            unlockStart();
+        }
+    }
+
+    /**
+     * Set under {@code startLock} by a start that failed after its thread was published: termination, left to that
+     * thread, is to be checked again ({@link Engine#threadsChanged}), once the lock is released.
+     */
+    private boolean recheckOwed;
+
+    /**
+     * Releases {@code startLock}; the outermost release makes the check of termination a failed start owes. Not under
+     * the lock: the check reads the timer under its lock, and a dispatch holds the timer's lock while it starts a
+     * worker, and with it this thread (WorkerPool#tryStart). Made under the lock, the two waited for each other: a
+     * {@code schedule(task, 0)} dispatching as {@code shutdown()} came, beside a start of this thread that failed.
+     */
+    private void unlockStart() {
+        boolean recheck = startLock.getHoldCount() == 1 && recheckOwed;
+        if (recheck) {
+            recheckOwed = false;
+        }
+        startLock.unlock();
+        if (recheck) {
+            engine.threadsChanged();
         }
     }
 
@@ -198,7 +221,7 @@ final class Checker implements Runnable {
                     engine.pool.countStartFailure();
                 }
             } finally {
-                startLock.unlock();
+                unlockStart();
             }
         }
     }
@@ -346,90 +369,112 @@ final class Checker implements Runnable {
 
     @Override
     public void run() {
-        long lastInspection = System.nanoTime();
-        long nextInspection = lastInspection + settings.checkPeriodNanos;
+        lastInspection = System.nanoTime();
+        nextInspection = lastInspection + settings.checkPeriodNanos;
         for (;;) {
-            wakeRequested = false;
-            long now = System.nanoTime();
-            engine.tick(now);
-            if (engine.admission != null) {
-                engine.admission.poll();
-            }
-            long nextDue = engine.timer.dispatchDue(now);
-            Jfr.poll();
-            boolean backlog = backlogCanGrow(); // read once a tick: it bounds both the next look and the sleep
-            if (nudged || backlog) {
-                // A backlog behind busy workers: inspect now, or as soon as the minimum interval allows.
-                nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
-            }
-            releaseStrandedRounds(now, false);
-            boolean lookAgain = thief != null && thief.look(now);
-            if (now - nextInspection >= 0) {
-                lastInspection = now;
-                nudged = false;
-                boolean backingUp;
-                try {
-                    backingUp = inspect(now);
-                } catch (RuntimeException | Error unexpected) {
-                    backingUp = false;
-                    engine.reportUncaught(unexpected); // keep checking: termination depends on this thread
+            try {
+                if (round()) {
+                    return;
                 }
-                long period = backingUp ? Math.min(settings.checkPeriodNanos, BACKLOG_RECHECK_NANOS)
-                        : settings.checkPeriodNanos;
-                nextInspection = now + period;
+            } catch (Throwable unexpected) {
+                // Outside any task: the engine failing around the checker's jobs (an OutOfMemoryError in the timer's
+                // dispatch or a sweep, say). This thread must go on: only it terminates the executor while it is
+                // published, and the timer, the auxiliary starts and the stuck workers wait for it. Parked for a
+                // tick, so a failure that repeats every round does not spin.
+                engine.reportUncaught(unexpected);
+                LockSupport.parkNanos(this, CLOCK_TICK_NANOS);
+                Thread.interrupted();
             }
-            if (engine.readyToTerminate()) {
-                engine.threadExiting(); // before the claim: awaitTermination then waits for this thread to end
-                if (engine.terminated(true)) {
-                    break;
-                }
-            }
-            long wait = nextInspection - now;
-            if (nudged || backlog) {
-                // A look that started nothing set the next one a period away; while work waits, the sleep below is
-                // shorter, or a checker that stalls for want of flow (every worker blocked in a long task) would not
-                // be back at the top of the loop to see the backlog.
-                wait = Math.min(wait, lastInspection + BACKLOG_RECHECK_NANOS - now);
-            }
-            if (sweepIdleLanes(now)) {
-                wait = Math.min(wait, SWEEP_TICK_NANOS);
-            }
-            if (nextDue != Long.MAX_VALUE) {
-                wait = Math.min(wait, nextDue - now);
-            }
-            boolean stalling = false;
-            if (wait > CLOCK_TICK_NANOS) {
-                if (lookAgain) {
-                    wait = CLOCK_TICK_NANOS; // an owner in a task with entries behind it: looked at again next tick
-                } else if (anyWorkerAwake()) {
-                    boolean submittersWait = engine.admission != null && engine.admission.waitingSubmitters() > 0;
-                    if (flowing() || submittersWait) {
-                        wait = CLOCK_TICK_NANOS;
-                    } else if (stallClock()) {
-                        stalling = true;
-                    } else {
-                        wait = CLOCK_TICK_NANOS;
-                    }
-                } else {
-                    dozing = true;
-                    if (anyWorkerAwake()) { // see dozing: written, then the park states read again
-                        dozing = false;
-                        wait = CLOCK_TICK_NANOS;
-                    }
-                }
-            }
-            if (wait > 0 && !wakeRequested) {
-                LockSupport.parkNanos(this, wait);
-                Thread.interrupted(); // only a stray interrupt could get here; the loop re-reads everything
-            }
-            if (stalling && !stalled) {
-                // A restart of the clock woke us: work flows again, though its submitter may not have counted its
-                // task yet. Counted as flow, so the next tick does not stall again at once.
-                quietTicks = 0;
-            }
-            dozing = false;
-            stalled = false;
         }
+    }
+
+    /** When the checker last inspected the workers, and when it inspects them next; the checker's thread only. */
+    private long lastInspection;
+    private long nextInspection;
+
+    /** One round of {@link #run}: the jobs, then the sleep until the next. True once the executor has terminated. */
+    private boolean round() {
+        wakeRequested = false;
+        long now = System.nanoTime();
+        engine.tick(now);
+        if (engine.admission != null) {
+            engine.admission.poll();
+        }
+        long nextDue = engine.timer.dispatchDue(now);
+        Jfr.poll();
+        boolean backlog = backlogCanGrow(); // read once a tick: it bounds both the next look and the sleep
+        if (nudged || backlog) {
+            // A backlog behind busy workers: inspect now, or as soon as the minimum interval allows.
+            nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
+        }
+        releaseStrandedRounds(now, false);
+        boolean lookAgain = thief != null && thief.look(now);
+        if (now - nextInspection >= 0) {
+            lastInspection = now;
+            nudged = false;
+            boolean backingUp;
+            try {
+                backingUp = inspect(now);
+            } catch (RuntimeException | Error unexpected) {
+                backingUp = false;
+                engine.reportUncaught(unexpected); // keep checking: termination depends on this thread
+            }
+            long period = backingUp ? Math.min(settings.checkPeriodNanos, BACKLOG_RECHECK_NANOS)
+                    : settings.checkPeriodNanos;
+            nextInspection = now + period;
+        }
+        if (engine.readyToTerminate()) {
+            engine.threadExiting(); // before the claim: awaitTermination then waits for this thread to end
+            if (engine.terminated(true)) {
+                return true;
+            }
+        }
+        long wait = nextInspection - now;
+        if (nudged || backlog) {
+            // A look that started nothing set the next one a period away; while work waits, the sleep below is
+            // shorter, or a checker that stalls for want of flow (every worker blocked in a long task) would not
+            // be back at the top of the loop to see the backlog.
+            wait = Math.min(wait, lastInspection + BACKLOG_RECHECK_NANOS - now);
+        }
+        if (sweepIdleLanes(now)) {
+            wait = Math.min(wait, SWEEP_TICK_NANOS);
+        }
+        if (nextDue != Long.MAX_VALUE) {
+            wait = Math.min(wait, nextDue - now);
+        }
+        boolean stalling = false;
+        if (wait > CLOCK_TICK_NANOS) {
+            if (lookAgain) {
+                wait = CLOCK_TICK_NANOS; // an owner in a task with entries behind it: looked at again next tick
+            } else if (anyWorkerAwake()) {
+                boolean submittersWait = engine.admission != null && engine.admission.waitingSubmitters() > 0;
+                if (flowing() || submittersWait) {
+                    wait = CLOCK_TICK_NANOS;
+                } else if (stallClock()) {
+                    stalling = true;
+                } else {
+                    wait = CLOCK_TICK_NANOS;
+                }
+            } else {
+                dozing = true;
+                if (anyWorkerAwake()) { // see dozing: written, then the park states read again
+                    dozing = false;
+                    wait = CLOCK_TICK_NANOS;
+                }
+            }
+        }
+        if (wait > 0 && !wakeRequested) {
+            LockSupport.parkNanos(this, wait);
+            Thread.interrupted(); // only a stray interrupt could get here; the loop re-reads everything
+        }
+        if (stalling && !stalled) {
+            // A restart of the clock woke us: work flows again, though its submitter may not have counted its
+            // task yet. Counted as flow, so the next tick does not stall again at once.
+            quietTicks = 0;
+        }
+        dozing = false;
+        stalled = false;
+        return false;
     }
 
     /**

@@ -817,6 +817,12 @@ final class Engine {
             }
             ExecutionException last = null;
             for (int pending = futures.size(); pending > 0; pending--) {
+                TaskFuture<T> behind = timed || !completed.isEmpty() ? null : onlyBehindCaller(futures);
+                if (behind != null) {
+                    // The tasks that could run have failed, and those left start only after the calling task returns:
+                    // as above, an untimed wait would never end. (The ones left are cancelled below.)
+                    throw TaskFuture.waitsForItself(behind.context);
+                }
                 TaskFuture<T> f = nextCompleted(completed, timed, deadline);
                 if (f == null) {
                     throw new TimeoutException("no task completed within the timeout");
@@ -835,6 +841,23 @@ final class Engine {
                 f.cancel(true);
             }
         }
+    }
+
+    /**
+     * A future of {@code futures} not yet done, if every one not yet done runs after the calling task in its own lane
+     * (none of them can complete while it waits); otherwise null.
+     */
+    private static <T> TaskFuture<T> onlyBehindCaller(List<TaskFuture<T>> futures) {
+        TaskFuture<T> behind = null;
+        for (TaskFuture<T> f : futures) {
+            if (!f.isDone()) {
+                if (!f.queuesBehindCaller()) {
+                    return null;
+                }
+                behind = f;
+            }
+        }
+        return behind;
     }
 
     /**
@@ -1159,6 +1182,12 @@ final class Engine {
     /**
      * After shutdown: true if no accepted work is left anywhere, in which case every lane has also been closed so no
      * late submit can slip in. Called by idle workers (the last one out ends the pool) and by the checker.
+     *
+     * <p>A lane closed here is unmapped at once, even when a lane further on still has work and the answer is false:
+     * closed is final (its own release, from IDLE, can no longer happen), so a lane left mapped would count in
+     * {@code liveContexts()} until termination, with nothing queued and nothing running. A submit that looked it up
+     * before finds it closed and is refused, as the class comment has it; one that looks up after finds no lane, makes
+     * one and is refused by the state (a due scheduled task cannot be that submit: none is left when this runs).
      */
     boolean quiescent() {
         if (!timer.noDelayedWork() || !readyQueue.isEmpty()) {
@@ -1177,11 +1206,13 @@ final class Engine {
             if (!lane.closeIfIdle()) {
                 return false;
             }
+            lane.unmap();
         }
         for (Lane lane : coalescingLanes.values()) {
             if (!lane.closeIfIdle()) {
                 return false;
             }
+            lane.unmap();
         }
         return readyQueue.isEmpty();
     }

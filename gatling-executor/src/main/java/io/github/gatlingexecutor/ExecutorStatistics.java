@@ -176,10 +176,10 @@ public final class ExecutorStatistics {
     public long threadStartFailures() { return threadStartFailures; }
 
     /**
-     * Workers running a task now (or between two tasks of one lane's batch). Read without stopping them, so it can be
-     * a moment old.
+     * Tasks running now: started and not yet ended (a task that threw ends once the uncaught-exception handler has
+     * returned). At most one per worker. Read without stopping the workers, so it can be a moment old.
      *
-     * @return the number of busy workers
+     * @return the number of tasks running
      */
     public int active() { return active; }
 

@@ -94,6 +94,17 @@ final class Jfr {
     }
 
     /**
+     * Called by a worker woken from its park, before it takes work: whether tasks are to be timed for the SlowTask
+     * event is read again, as a recording may have started while the executor was idle (see
+     * {@link JfrRecorder#slowTaskEnabled}). One static volatile read while JFR is not in use.
+     */
+    static void workerWoke() {
+        if (ON) {
+            JfrRecorder.refreshSlowTask();
+        }
+    }
+
+    /**
      * Before a task: an opaque token if a recording times tasks now, else null (then nothing else is done). Costs a
      * task one read when no recording times tasks.
      */

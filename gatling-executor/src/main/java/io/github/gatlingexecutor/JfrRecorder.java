@@ -29,11 +29,13 @@ final class JfrRecorder {
      */
     private static volatile boolean periodicRegistered;
     /**
-     * Whether a recording times tasks now. Refreshed when an executor is built and by the checker on each round
-     * ({@link #poll}), so a worker pays one read per task instead of creating an event to ask: an event returned out
-     * of {@link #beginSlowTask} escapes, so the JIT could not remove that allocation. A recording running when an
-     * executor is built applies from its first task; turning the event on or off later takes effect within a check
-     * period (of any executor whose checker runs).
+     * Whether a recording times tasks now. Refreshed when an executor is built, by the checker on each round
+     * ({@link #poll}) and by a worker woken from its park ({@link #refreshSlowTask}), so a worker pays one read per task
+     * instead of creating an event to ask: an event returned out of {@link #beginSlowTask} escapes, so the JIT could
+     * not remove that allocation. A recording running when an executor is built applies from its first task; one
+     * started while its workers are parked, from the first task they wake for (the checker of an idle executor dozes
+     * for a check period, so the slow task that woke them went untimed); one started while they are at work, within
+     * a round of the checker's (of any executor whose checker runs), a check period at most.
      */
     static volatile boolean slowTaskEnabled;
 
@@ -63,10 +65,9 @@ final class JfrRecorder {
     }
 
     static void poll() {
-        if (!inUse()) {
-            return; // slowTaskEnabled is still false: it is set only below, once JFR is in use
+        if (!refreshSlowTask()) {
+            return; // slowTaskEnabled is still false: it is set only once JFR is in use
         }
-        slowTaskEnabled = new SlowTaskEvent().isEnabled();
         if (!periodicRegistered) {
             synchronized (JfrRecorder.class) {
                 if (!periodicRegistered) {
@@ -75,6 +76,15 @@ final class JfrRecorder {
                 }
             }
         }
+    }
+
+    /** Refreshes {@link #slowTaskEnabled} once JFR is in use; returns whether it is. */
+    static boolean refreshSlowTask() {
+        if (!inUse()) {
+            return false;
+        }
+        slowTaskEnabled = new SlowTaskEvent().isEnabled();
+        return true;
     }
 
     private static void emitStatistics() {

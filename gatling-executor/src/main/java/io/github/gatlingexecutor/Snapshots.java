@@ -479,6 +479,9 @@ final class Snapshots {
      * it is dropped, and if the walk turned lanes away, it is walked again keeping more, so that k lanes waiting are
      * not answered with fewer. At most {@link #BUSIEST_WALKS} walks: on a machine where every kept lane starts each
      * time, an answer a few lanes short is better than a call that does not return.
+     *
+     * <p>The answer is sorted by the ages it reports, read after the walk: a kept lane whose oldest tasks started
+     * in between reports a younger age than the walk saw, and, left in the walk's order, came out ahead of older ones.
      */
     List<ContextStatistics> busiest(int k) {
         if (k == 0) {
@@ -493,18 +496,15 @@ final class Snapshots {
             oldestWaiting(top);
             boolean turnedAway = top.turnedAway;
             long now = System.nanoTime();
-            List<ContextStatistics> out = new ArrayList<>(Math.min(k, 64));
+            List<ContextStatistics> out = new ArrayList<>(Math.min(keep, 64));
             for (Object lane : top.oldestFirst()) {
                 ContextStatistics cs = statisticsOf((Lane) lane, now);
                 if (cs.queued() > 0) { // else it started its last waiting task since the walk
                     out.add(cs);
-                    if (out.size() == k) {
-                        return out;
-                    }
                 }
             }
-            if (!turnedAway || walk == BUSIEST_WALKS) {
-                return out;
+            if (out.size() >= k || !turnedAway || walk == BUSIEST_WALKS) {
+                return oldestFirst(out, k);
             }
             keep = (int) Math.min(Integer.MAX_VALUE, 2L * keep + 16);
         }
@@ -538,6 +538,11 @@ final class Snapshots {
         }
         addShardContexts(all, oldestShardContexts(k, all), System.nanoTime());
         all.removeIf(cs -> cs.queued() == 0);
+        return oldestFirst(all, k);
+    }
+
+    /** The {@code k} entries of {@code all} whose oldest waiting task is oldest, oldest first. */
+    private static List<ContextStatistics> oldestFirst(List<ContextStatistics> all, int k) {
         all.sort((a, b) -> b.oldestQueuedAge().compareTo(a.oldestQueuedAge()));
         return all.size() > k ? new ArrayList<>(all.subList(0, k)) : all;
     }

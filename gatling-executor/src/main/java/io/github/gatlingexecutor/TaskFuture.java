@@ -53,17 +53,39 @@ class TaskFuture<V> extends FutureTask<V> {
     }
 
     /**
-     * Counted before the future completes, so that whoever sees it fail also sees it in {@code failed()}; taken back
-     * if the future had been cancelled meanwhile: it keeps its cancellation and the throwable (usually the interrupt
-     * of {@code cancel(true)}) is dropped, so nobody sees a failure.
+     * Counted in {@code executed()} before the future completes, so that whoever sees it done also sees it counted
+     * (see {@link Worker#countExecutedBeforeCompletion}).
+     */
+    @Override
+    protected void set(V v) {
+        runByOwnWorker();
+        super.set(v);
+    }
+
+    /**
+     * Counted before the future completes, so that whoever sees it fail also sees it in {@code failed()} and
+     * {@code executed()}; the failure is taken back if the future had been cancelled meanwhile: it keeps its
+     * cancellation and the throwable (usually the interrupt of {@code cancel(true)}) is dropped, so nobody sees a
+     * failure. Only for a run by this executor's worker: a future that {@code shutdownNow()} returned, run by its
+     * caller, is not a task of the executor's, and counted as failed it showed one task both returned and run.
      */
     @Override
     protected void setException(Throwable t) {
+        if (!runByOwnWorker()) {
+            super.setException(t);
+            return;
+        }
         engine.countFailedFuture(1);
         super.setException(t);
         if (isCancelled()) {
             engine.countFailedFuture(-1);
         }
+    }
+
+    /** Whether a worker of this executor runs this future as its task now; if so, it is counted as executed. */
+    private boolean runByOwnWorker() {
+        Worker w = Worker.current();
+        return w != null && w.engine == engine && w.countExecutedBeforeCompletion(this);
     }
 
     /**

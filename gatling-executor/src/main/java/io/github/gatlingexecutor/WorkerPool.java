@@ -190,6 +190,7 @@ final class WorkerPool {
                         // took for us was given back first, so a submitter that skipped its wake-up meanwhile has
                         // its work seen by the look at what is left.
                         w.searchBudget = PoolPolicy.budgetAfterWake(w.searchBudget, System.nanoTime() - parkedAt);
+                        Jfr.workerWoke();
                         item = engine.readyQueue.poll();
                         if (item != null) {
                             return passingWakeUpOn(item);
@@ -597,7 +598,7 @@ final class WorkerPool {
         long executed = foldedExecuted;
         long failed = foldedFailed;
         long transfers = foldedTransfers;
-        long busy = 0;
+        long running = 0;
         long started = foldedStarted;
         for (Worker w : workers) {
             // Failed and executed first, each with acquire, then started: a task counts as started before it counts
@@ -607,13 +608,18 @@ final class WorkerPool {
             // came out below it. Failed is counted before executed (before the handler is called), so a snapshot
             // may see a failure whose task has not yet counted as executed; Snapshots#executor covers that.
             failed += w.failedCountAcquire();
-            executed += w.executedCountAcquire();
-            started += w.startedCountOpaque();
+            long ended = w.executedCountAcquire();
+            long began = w.startedCountOpaque();
+            executed += ended;
+            started += began;
             transfers += w.transferCountOpaque();
-            busy += w.isBusyOpaque() ? 1 : 0;
+            // A task between its start and its end (its handler included), from the counts the snapshot's queued and
+            // executed come from, not from the busy flag, which also covers a worker lingering on an emptied lane.
+            // Read in that order, a worker that ended one task and began the next in between shows 2: it runs one.
+            running += Math.min(1, began - ended);
         }
         transfers += engine.checker.shardSteals();
-        return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures, busy, started,
+        return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures, running, started,
                 coreTarget};
     }
 

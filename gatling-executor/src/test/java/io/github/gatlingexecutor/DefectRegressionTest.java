@@ -1284,6 +1284,84 @@ class DefectRegressionTest {
         assertEquals(0, e.statistics().liveContexts());
     }
 
+    /**
+     * After {@code shutdown()}, an idle worker's look for quiescence closed every idle lane it walked, and a closed lane
+     * can no longer be released: while one unrelated task ran on, {@code liveContexts()} counted every lane used just
+     * before the shutdown (50 of 50, none with anything queued or running) until termination. SPEC 4: a lane is
+     * released as soon as it has nothing queued and nothing running. The checker is held back, so no sweep releases
+     * the lanes before the shutdown; both kinds of lane, since each map is walked on its own.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    @Timeout(30)
+    void lanesClosedAfterShutdownAreReleasedWhileAnotherTaskRuns(boolean coalescing) throws Exception {
+        CountDownLatch checkerGate = cleanup.gate();
+        ThreadFactory factory = r -> TestSupport.isChecker(r) ? TestSupport.heldChecker(r, checkerGate) : new Thread(r);
+        GatlingExecutor e = cleanup.track(gatling("closed-lanes").coreThreads(2).maxThreads(2).threadFactory(factory)
+                .shardEngine(false).build());
+        for (int i = 0; i < 50; i++) {
+            CountDownLatch ran = new CountDownLatch(1);
+            Runnable task = ran::countDown;
+            e.execute(coalescing ? new Coal("k" + i, task) : new Seq("k" + i, task));
+            await(ran, "task " + i);
+        }
+        CountDownLatch gate = cleanup.occupy(e); // a plain task: it holds no lane
+        e.shutdown();
+        waitUntil("the lanes to be released", () -> e.statistics().liveContexts() == 0,
+                () -> e.statistics() + ", listed: " + e.contextStatistics(), 2_000);
+        assertFalse(e.isTerminated(), "the held task still runs");
+        gate.countDown();
+        checkerGate.countDown();
+        assertTrue(e.awaitTermination(10, TimeUnit.SECONDS));
+    }
+
+    /**
+     * A start of the checker that failed after its thread was published re-checked termination while it still held the
+     * checker's start lock, and that check takes the timer's lock; a {@code schedule(task, 0)} dispatches under the
+     * timer's lock and starts the checker on the way (through a worker start). After {@code shutdown()}, with no
+     * worker alive, the two waited for each other for good, and {@code shutdown()} with them (3 of 3 runs of a probe
+     * that raced them, within 21 rounds). Here the factory holds the first checker start until the dispatch waits
+     * for it and the executor is shut down; every thread it gives has been started already, so every start fails.
+     */
+    @Test
+    @Timeout(30)
+    void aFailedCheckerStartBesideADispatchAtShutdownDoesNotDeadlock() throws Exception {
+        CountDownLatch inFactory = new CountDownLatch(1);
+        CountDownLatch factoryGate = cleanup.gate();
+        AtomicBoolean firstChecker = new AtomicBoolean(true);
+        ThreadFactory startedAlready = r -> {
+            if (TestSupport.isChecker(r) && firstChecker.getAndSet(false)) {
+                inFactory.countDown();
+                TestSupport.blockQuietly(factoryGate);
+            }
+            Thread t = new Thread(() -> { });
+            t.start();
+            return t;
+        };
+        GatlingExecutor e = cleanup.track(gatling("start-lock").coreThreads(1).threadFactory(startedAlready)
+                .shardEngine(false).build());
+        Field startLockField = Checker.class.getDeclaredField("startLock");
+        startLockField.setAccessible(true);
+        ReentrantLock startLock = (ReentrantLock) startLockField.get(engineOf(e).checker);
+        // A delayed task: its worker's start fails, then the checker's start waits in the factory, holding the lock.
+        Thread delayed = new Thread(() -> e.schedule(NOOP, 1, TimeUnit.HOURS), "schedules-delayed");
+        delayed.start();
+        await(inFactory, "the checker's start in the factory");
+        // A task due now: dispatched under the timer's lock, its worker's start fails, and it waits for the checker's.
+        Thread dueNow = new Thread(() -> e.schedule(NOOP, 0, TimeUnit.MILLISECONDS), "schedules-due-now");
+        dueNow.start();
+        waitUntil("the dispatch to wait for the checker's start", () -> startLock.hasQueuedThread(dueNow));
+        Thread shutdown = new Thread(e::shutdown, "shuts-down");
+        shutdown.start();
+        waitUntil("the shutdown", e::isShutdown);
+        factoryGate.countDown();
+        for (Thread t : List.of(delayed, dueNow, shutdown)) {
+            t.join(5_000);
+            assertFalse(t.isAlive(), t.getName() + " is stuck: " + java.util.Arrays.toString(t.getStackTrace()));
+        }
+        assertEquals(2, e.shutdownNow().size(), "both tasks are returned, neither ran");
+    }
+
     /** Three tasks behind the running one in its lane, two for each of a and b, one coalescing for c; weakly held. */
     private static List<WeakReference<Runnable>> queueBehind(GatlingExecutor e) {
         List<WeakReference<Runnable>> queued = new java.util.ArrayList<>();

@@ -192,6 +192,42 @@ class JfrEventsTest {
         }
     }
 
+    /**
+     * A recording started while an executor idles times the task its workers wake for. Its workers learned of the
+     * recording only from its checker's next round, and the checker of an idle executor dozes for a check period:
+     * the slow task that woke them went untimed. Here the checker is held back for good (no round at all), and the
+     * flag is cleared, as in a JVM where no recording had run.
+     */
+    @Test
+    @Timeout(60)
+    void aRecordingStartedWhileTheExecutorIdlesTimesTheTaskItsWorkerWakesFor() throws Exception {
+        CountDownLatch checkerGate = cleanup.gate();
+        String workerName = TestSupport.uniqueName("jfr-idle-worker");
+        ThreadFactory factory = r -> TestSupport.isChecker(r)
+                ? TestSupport.heldChecker(r, checkerGate) : new Thread(r, workerName);
+        GatlingExecutor e = cleanup.track(gatling("jfr-idle").coreThreads(1).threadFactory(factory).build());
+        CountDownLatch first = new CountDownLatch(1);
+        e.execute(first::countDown);
+        await(first, "the first task");
+        Thread worker = TestSupport.liveThreads(workerName).get(0);
+        TestSupport.waitUntil("the worker to park", () -> worker.getState() == Thread.State.WAITING);
+        JfrRecorder.slowTaskEnabled = false;
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream(shippedSettings())) {
+            stream.onEvent(x -> {
+                if (x.getEventType().getName().startsWith(PREFIX)) {
+                    events.add(x);
+                }
+            });
+            stream.startAsync();
+            CountDownLatch slowDone = new CountDownLatch(1);
+            e.sequential("woken").execute(new SlowTask(slowDone));
+            await(slowDone, "the slow task");
+            RecordedEvent slow = awaitEvent(events, "SlowTask", e.name(), x -> isClass(x, SlowTask.class));
+            assertEquals("woken", slow.getString("context"));
+        }
+    }
+
     /** TaskRejected for a rejected execute and a refused offer, and the capacity fields of Statistics. */
     @Test
     @Timeout(60)

@@ -267,6 +267,34 @@ class SemanticsFailuresTest {
         assertEquals(2, s.executed(), s.toString());
     }
 
+    /**
+     * A future that {@code shutdownNow()} returned is the caller's to run; run on the caller's thread, the task is not
+     * the executor's. One that threw counted in {@code failed()} (and so in {@code executed()}), and the snapshot showed
+     * it both returned and run: submitted 4, executed 3 and returned 3.
+     */
+    @Test
+    void aReturnedFutureRunByItsCallerCountsNeitherAsFailedNorAsExecuted() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("fail").coreThreads(1).build());
+        CountDownLatch gate = cleanup.occupy(e);
+        for (int i = 0; i < 3; i++) {
+            e.submit(() -> {
+                throw new IllegalStateException("run by the caller");
+            });
+        }
+        List<Runnable> returned = e.shutdownNow();
+        assertEquals(3, returned.size());
+        returned.forEach(Runnable::run);
+        for (Runnable r : returned) {
+            assertThrows(ExecutionException.class, () -> ((Future<?>) r).get(), "the caller's run failed the future");
+        }
+        gate.countDown();
+        assertTrue(e.awaitTermination(10, TimeUnit.SECONDS));
+        ExecutorStatistics s = e.statistics();
+        assertEquals(0, s.failed(), s.toString());
+        assertEquals(1, s.executed(), "the blocking task only: " + s);
+        assertEquals(s.submitted(), s.executed() + s.coalesced() + s.returned(), s.toString());
+    }
+
     /** A factory that fails on some calls (throws, or returns null) and works on the others. */
     static ThreadFactory flakyFactory(String prefix, AtomicInteger calls, IntFunction<String> failureOnCall) {
         return r -> {

@@ -24,6 +24,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -218,6 +219,36 @@ class SemanticsHandOffTest {
         assertEquals("other", mixed.get());
         ExecutorStatistics s = TestSupport.awaitQuiescent(e);
         assertEquals(3, s.submitted(), "the refused invokeAny submitted nothing: " + s);
+    }
+
+    /**
+     * An untimed {@code invokeAny} of a task of the caller's own context and one elsewhere that fails: once that one
+     * has failed, only the own-context task is left, and it starts only after the caller returns. It waited for good;
+     * it fails as the all-own-context call does, and the task left behind is cancelled, never run.
+     */
+    @Test
+    @Timeout(30)
+    void invokeAnyWhoseOtherTasksFailedFailsInsteadOfWaitingForItself() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("handoff").coreThreads(2).build());
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        AtomicBoolean ownRan = new AtomicBoolean();
+        Future<?> outer = e.submit(new Seq("self", () -> {
+            try {
+                e.invokeAny(List.of(new SeqCallable<>("self", () -> {
+                    ownRan.set(true);
+                    return "mine";
+                }), new SeqCallable<String>("other", () -> {
+                    throw new IllegalArgumentException("fails");
+                })));
+            } catch (Throwable t) {
+                thrown.set(t);
+            }
+        }));
+        get(outer);
+        assertTrue(thrown.get() instanceof IllegalStateException, "left with its own context: " + thrown.get());
+        ExecutorStatistics s = TestSupport.awaitQuiescent(e);
+        assertFalse(ownRan.get(), "the cancelled own-context task ran");
+        assertEquals(3, s.submitted(), s.toString());
     }
 
     @Test
