@@ -87,14 +87,36 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
     }
 
     /**
-     * The record's failure, as the consumer reports a deserializer's exception; an {@code OutOfMemoryError} is thrown
-     * as it is: it is the heap's state, not the record's, and the record must not be skipped as unreadable.
+     * The record's failure, as the consumer reports a deserializer's exception. An {@code OutOfMemoryError} is the
+     * heap's state, not the record's: it becomes an {@link OutOfHeap}, which the processor answers by reading the
+     * record again after a backoff, without the failure handler. Thrown bare, as it was, it left the consumer's fetch
+     * with the record passed over (the consumer keeps a failure only when it is an exception), and the commit went
+     * past a record that no handler had seen.
      */
     private SerializationException failed(Error e) {
         if (e instanceof OutOfMemoryError) {
-            throw e;
+            return new OutOfHeap(delegate, (OutOfMemoryError) e);
         }
         return new SerializationException("The deserializer " + delegate.getClass().getName() + " threw " + e, e);
+    }
+
+    /** What a deserializer that ran out of heap throws to the consumer (see {@link #failed}). */
+    static final class OutOfHeap extends SerializationException {
+        private static final long serialVersionUID = 1L;
+
+        OutOfHeap(Deserializer<?> delegate, OutOfMemoryError cause) {
+            super("The deserializer " + delegate.getClass().getName() + " ran out of heap: " + cause, cause);
+        }
+    }
+
+    /** Whether the consumer's report of an unreadable record comes from a deserializer that ran out of heap. */
+    static boolean outOfHeap(Throwable reported) {
+        for (Throwable t = reported; t != null; t = t.getCause()) {
+            if (t instanceof OutOfHeap) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

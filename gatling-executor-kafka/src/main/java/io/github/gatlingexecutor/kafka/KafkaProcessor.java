@@ -552,13 +552,24 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             df = new PartitionState.DeserializationFailure(e.offset());
             ps.deserialization = df;
             polled++; // taken in, as the failure handler's record: completed() counts it when acknowledged
-            runner.failed.increment();
         } else {
             runner.retried.increment();
         }
         df.attempts++;
         df.repolling = false;
         df.retryAtNanos = 0;
+        if (ErrorGuardingDeserializer.outOfHeap(e)) {
+            // Not the record's failure: read again after a backoff, and never handed to the failure handler as
+            // unreadable (a dead-letter topic would get a record that was fine). Not counted as failed either.
+            df.outcome = FAILED;
+            LOG.log(Level.WARNING, "The deserializer ran out of heap at " + tp + "@" + e.offset()
+                    + "; its partition waits and reads it again after a backoff", e);
+            return;
+        }
+        if (!df.counted) {
+            df.counted = true;
+            runner.failed.increment();
+        }
         FailureHandler<K, V> onFailure = runner.failureHandler();
         if (onFailure == null) {
             df.outcome = FAILED;

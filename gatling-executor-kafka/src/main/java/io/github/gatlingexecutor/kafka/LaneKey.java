@@ -54,6 +54,20 @@ final class LaneKey {
             this.hash = Arrays.hashCode(bytes);
         }
 
+        private Bytes(byte[] bytes, int hash) {
+            this.bytes = bytes;
+            this.hash = hash;
+        }
+
+        /**
+         * A key to keep (in the topic's map of slots, and in the slot): over a copy of the record's array. Kept over
+         * the record's own array, the key changed with it when a handler reused or cleared that array, and the next
+         * record of the key, no longer equal to it, got a second slot: two of the key's records could run at once.
+         */
+        Bytes kept() {
+            return new Bytes(bytes.clone(), hash);
+        }
+
         @Override
         public boolean equals(Object o) {
             return o instanceof Bytes && ((Bytes) o).hash == hash && Arrays.equals(((Bytes) o).bytes, bytes);

@@ -235,6 +235,8 @@ final class PartitionState {
         long retryAtNanos;
         /** The partition was resumed at this offset so that the next poll deserializes the record again. */
         boolean repolling;
+        /** Counted in {@code failed()}: at its first failure that was the record's (not the heap's). */
+        boolean counted;
 
         static final int RUNNING = 0;
         static final int ACKNOWLEDGED = 1;

@@ -510,7 +510,8 @@ final class Router<K, V> implements Runnable {
         while (true) {
             Slot<K, V> s = keys.get(k);
             if (s == null) {
-                s = keys.computeIfAbsent(k, x -> new Slot<>(x, runner, executor.coalescing(LaneKey.of(topic, x)),
+                Object kept = k instanceof LaneKey.Bytes ? ((LaneKey.Bytes) k).kept() : k;
+                s = keys.computeIfAbsent(kept, x -> new Slot<>(x, runner, executor.coalescing(LaneKey.of(topic, x)),
                         ordering == Ordering.KEY_LATEST));
             }
             if (!s.retired()) {

@@ -27,6 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
@@ -297,6 +298,62 @@ class FailureTest {
                 throw new SerializationException("not a valid value: bad");
             }
             return s;
+        }
+    }
+
+    /** Runs out of heap once, on the value "big" (as a deserializer that sizes a buffer from a corrupt length can). */
+    public static final class HeapStarvedDeserializer implements Deserializer<String> {
+        static final AtomicBoolean STARVED = new AtomicBoolean();
+
+        @Override
+        public String deserialize(String topic, byte[] data) {
+            String s = data == null ? null : new String(data, StandardCharsets.UTF_8);
+            if ("big".equals(s) && STARVED.compareAndSet(false, true)) {
+                throw new OutOfMemoryError("Java heap space");
+            }
+            return s;
+        }
+    }
+
+    /**
+     * A deserializer that ran out of heap on one record: the {@code OutOfMemoryError} left the consumer's poll bare,
+     * the consumer passed over the record, and the commit went past it with no handler having seen it. Its partition
+     * now waits and reads it again; the failure handler, which is for unreadable records, never gets it.
+     */
+    @Test
+    void aRecordWhoseDeserializerRanOutOfHeapIsReadAgainNotSkipped() throws Exception {
+        String topic = EmbeddedKafka.name("heap");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            records.add(new ProducerRecord<>(topic, "k" + i, i == 4 ? "big" : "v" + i));
+        }
+        KAFKA.produce(records);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        HeapStarvedDeserializer.STARVED.set(false);
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, HeapStarvedDeserializer.class.getName());
+        // One record a poll, so that the record that fails is the first of its poll's (with the records before it in
+        // the same poll, the consumer happened to read them all again from the position it had not yet moved).
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1);
+        Set<Long> handledOffsets = ConcurrentHashMap.newKeySet();
+        Queue<ConsumerRecord<String, String>> failed = new ConcurrentLinkedQueue<>();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .commitInterval(Duration.ofMillis(20))
+                .retryBackoff(Duration.ofMillis(10))
+                .handler(r -> handledOffsets.add(r.offset()))
+                .onFailure((r, e) -> failed.add(r))
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, Map.of(tp, 10L));
+            assertTrue(HeapStarvedDeserializer.STARVED.get(), "the deserializer ran out of heap once");
+            assertEquals(Set.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L), handledOffsets);
+            assertTrue(failed.isEmpty(), "not an unreadable record: " + failed);
+            KafkaStatistics s = processor.statistics();
+            assertEquals(0, s.failed(), s.toString());
+            assertEquals(10, s.polled(), s.toString());
+            assertEquals(10, s.completed(), s.toString());
         }
     }
 

@@ -1,13 +1,19 @@
 package io.github.gatlingexecutor.kafka;
 
+import io.github.gatlingexecutor.GatlingExecutor;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** {@link Slot#isKey} must answer exactly as {@code equals} does, packed or not. */
+/** {@link Slot#isKey} must answer exactly as {@code equals} does, packed or not; a kept key never changes. */
 class SlotKeyTest {
 
     private static final RecordRunner<Object, Object> RUNNER = new RecordRunner<>(r -> { }, null, 0,
@@ -29,5 +35,36 @@ class SlotKeyTest {
         }
         Slot<Object, Object> bytes = new Slot<>(new LaneKey.Bytes(new byte[] {1, 2}), RUNNER, Runnable::run, false);
         assertEquals(true, bytes.isKey(new LaneKey.Bytes(new byte[] {1, 2})));
+    }
+
+    /**
+     * A {@code byte[]} key was kept over its first record's own array: a handler that cleared that array changed the
+     * kept key, and the next record of the key, equal to it no more, got a second slot (so two records of the key
+     * could run at once).
+     */
+    @Test
+    void aByteArrayKeyIsKeptAsItWasWhenAHandlerClearsItsRecordsArray() throws Exception {
+        AtomicInteger handled = new AtomicInteger();
+        RecordRunner<byte[], String> runner = new RecordRunner<>(r -> {
+            Arrays.fill(r.key(), (byte) 0); // a handler that reuses the array, say
+            handled.incrementAndGet();
+        }, null, 0, Duration.ofMillis(1));
+        ConcurrentHashMap<Object, Slot<byte[], String>> keys = new ConcurrentHashMap<>();
+        try (GatlingExecutor executor = new GatlingExecutor("bytes-key", 1)) {
+            runner.executor(executor);
+            PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1);
+            Router<byte[], String> router = new Router<>(ps, runner, executor, Ordering.KEY, keys);
+            ps.router = router;
+            for (int offset = 0; offset < 2; offset++) {
+                ps.dispatched++;
+                ps.sentUpTo = offset + 1;
+                ps.nextOffset = offset + 1;
+                router.offer(List.of(new ConsumerRecord<>("t", 0, offset, new byte[] {1, 2}, "v" + offset)));
+                assertEquals(true, router.schedule());
+                int expected = offset + 1;
+                EmbeddedKafka.await(Duration.ofSeconds(10), "record " + offset, () -> handled.get() == expected);
+            }
+        }
+        assertEquals(1, keys.size(), () -> "one key, slots: " + keys.keySet());
     }
 }
