@@ -282,7 +282,7 @@ final class Router<K, V> implements Runnable {
             if (ordering != Ordering.UNORDERED) {
                 K key = r.key();
                 while (true) {
-                    slot = key == null ? nullSlot() : slotOf(key);
+                    slot = key == null ? nullSlot() : slotOfGuarded(key, r);
                     claim = slot.claim();
                     if (claim != Slot.RETIRED) {
                         break;
@@ -466,6 +466,34 @@ final class Router<K, V> implements Runnable {
         List<ConsumerRecord<K, V>> c = current;
         return (c != null && index < c.size()) || NEXT_BATCH.getVolatile(headBatch) != null;
     }
+
+    /**
+     * {@link #slotOf}, or, for a key whose {@code hashCode} or {@code equals} throws (the key class's bug), the
+     * partition's null-key slot: the record then keeps partition order with the records that have no key, and is never
+     * superseded. Unguarded, the throw ended the polling thread under {@code KEY_LATEST} (which routes there), and
+     * under {@code KEY} left the partition's router scheduled for good, routing nothing more and holding its commit.
+     * Reported once per partition assignment.
+     */
+    private Slot<K, V> slotOfGuarded(K key, ConsumerRecord<K, V> r) {
+        try {
+            return slotOf(key);
+        } catch (OutOfMemoryError e) {
+            throw e;
+        } catch (Throwable keyFailed) {
+            if (!brokenKeyReported) {
+                brokenKeyReported = true;
+                LOG.log(System.Logger.Level.WARNING, "The key of " + ps.tp + "@" + r.offset() + " (" + key.getClass()
+                        .getName() + ") threw from hashCode or equals; such records keep the order of the partition's"
+                        + " records without a key", keyFailed);
+            }
+            return nullSlot();
+        }
+    }
+
+    private static final System.Logger LOG = System.getLogger(KafkaProcessor.class.getName());
+
+    /** Whether a key that threw from hashCode or equals was reported (see {@link #slotOfGuarded}). */
+    private boolean brokenKeyReported;
 
     /**
      * The key's slot: first from this router's own table, then from the topic's shared map. The shared map's lookup

@@ -82,6 +82,68 @@ class EdgeCaseRegressionTest {
         }
     }
 
+    /** A record key whose {@code hashCode} and {@code equals} throw, as a key class with a bug may. */
+    static final class BrokenKey {
+        @Override
+        public int hashCode() {
+            throw new IllegalStateException("a broken hashCode");
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            throw new IllegalStateException("a broken equals");
+        }
+
+        @Override
+        public String toString() {
+            return "broken";
+        }
+    }
+
+    /** Reads the key "broken" as a {@link BrokenKey}, any other as its string. */
+    public static final class BrokenKeyDeserializer implements Deserializer<Object> {
+        @Override
+        public Object deserialize(String topic, byte[] data) {
+            String s = new String(data, StandardCharsets.UTF_8);
+            return s.equals("broken") ? new BrokenKey() : s;
+        }
+    }
+
+    /**
+     * Routing hashed each record's key unguarded: a key whose {@code hashCode} threw ended the polling thread under
+     * {@code KEY_LATEST} (the processor stopped; nothing more was polled or committed), and under {@code KEY} left the
+     * partition's router scheduled for good, so nothing after that record was handled or committed. Such records now
+     * keep the order of the partition's records without a key.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Ordering.class, names = {"KEY", "KEY_LATEST"})
+    void aKeyWhoseHashCodeThrowsNeitherStopsThePollingNorHoldsItsPartition(Ordering ordering) throws Exception {
+        String topic = EmbeddedKafka.name("broken-key");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            records.add(new ProducerRecord<>(topic, 0, i % 10 == 5 ? "broken" : "k" + i % 3, "v" + i));
+        }
+        KAFKA.produce(records);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, BrokenKeyDeserializer.class.getName());
+        LongAdder handled = new LongAdder();
+        try (KafkaProcessor<Object, String> processor = KafkaProcessor.<Object, String>builder(props)
+                .topics(topic).ordering(ordering).commitInterval(Duration.ofMillis(20))
+                .handler(r -> handled.increment())
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, Map.of(tp, 30L));
+            // Under KEY_LATEST some records of a key may be superseded; none of the broken-key ones, which share the
+            // partition's null-key slot and are never superseded.
+            assertEquals(30, processor.statistics().completed(), processor.statistics().toString());
+            if (ordering == Ordering.KEY) {
+                assertEquals(30, handled.sum());
+            }
+        }
+    }
+
     /** Overflows its stack on the value "bad", as a recursive decoder might on a malformed record. */
     public static final class OverflowingDeserializer implements Deserializer<String> {
         @Override
