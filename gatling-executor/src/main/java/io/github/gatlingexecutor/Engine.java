@@ -817,7 +817,7 @@ final class Engine {
             }
             ExecutionException last = null;
             for (int pending = futures.size(); pending > 0; pending--) {
-                TaskFuture<T> behind = timed || !completed.isEmpty() ? null : onlyBehindCaller(futures);
+                TaskFuture<T> behind = timed ? null : onlyBehindCaller(futures, pending);
                 if (behind != null) {
                     // The tasks that could run have failed, and those left start only after the calling task returns:
                     // as above, an untimed wait would never end. (The ones left are cancelled below.)
@@ -844,20 +844,25 @@ final class Engine {
     }
 
     /**
-     * A future of {@code futures} not yet done, if every one not yet done runs after the calling task in its own lane
-     * (none of them can complete while it waits); otherwise null.
+     * A future of {@code futures} not yet done, if the {@code pending} futures not yet taken from the completion queue
+     * are all not done and all run after the calling task in its own lane (none of them can complete while it waits);
+     * otherwise null. A future found done is one not taken yet (its completion may be on its way into the queue), so
+     * the wait takes it instead: it may be the answer. Only a future that is not behind the caller can complete
+     * during the look, and it is seen either done or not behind.
      */
-    private static <T> TaskFuture<T> onlyBehindCaller(List<TaskFuture<T>> futures) {
+    private static <T> TaskFuture<T> onlyBehindCaller(List<TaskFuture<T>> futures, int pending) {
         TaskFuture<T> behind = null;
+        int notDone = 0;
         for (TaskFuture<T> f : futures) {
             if (!f.isDone()) {
                 if (!f.queuesBehindCaller()) {
                     return null;
                 }
                 behind = f;
+                notDone++;
             }
         }
-        return behind;
+        return notDone == pending ? behind : null;
     }
 
     /**
@@ -1187,7 +1192,9 @@ final class Engine {
      * closed is final (its own release, from IDLE, can no longer happen), so a lane left mapped would count in
      * {@code liveContexts()} until termination, with nothing queued and nothing running. A submit that looked it up
      * before finds it closed and is refused, as the class comment has it; one that looks up after finds no lane, makes
-     * one and is refused by the state (a due scheduled task cannot be that submit: none is left when this runs).
+     * one and is refused by the state (a due scheduled task cannot be that submit: none is left when this runs). Only
+     * the call that closes a lane unmaps it (a released one is its releaser's to unmap): the walk is made again and
+     * again, and each removal calls the context's {@code hashCode}, whose failure would be reported each time.
      */
     boolean quiescent() {
         if (!timer.noDelayedWork() || !readyQueue.isEmpty()) {
@@ -1203,18 +1210,28 @@ final class Engine {
             }
         }
         for (Lane lane : sequentialLanes.values()) {
-            if (!lane.closeIfIdle()) {
+            if (!closeAndUnmapIfIdle(lane)) {
                 return false;
             }
-            lane.unmap();
         }
         for (Lane lane : coalescingLanes.values()) {
-            if (!lane.closeIfIdle()) {
+            if (!closeAndUnmapIfIdle(lane)) {
                 return false;
             }
-            lane.unmap();
         }
         return readyQueue.isEmpty();
+    }
+
+    /** {@link #quiescent}'s step per lane: false if the lane has work; a lane this call closes, it unmaps. */
+    private static boolean closeAndUnmapIfIdle(Lane lane) {
+        boolean finishedBefore = lane.isFinished();
+        if (!lane.closeIfIdle()) {
+            return false;
+        }
+        if (!finishedBefore) {
+            lane.unmap();
+        }
+        return true;
     }
 
     /** A worker ended, or failed to start. */
@@ -1237,10 +1254,15 @@ final class Engine {
         if (!pool.terminateIfNoThreads(byChecker)) {
             return false;
         }
-        sequentialLanes.clear();
-        coalescingLanes.clear();
-        Jfr.executorTerminated(this);
-        terminated.countDown();
+        try {
+            sequentialLanes.clear();
+            coalescingLanes.clear();
+            Jfr.executorTerminated(this);
+        } finally {
+            // Whatever failed above (its thread reports it): the state is TERMINATED, and a waiter not told would
+            // wait for good, since nobody claims termination twice.
+            terminated.countDown();
+        }
         return true;
     }
 

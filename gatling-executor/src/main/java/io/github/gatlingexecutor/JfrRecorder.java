@@ -30,12 +30,12 @@ final class JfrRecorder {
     private static volatile boolean periodicRegistered;
     /**
      * Whether a recording times tasks now. Refreshed when an executor is built, by the checker on each round
-     * ({@link #poll}) and by a worker woken from its park ({@link #refreshSlowTask}), so a worker pays one read per task
-     * instead of creating an event to ask: an event returned out of {@link #beginSlowTask} escapes, so the JIT could
-     * not remove that allocation. A recording running when an executor is built applies from its first task; one
-     * started while its workers are parked, from the first task they wake for (the checker of an idle executor dozes
-     * for a check period, so the slow task that woke them went untimed); one started while they are at work, within
-     * a round of the checker's (of any executor whose checker runs), a check period at most.
+     * ({@link #poll}) and by a worker that a submitter woke from its park ({@link #refreshSlowTask}), so a worker pays
+     * one read per task instead of creating an event to ask: an event returned out of {@link #beginSlowTask} escapes,
+     * so the JIT could not remove that allocation. A recording running when an executor is built applies from its first
+     * task; one started while the executor idles, from the task whose submit wakes a parked worker (the checker of an
+     * idle executor dozes for a check period, so that slow task went untimed); otherwise within a round of the
+     * checker's (of any executor whose checker runs), a check period at most.
      */
     static volatile boolean slowTaskEnabled;
 
@@ -78,12 +78,18 @@ final class JfrRecorder {
         }
     }
 
-    /** Refreshes {@link #slowTaskEnabled} once JFR is in use; returns whether it is. */
+    /**
+     * Refreshes {@link #slowTaskEnabled} once JFR is in use; returns whether it is. Written only when it changes: every
+     * woken worker of every executor refreshes it, and a store per wake-up would keep moving its line between cores.
+     */
     static boolean refreshSlowTask() {
         if (!inUse()) {
             return false;
         }
-        slowTaskEnabled = new SlowTaskEvent().isEnabled();
+        boolean enabled = new SlowTaskEvent().isEnabled();
+        if (slowTaskEnabled != enabled) {
+            slowTaskEnabled = enabled;
+        }
         return true;
     }
 

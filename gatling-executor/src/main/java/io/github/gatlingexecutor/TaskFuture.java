@@ -53,8 +53,9 @@ class TaskFuture<V> extends FutureTask<V> {
     }
 
     /**
-     * Counted in {@code executed()} before the future completes, so that whoever sees it done also sees it counted
-     * (see {@link Worker#countExecutedBeforeCompletion}).
+     * Counted in {@code executed()} before the future completes, so that a caller whose {@code get()} has returned sees
+     * it counted (see {@link Worker#countExecutedBeforeCompletion}). A future cancelled while its task runs is done at
+     * the cancel, and counted when the task returns.
      */
     @Override
     protected void set(V v) {

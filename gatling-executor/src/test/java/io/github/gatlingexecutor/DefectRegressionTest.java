@@ -1299,6 +1299,11 @@ class DefectRegressionTest {
         ThreadFactory factory = r -> TestSupport.isChecker(r) ? TestSupport.heldChecker(r, checkerGate) : new Thread(r);
         GatlingExecutor e = cleanup.track(gatling("closed-lanes").coreThreads(2).maxThreads(2).threadFactory(factory)
                 .shardEngine(false).build());
+        // Both core workers first (each holds one task, so the second must start): once the executor is shut down,
+        // the one left idle is woken and looks for quiescence. With one worker, busy, nobody would look.
+        CountDownLatch first = cleanup.occupy(e);
+        cleanup.occupy(e).countDown();
+        first.countDown();
         for (int i = 0; i < 50; i++) {
             CountDownLatch ran = new CountDownLatch(1);
             Runnable task = ran::countDown;
