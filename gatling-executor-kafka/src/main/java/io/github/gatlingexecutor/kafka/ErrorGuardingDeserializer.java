@@ -95,24 +95,35 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
      */
     private SerializationException failed(Error e) {
         if (e instanceof OutOfMemoryError) {
-            return new OutOfHeap(delegate, (OutOfMemoryError) e);
+            return new OutOfHeap((OutOfMemoryError) e);
         }
         return new SerializationException("The deserializer " + delegate.getClass().getName() + " threw " + e, e);
     }
 
-    /** What a deserializer that ran out of heap throws to the consumer (see {@link #failed}). */
+    /**
+     * What a deserializer that ran out of heap throws to the consumer (see {@link #failed}). Made with as little
+     * allocation as can be, the heap being short: a constant message, and no stack trace (the cause has its own).
+     */
     static final class OutOfHeap extends SerializationException {
         private static final long serialVersionUID = 1L;
 
-        OutOfHeap(Deserializer<?> delegate, OutOfMemoryError cause) {
-            super("The deserializer " + delegate.getClass().getName() + " ran out of heap: " + cause, cause);
+        OutOfHeap(OutOfMemoryError cause) {
+            super("A deserializer ran out of heap", cause);
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
         }
     }
 
-    /** Whether the consumer's report of an unreadable record comes from a deserializer that ran out of heap. */
+    /**
+     * Whether the consumer's report of an unreadable record comes from a deserializer that ran out of heap: an
+     * {@link OutOfHeap}, or an {@code OutOfMemoryError} that a deserializer wrapped in an exception of its own.
+     */
     static boolean outOfHeap(Throwable reported) {
         for (Throwable t = reported; t != null; t = t.getCause()) {
-            if (t instanceof OutOfHeap) {
+            if (t instanceof OutOfHeap || t instanceof OutOfMemoryError) {
                 return true;
             }
         }

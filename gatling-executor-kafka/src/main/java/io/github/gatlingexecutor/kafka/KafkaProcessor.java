@@ -551,16 +551,21 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         if (df == null || df.offset != e.offset()) {
             df = new PartitionState.DeserializationFailure(e.offset());
             ps.deserialization = df;
-            polled++; // taken in, as the failure handler's record: completed() counts it when acknowledged
+            // Taken in, as the failure handler's record: completed() counts it when acknowledged, and a read that
+            // succeeds later takes it back from that poll's count (see dispatch).
+            polled++;
         } else {
             runner.retried.increment();
         }
         df.attempts++;
         df.repolling = false;
         df.retryAtNanos = 0;
-        if (ErrorGuardingDeserializer.outOfHeap(e)) {
-            // Not the record's failure: read again after a backoff, and never handed to the failure handler as
-            // unreadable (a dead-letter topic would get a record that was fine). Not counted as failed either.
+        if (ErrorGuardingDeserializer.outOfHeap(e) && df.heapFailures++ < runner.retries()) {
+            // Most likely the heap's state, not the record's: read again after a backoff, and not handed to the
+            // failure handler as unreadable (a dead-letter topic would get a record that was fine), nor counted as
+            // failed. Up to the configured retries: a record that runs the deserializer out of heap each time (a
+            // length field read as a huge buffer size, say) is then the record's failure, as below; left to
+            // retry for good, it would hold its partition with nothing in failed() and no failure handler called.
             df.outcome = FAILED;
             LOG.log(Level.WARNING, "The deserializer ran out of heap at " + tp + "@" + e.offset()
                     + "; its partition waits and reads it again after a backoff", e);
@@ -630,7 +635,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 return ps.quiet();
             default:
                 // Every earlier record routed (so each one without a key has claimed the partition's null-key slot),
-                // and that slot holds no claim: they are all done. A keyed record that stays failed holds nothing here.
+                // and that slot holds no claim: they are all done. A keyed record that stays failed holds nothing here
+                // (but one whose key could not be looked up is in that slot: see Router#slotOfGuarded).
                 return ps.routedUpTo == ps.sentUpTo && ps.router.noKeylessPending();
         }
     }

@@ -69,7 +69,10 @@ public final class KafkaStatistics {
         return retries;
     }
 
-    /** Partitions paused now by back-pressure (or while a record that cannot be deserialized waits). */
+    /**
+     * Partitions paused now by back-pressure (or while a record that cannot be deserialized, or that ran its
+     * deserializer out of heap, waits).
+     */
     public Set<TopicPartition> pausedPartitions() {
         return pausedPartitions;
     }

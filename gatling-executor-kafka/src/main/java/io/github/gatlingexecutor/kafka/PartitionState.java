@@ -237,6 +237,8 @@ final class PartitionState {
         boolean repolling;
         /** Counted in {@code failed()}: at its first failure that was the record's (not the heap's). */
         boolean counted;
+        /** Reads of the record that ran the deserializer out of heap. */
+        int heapFailures;
 
         static final int RUNNING = 0;
         static final int ACKNOWLEDGED = 1;

@@ -204,8 +204,15 @@ final class RecordRunner<K, V> {
     /** Marks a tracked record done and counts it. */
     void finish(Work<K, V> w) {
         w.record = null;
-        w.done = true;
+        // Counted before it is marked done: the commit follows the mark, and a reader that saw the commit pass the
+        // record read completed() one short while a worker was descheduled between the two.
         completed.increment();
+        w.done = true;
         w.partition.completedOne();
+    }
+
+    /** The configured number of retries of a failing record. */
+    int retries() {
+        return retries;
     }
 }

@@ -472,7 +472,9 @@ final class Router<K, V> implements Runnable {
      * partition's null-key slot: the record then keeps partition order with the records that have no key, and is never
      * superseded. Unguarded, the throw ended the polling thread under {@code KEY_LATEST} (which routes there), and
      * under {@code KEY} left the partition's router scheduled for good, routing nothing more and holding its commit.
-     * Reported once per partition assignment.
+     * Such a key never gets a slot of its own: a key new to this router is compared with itself before it is kept
+     * (see {@link #slotOf}), so that all of its records, the first included, go the same way. Reported once per
+     * partition assignment.
      */
     private Slot<K, V> slotOfGuarded(K key, ConsumerRecord<K, V> r) {
         try {
@@ -483,8 +485,9 @@ final class Router<K, V> implements Runnable {
             if (!brokenKeyReported) {
                 brokenKeyReported = true;
                 LOG.log(System.Logger.Level.WARNING, "The key of " + ps.tp + "@" + r.offset() + " (" + key.getClass()
-                        .getName() + ") threw from hashCode or equals; such records keep the order of the partition's"
-                        + " records without a key", keyFailed);
+                        .getName() + ") could not be looked up (its hashCode or equals threw, or equals is not"
+                        + " reflexive); such records keep the order of the partition's records without a key",
+                        keyFailed);
             }
             return nullSlot();
         }
@@ -513,7 +516,7 @@ final class Router<K, V> implements Runnable {
         int i = (h * 0x9E3779B9) >>> shift;
         Slot<K, V> s;
         while ((s = t[i]) != null) {
-            if (hs[i] == h && s.isKey(k)) {
+            if (hs[i] == h && isKeyOf(s, k)) {
                 if (s.retired()) {
                     s = shared(k); // same key, same hash: the new slot takes the retired one's place
                     t[i] = s;
@@ -523,6 +526,9 @@ final class Router<K, V> implements Runnable {
             }
             i = (i + 1) & mask;
         }
+        if (!k.equals(k)) { // before it is kept: see slotOfGuarded
+            throw new IllegalStateException("equals is not reflexive");
+        }
         s = shared(k);
         t[i] = s;
         hs[i] = h;
@@ -531,6 +537,18 @@ final class Router<K, V> implements Runnable {
         }
         s.used = true;
         return s;
+    }
+
+    /**
+     * Whether {@code s} is the slot of {@code k}; false if the kept key's {@code equals} throws with {@code k} (a key
+     * class whose equals fails on another's key), so that one broken key cannot turn others away from their slots.
+     */
+    private static boolean isKeyOf(Slot<?, ?> s, Object k) {
+        try {
+            return s.isKey(k);
+        } catch (RuntimeException | StackOverflowError notEqual) {
+            return false;
+        }
     }
 
     /** The topic's slot of a key, never a retired one. */

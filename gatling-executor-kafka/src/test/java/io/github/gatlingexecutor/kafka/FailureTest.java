@@ -27,7 +27,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
@@ -301,18 +300,41 @@ class FailureTest {
         }
     }
 
-    /** Runs out of heap once, on the value "big" (as a deserializer that sizes a buffer from a corrupt length can). */
+    /**
+     * Runs out of heap on the value "big", as many times as {@link #OUT_OF_HEAP} says (as a deserializer that sizes a
+     * buffer from a length field can: once when the heap is short, every time when the length is corrupt).
+     */
     public static final class HeapStarvedDeserializer implements Deserializer<String> {
-        static final AtomicBoolean STARVED = new AtomicBoolean();
+        static final AtomicInteger OUT_OF_HEAP = new AtomicInteger();
+        static final AtomicInteger THROWN = new AtomicInteger();
 
         @Override
         public String deserialize(String topic, byte[] data) {
             String s = data == null ? null : new String(data, StandardCharsets.UTF_8);
-            if ("big".equals(s) && STARVED.compareAndSet(false, true)) {
+            if ("big".equals(s) && OUT_OF_HEAP.getAndDecrement() > 0) {
+                THROWN.incrementAndGet();
                 throw new OutOfMemoryError("Java heap space");
             }
             return s;
         }
+    }
+
+    /** Ten records, the fifth "big", to a new topic of one partition, read by a deserializer out of heap n times. */
+    private static Properties heapStarved(String topic, int n) throws Exception {
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            records.add(new ProducerRecord<>(topic, "k" + i, i == 4 ? "big" : "v" + i));
+        }
+        KAFKA.produce(records);
+        HeapStarvedDeserializer.OUT_OF_HEAP.set(n);
+        HeapStarvedDeserializer.THROWN.set(0);
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, HeapStarvedDeserializer.class.getName());
+        // One record a poll, so that the record that fails is the first of its poll's (with the records before it in
+        // the same poll, the consumer happened to read them all again from the position it had not yet moved).
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1);
+        return props;
     }
 
     /**
@@ -323,19 +345,8 @@ class FailureTest {
     @Test
     void aRecordWhoseDeserializerRanOutOfHeapIsReadAgainNotSkipped() throws Exception {
         String topic = EmbeddedKafka.name("heap");
-        KAFKA.createTopic(topic, 1);
-        List<ProducerRecord<String, String>> records = new ArrayList<>();
-        for (int i = 0; i < 10; i++) {
-            records.add(new ProducerRecord<>(topic, "k" + i, i == 4 ? "big" : "v" + i));
-        }
-        KAFKA.produce(records);
+        Properties props = heapStarved(topic, 1);
         TopicPartition tp = new TopicPartition(topic, 0);
-        HeapStarvedDeserializer.STARVED.set(false);
-        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
-        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, HeapStarvedDeserializer.class.getName());
-        // One record a poll, so that the record that fails is the first of its poll's (with the records before it in
-        // the same poll, the consumer happened to read them all again from the position it had not yet moved).
-        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1);
         Set<Long> handledOffsets = ConcurrentHashMap.newKeySet();
         Queue<ConsumerRecord<String, String>> failed = new ConcurrentLinkedQueue<>();
         try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
@@ -347,13 +358,43 @@ class FailureTest {
                 .build()) {
             processor.start();
             awaitCommitted(processor, Map.of(tp, 10L));
-            assertTrue(HeapStarvedDeserializer.STARVED.get(), "the deserializer ran out of heap once");
+            assertEquals(1, HeapStarvedDeserializer.THROWN.get(), "the deserializer ran out of heap once");
             assertEquals(Set.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L), handledOffsets);
             assertTrue(failed.isEmpty(), "not an unreadable record: " + failed);
+            await(Duration.ofSeconds(10), "every record counted", () -> processor.statistics().completed() == 10);
             KafkaStatistics s = processor.statistics();
             assertEquals(0, s.failed(), s.toString());
             assertEquals(10, s.polled(), s.toString());
-            assertEquals(10, s.completed(), s.toString());
+        }
+    }
+
+    /**
+     * A record that runs its deserializer out of heap at every read is read again as many times as a failing handler
+     * is retried, then it is the record's failure: the failure handler gets it, and its partition goes on once the
+     * handler returns. Read again for good, it held its partition with nothing in {@code failed()}.
+     */
+    @Test
+    void aRecordThatRunsItsDeserializerOutOfHeapAtEveryReadReachesTheFailureHandlerAfterTheRetries() throws Exception {
+        String topic = EmbeddedKafka.name("heap-always");
+        Properties props = heapStarved(topic, Integer.MAX_VALUE);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Set<Long> handledOffsets = ConcurrentHashMap.newKeySet();
+        Queue<ConsumerRecord<String, String>> failed = new ConcurrentLinkedQueue<>();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .commitInterval(Duration.ofMillis(20))
+                .retries(2)
+                .retryBackoff(Duration.ofMillis(10))
+                .handler(r -> handledOffsets.add(r.offset()))
+                .onFailure((r, e) -> failed.add(r))
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, Map.of(tp, 10L));
+            assertEquals(3, HeapStarvedDeserializer.THROWN.get(), "the first read and two more");
+            assertEquals(Set.of(0L, 1L, 2L, 3L, 5L, 6L, 7L, 8L, 9L), handledOffsets);
+            assertEquals(List.of(4L), failed.stream().map(ConsumerRecord::offset).collect(Collectors.toList()));
+            KafkaStatistics s = processor.statistics();
+            assertEquals(1, s.failed(), s.toString());
         }
     }
 
