@@ -803,7 +803,7 @@ final class Engine {
             f.completion = completed;
             futures.add(f);
         }
-        if (!timed && futures.stream().allMatch(TaskFuture::queuesBehindCaller)) {
+        if (!timed && onlyBehindCaller(futures, futures.size()) != null) {
             // Every task would start only after the calling task returns: an untimed wait never would. Fail fast, as
             // get() does, before anything is submitted (a timed one just times out, as its contract says).
             throw TaskFuture.waitsForItself(futures.get(0).context);

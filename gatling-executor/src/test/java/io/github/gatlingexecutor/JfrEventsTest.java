@@ -79,12 +79,7 @@ class JfrEventsTest {
         try (RecordingStream stream = new RecordingStream(settings)) {
             stream.enable(PREFIX + "Statistics").withPeriod(Duration.ofMillis(100));
             stream.setMaxAge(Duration.ofMinutes(1));
-            stream.onEvent(e -> {
-                if (e.getEventType().getName().startsWith(PREFIX)) {
-                    events.add(e);
-                }
-            });
-            stream.startAsync();
+            startCollecting(stream, events);
 
             // The checker is held until the core worker runs the blocking task. Whenever work waits while every
             // worker is busy, a look of the checker starts an auxiliary worker: one that came while x's first task
@@ -175,12 +170,7 @@ class JfrEventsTest {
     void aRecordingRunningWhenAnExecutorIsBuiltTimesItsFirstTask() throws Exception {
         List<RecordedEvent> events = new CopyOnWriteArrayList<>();
         try (RecordingStream stream = new RecordingStream(shippedSettings())) {
-            stream.onEvent(e -> {
-                if (e.getEventType().getName().startsWith(PREFIX)) {
-                    events.add(e);
-                }
-            });
-            stream.startAsync();
+            startCollecting(stream, events);
             JfrRecorder.slowTaskEnabled = false; // as in a JVM where no executor's checker has looked at the recording
             GatlingExecutor e = cleanup.track(gatling("jfr-first").coreThreads(1).build());
             assertTrue(JfrRecorder.slowTaskEnabled, "built during a recording that takes SlowTask, before any thread");
@@ -214,12 +204,7 @@ class JfrEventsTest {
         JfrRecorder.slowTaskEnabled = false;
         List<RecordedEvent> events = new CopyOnWriteArrayList<>();
         try (RecordingStream stream = new RecordingStream(shippedSettings())) {
-            stream.onEvent(x -> {
-                if (x.getEventType().getName().startsWith(PREFIX)) {
-                    events.add(x);
-                }
-            });
-            stream.startAsync();
+            startCollecting(stream, events);
             CountDownLatch slowDone = new CountDownLatch(1);
             e.sequential("woken").execute(new SlowTask(slowDone));
             await(slowDone, "the slow task");
@@ -236,12 +221,7 @@ class JfrEventsTest {
         List<RecordedEvent> events = new CopyOnWriteArrayList<>();
         try (RecordingStream stream = new RecordingStream(settings)) {
             stream.enable(PREFIX + "Statistics").withPeriod(Duration.ofMillis(100));
-            stream.onEvent(e -> {
-                if (e.getEventType().getName().startsWith(PREFIX)) {
-                    events.add(e);
-                }
-            });
-            stream.startAsync();
+            startCollecting(stream, events);
             GatlingExecutor e = cleanup.track(gatling("jfr-full").maxQueuedPerContext(1).build());
             String name = e.name();
             CountDownLatch running = new CountDownLatch(1);
@@ -279,6 +259,16 @@ class JfrEventsTest {
             assertEquals(0, stats.getInt("waitingSubmitters"));
             gate.countDown();
         }
+    }
+
+    /** Starts {@code stream}, each of this executor's events going into {@code events}. */
+    private static void startCollecting(RecordingStream stream, List<RecordedEvent> events) {
+        stream.onEvent(e -> {
+            if (e.getEventType().getName().startsWith(PREFIX)) {
+                events.add(e);
+            }
+        });
+        stream.startAsync();
     }
 
     /** The settings file shipped in the jar. */
