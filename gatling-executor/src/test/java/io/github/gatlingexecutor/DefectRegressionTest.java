@@ -846,12 +846,7 @@ class DefectRegressionTest {
         Thread a = waitingSubmitter(e, k, () -> order.add("a"), 1, thrown);
         Thread b = waitingSubmitter(e, k, () -> order.add("b"), 2, thrown);
         assertEquals(1, e.engine().admission.contextQueueCount(), "the context's waiters queued apart");
-        gate.countDown();
-        assertEnds(a);
-        assertEnds(b);
-        assertNull(thrown.get());
-        waitUntil("both tasks run", () -> order.size() == 2);
-        assertEquals(List.of("a", "b"), order);
+        assertAdmittedInArrivalOrder(gate, a, b, thrown, order);
         assertTrue(reported.isEmpty(), () -> "reported: " + reported);
     }
 
@@ -875,6 +870,13 @@ class DefectRegressionTest {
         assertThrows(ClassCastException.class, () -> e.sequential(broken).execute(NOOP));
         Thread b = waitingSubmitter(e, new String("seven"), () -> order.add("b"), 2, thrown);
         assertEquals(1, e.engine().admission.contextQueueCount(), "the waiting context's queue was split");
+        assertAdmittedInArrivalOrder(gate, a, b, thrown, order);
+    }
+
+    /** Opens the full lane; the waiting submitters a and b (in that order) end, and their tasks run in that order. */
+    private static void assertAdmittedInArrivalOrder(CountDownLatch gate, Thread a, Thread b,
+                                                     AtomicReference<Throwable> thrown, List<String> order)
+            throws InterruptedException {
         gate.countDown();
         assertEnds(a);
         assertEnds(b);
