@@ -175,6 +175,7 @@ final class Admission {
     private static final class Waiter {
         final Thread thread = Thread.currentThread();
         final Object context; // the sequential context it submits to, or null
+        final Object coalescing; // the coalescing context it submits to, or null
         final IntSupplier attempt;
         /** Its place in every queue it joins: taken once, when it starts to wait. */
         long ticket;
@@ -188,8 +189,9 @@ final class Admission {
         /** The outcome of its last attempt, for the message if it gives up. */
         int last;
 
-        Waiter(Object context, IntSupplier attempt) {
+        Waiter(Object context, Object coalescing, IntSupplier attempt) {
             this.context = context;
+            this.coalescing = coalescing;
             this.attempt = attempt;
         }
     }
@@ -378,19 +380,56 @@ final class Admission {
     }
 
     /**
+     * Whether a submitter to the coalescing lane of {@code context} is parked (or about to park). A replacement needs
+     * no room, but one made now would overtake it, and its older task would then replace the newer one: the last
+     * task submitted must be the last to arrive. Such a submit waits behind it instead.
+     */
+    boolean coalescingWaits(Object context) {
+        if (waitingCell.get(2 * PAD) == 0) {
+            return false;
+        }
+        lock.lock();
+        try {
+            for (Waiter w : executorQueue) { // coalescing submitters wait for maxQueued only: in this queue
+                if (w.coalescing != null && sameContext(context, w.coalescing)) {
+                    return true;
+                }
+            }
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@code equals} of two contexts, one that throws reading as unequal (see {@link ContextKey}). */
+    private static boolean sameContext(Object a, Object b) {
+        if (a == b) {
+            return true;
+        }
+        try {
+            return a.equals(b);
+        } catch (VirtualMachineError fatal) {
+            throw fatal;
+        } catch (RuntimeException | Error failed) {
+            return false;
+        }
+    }
+
+    /**
      * Parks the calling submitter until its task is admitted, in arrival order. {@code why} is the outcome that brought
      * it here. Throws {@link RejectedExecutionException} when the wait times out, the thread is interrupted (its status
      * kept) or the executor shuts down. {@code context} keys the context queue (a sequential lane's context, else
-     * null); {@code shown} is the context the message names.
+     * null); {@code shown} is the context the message names; {@code coalescing}: the task goes to the coalescing lane
+     * of {@code shown}.
      *
      * <p>The waiter at the head of the executor queue that finds room admits itself and then, while room lasts, the
      * waiters behind it, running their attempts for them under the lock and waking them already admitted. Admitting
      * one waiter per wake-up would keep every producer of a full executor in the queue for good (each finds the other
      * still queued when it comes back with its next task), and each task would cost a park and a wake-up.
      */
-    void await(Object context, Object shown, int why, IntSupplier attempt, Runnable task) {
+    void await(Object context, Object shown, boolean coalescing, int why, IntSupplier attempt, Runnable task) {
         long start = System.nanoTime();
-        Waiter me = new Waiter(context, attempt);
+        Waiter me = new Waiter(context, coalescing ? shown : null, attempt);
         lock.lock();
         waitingCell.incrementAndGet(2 * PAD);
         try {
@@ -411,7 +450,7 @@ final class Admission {
                 if (engine.state() != Engine.RUNNING) {
                     throw engine.rejectShutdown(task);
                 }
-                if (atHead(me)) {
+                if (mayAttempt(me)) {
                     // The published head (and waiting) before the look at the lane's head or the counts: a worker
                     // that made room before this look is seen by it (see the class comment for one that makes room
                     // during it).
@@ -555,12 +594,18 @@ final class Admission {
         return "executor " + engine.settings.name + ": " + why + "; rejected " + Messages.describe(task);
     }
 
+    /*
+     * Invariant: a waiter of a context queue is in the executor queue only while it heads its context queue. One
+     * behind others of its context cannot be admitted before them, so at the executor queue's head it would hold every
+     * waiter of other contexts back while the executor had room (one slow context stalled them all). It joins the
+     * executor queue when its turn in its context comes and its attempt finds the executor full; its ticket then puts
+     * it ahead of everyone who came after it.
+     */
     private void join(Waiter me, int why) {
         if (why == BEHIND_WAITERS) {
             if (me.context != null && contextQueues.containsKey(new ContextKey(me.context))) {
-                joinContext(me);
-            }
-            if (total > 0 && !executorQueue.isEmpty()) {
+                joinContext(me); // behind its context's waiters (its ticket is the newest): not the head
+            } else if (total > 0 && !executorQueue.isEmpty()) {
                 joinExecutor(me);
             }
             if (me.contextQueue == null && !me.inExecutorQueue) {
@@ -580,8 +625,14 @@ final class Admission {
     private void joinContext(Waiter me) {
         if (me.contextQueue == null) {
             ContextQueue q = contextQueues.computeIfAbsent(new ContextKey(me.context), ContextQueue::new);
+            Waiter head = q.peek();
             q.add(me);
             me.contextQueue = q;
+            if (head != null && q.peek() == me && head.inExecutorQueue) {
+                // An earlier arrival (one the executor admitted and its lane then refused) heads the context now:
+                // the head it displaced leaves the executor queue (see join), and comes back when its turn returns.
+                leaveExecutor(head);
+            }
             publishHeads(q);
         }
     }
@@ -594,15 +645,23 @@ final class Admission {
         }
     }
 
-    private boolean atHead(Waiter me) {
-        boolean head = true;
+    /**
+     * Whether {@code me} may make its attempt now: it heads every queue it is in. A context's head that is not in the
+     * executor queue while earlier arrivals wait there for room joins it first (see join): room the executor makes is
+     * theirs before it is ours.
+     */
+    private boolean mayAttempt(Waiter me) {
         if (me.contextQueue != null) {
-            head = me.contextQueue.peek() == me;
+            if (me.contextQueue.peek() != me) {
+                return false;
+            }
+            Waiter first = executorQueue.peek();
+            if (!me.inExecutorQueue && first != null && first.ticket < me.ticket) {
+                joinExecutor(me);
+                return false;
+            }
         }
-        if (me.inExecutorQueue) {
-            head &= executorQueue.peek() == me;
-        }
-        return head;
+        return !me.inExecutorQueue || executorQueue.peek() == me;
     }
 
     private void leaveExecutor(Waiter me) {

@@ -314,7 +314,8 @@ final class Engine {
     private boolean submitBounded(int kind, Object context, Runnable task, LaneHandle handle, boolean internal,
                                   boolean offer) {
         Object queueKey = kind == SEQUENTIAL ? context : null;
-        if (kind == COALESCING && !internal && replacePending(context, task, handle)) {
+        if (kind == COALESCING && !internal && !admission.coalescingWaits(context)
+                && replacePending(context, task, handle)) {
             return true; // it takes the place of the task it replaced: no room needed, nobody overtaken
         }
         int outcome;
@@ -363,13 +364,14 @@ final class Engine {
         if (!admission.policy.blocks()) {
             throw admission.rejectNow(task, context, outcome);
         }
-        admission.await(queueKey, context, outcome, () -> attempt(kind, context, task, handle, false, false), task);
+        admission.await(queueKey, context, kind == COALESCING, outcome,
+                () -> attempt(kind, context, task, handle, false, false), task);
         return true;
     }
 
     /**
      * A coalescing submit that replaces the lane's waiting task needs no room, so it neither waits nor queues behind
-     * parked submitters: true if it did. The lane is looked up before the state is read (see the class comment), and
+     * parked submitters (but for those of its own context: see {@link Admission#coalescingWaits}): true if it did. The lane is looked up before the state is read (see the class comment), and
      * the replacement is one CAS that succeeds only on an active lane, whose tasks run or are drained.
      */
     private boolean replacePending(Object context, Runnable task, LaneHandle handle) {
@@ -472,7 +474,9 @@ final class Engine {
         Admission adm = admission;
         boolean reserving = adm != null && adm.total > 0; // an executor-wide limit: a place to take before the offer
         int reserved = NOT_RESERVED; // or the reservation's outcome once taken
-        int limit = adm == null || coalescing || force ? 0 : adm.perContext;
+        // Forced, the limit is passed negated: the lane's CAS that accepts the task also says if it went over.
+        int limit = adm == null || coalescing ? 0 : force ? -adm.perContext : adm.perContext;
+        boolean over = false;
         for (;;) {
             if (lane == null) {
                 lane = laneOf(coalescing, context);
@@ -492,6 +496,10 @@ final class Engine {
             }
             int outcome = lane.offer(task, limit);
             if (outcome == Lane.ACCEPTED) {
+                break;
+            }
+            if (outcome == Lane.ACCEPTED_OVER) {
+                over = true;
                 break;
             }
             if (outcome == Lane.ACTIVATED) {
@@ -519,7 +527,7 @@ final class Engine {
         if (handle != null && lane != cached) {
             handle.cacheLane(lane); // not a store per task: producers on other cores may read the handle too
         }
-        return force ? admittedForced(coalescing, lane, reserved) : Admission.ADMITTED;
+        return over || reserved == Admission.ADMITTED_OVER ? Admission.ADMITTED_OVER : Admission.ADMITTED;
     }
 
     /** {@link #attemptLane}'s reservation not taken yet (or given back: the task replaced a waiting one). */
@@ -581,14 +589,6 @@ final class Engine {
             return Admission.FULL_CONTEXT;
         }
         throw reject(task);
-    }
-
-    /** What a forced submit (over the limits) reports: whether it went over either limit. */
-    private int admittedForced(boolean coalescing, Lane lane, int reserved) {
-        Admission adm = admission;
-        return reserved == Admission.ADMITTED_OVER
-                || (!coalescing && adm.perContext > 0 && lane.queuedCount() > adm.perContext)
-                ? Admission.ADMITTED_OVER : Admission.ADMITTED;
     }
 
     void submitPlain(Runnable task, boolean internal) {

@@ -35,6 +35,8 @@ abstract class Lane {
     static final int FULL = 4;
     /** Accepted, replacing a coalescing task that had not started (which took its place). */
     static final int REPLACED = 5;
+    /** Accepted over the limit of a forced offer (a negative {@code limit}): the lane already held that many. */
+    static final int ACCEPTED_OVER = 6;
 
     /** {@link #oldestStamp} of a lane with no waiting task. */
     static final long NO_WAITING = Long.MIN_VALUE;
@@ -124,9 +126,11 @@ abstract class Lane {
 
     /**
      * Accepts {@code task} unless the lane is released or closed, or (a sequential lane, {@code limit > 0}) already
-     * holds {@code limit} waiting tasks. Returns {@link #ACCEPTED}, {@link #ACTIVATED} (the caller now owns the lane),
-     * {@link #REPLACED} (coalescing), {@link #RELEASED}, {@link #CLOSED_TO_SUBMITS} or {@link #FULL}. Lock-free: one
-     * CAS, retried only when another submitter of this context won.
+     * holds {@code limit} waiting tasks. A negative {@code limit} forces the task in over {@code -limit}, and says so
+     * ({@link #ACCEPTED_OVER}), judged by the CAS that accepts it. Returns {@link #ACCEPTED}, {@link #ACTIVATED} (the
+     * caller now owns the lane), {@link #REPLACED} (coalescing), {@link #RELEASED}, {@link #CLOSED_TO_SUBMITS},
+     * {@link #FULL} or {@link #ACCEPTED_OVER}. Lock-free: one CAS, retried only when another submitter of this context
+     * won.
      */
     abstract int offer(Runnable task, int limit);
 

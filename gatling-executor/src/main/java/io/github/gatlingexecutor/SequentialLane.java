@@ -221,7 +221,8 @@ final class SequentialLane extends Lane {
             }
             long seq = seq(s);
             // Exact against s: the CAS below succeeds only if s is still the state, and taken only moves on.
-            if (limit > 0 && mode == ACTIVE && holdsAtLeast(seq, limit)) {
+            boolean over = limit != 0 && mode == ACTIVE && holdsAtLeast(seq, Math.abs(limit));
+            if (over && limit > 0) {
                 return FULL;
             }
             Chunk c = producerChunk; // after the volatile read of s: the chunk of s, if the CAS succeeds
@@ -231,7 +232,7 @@ final class SequentialLane extends Lane {
                     int i = (int) (next - c.base);
                     c.stamps[i] = stamp;
                     SLOT.setRelease(c.tasks, i, task); // the consumer's acquire read sees the stamp and the task
-                    return mode == IDLE ? ACTIVATED : ACCEPTED;
+                    return mode == IDLE ? ACTIVATED : over ? ACCEPTED_OVER : ACCEPTED;
                 }
                 continue;
             }
@@ -246,7 +247,7 @@ final class SequentialLane extends Lane {
                 producerChunk = grown;
                 c.next = grown;                       // volatile: the consumer may be waiting for it
                 STATE.setRelease(this, state(next, ACTIVE)); // only GROWING's claimer changes it: a store will do
-                return mode == IDLE ? ACTIVATED : ACCEPTED;
+                return mode == IDLE ? ACTIVATED : over ? ACCEPTED_OVER : ACCEPTED;
             }
             grown.tasks[0] = null;
         }

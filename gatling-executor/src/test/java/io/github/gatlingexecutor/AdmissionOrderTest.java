@@ -73,7 +73,7 @@ class AdmissionOrderTest {
     }
 
     private Submitter waitFor(String name, Object context, int why, IntSupplier attempt, int waitingAfter) {
-        Submitter s = new Submitter(name, () -> admission.await(context, context, why, attempt, () -> { }));
+        Submitter s = new Submitter(name, () -> admission.await(context, context, false, why, attempt, () -> { }));
         waitUntil(name + " parked", () -> admission.waitingSubmitters() == waitingAfter);
         return s;
     }
@@ -107,9 +107,9 @@ class AdmissionOrderTest {
         }, 1);
         // 2. The executor is full: x waits in the executor queue.
         Submitter x = waitFor("x", null, Admission.FULL_EXECUTOR, plainAttempt(), 2);
-        // 3. A later submitter of c0 queues behind both: second in c0's queue, second in the executor queue.
+        // 3. A later submitter of c0 queues behind s1 in c0's queue (only there: it cannot go before s1).
         Submitter s2 = waitFor("s2", C0, Admission.BEHIND_WAITERS, laneAttempt(), 3);
-        // 4. One place in the executor: x goes; s2 now heads the executor queue, behind s1 in c0's queue.
+        // 4. One place in the executor: x goes.
         executorRoom.set(1);
         untilDone(x);
         // 5. Room in c0 but the executor full again: s1 tries, finds the executor full, joins the executor queue.
@@ -122,6 +122,31 @@ class AdmissionOrderTest {
         executorRoom.set(2);
         untilDone(s1);
         assertNull(s2.outcome.get(), "s2 overtook s1 in their context");
+        contextRoom.set(true);
+        untilDone(s2);
+        assertEquals(0, admission.waitingSubmitters());
+    }
+
+    /**
+     * A submitter behind others of its context does not hold the executor queue: one that came while both queues held
+     * waiters joined both, and at the executor queue's head, unable to go before its context's head, it stopped every
+     * later waiter of other contexts while the executor had room (each waited out maxWait, 60 s here).
+     */
+    @Test
+    @Timeout(30)
+    void aSubmitterBehindOthersOfItsContextDoesNotHoldBackOtherWaitersWhileTheExecutorHasRoom() throws Exception {
+        Submitter s1 = waitFor("s1", C0, Admission.FULL_CONTEXT, laneAttempt(), 1); // c0 full
+        Submitter x = waitFor("x", null, Admission.FULL_EXECUTOR, plainAttempt(), 2); // the executor full
+        Submitter s2 = waitFor("s2", C0, Admission.BEHIND_WAITERS, laneAttempt(), 3);
+        Submitter y = waitFor("y", null, Admission.BEHIND_WAITERS, plainAttempt(), 4);
+        executorRoom.set(2); // c0 stays full: x and y go, s1 and s2 wait for c0
+        untilDone(x);
+        untilDone(y);
+        assertNull(s1.outcome.get());
+        assertNull(s2.outcome.get());
+        executorRoom.set(2);
+        contextRoom.set(true);
+        untilDone(s1);
         contextRoom.set(true);
         untilDone(s2);
         assertEquals(0, admission.waitingSubmitters());

@@ -173,6 +173,54 @@ class BackPressureTest {
     }
 
     /**
+     * A replacement does not overtake a parked submitter of its own coalescing context. It did: the parked one's
+     * older update then replaced the newer, and ran in its place (v0 then v2, with v3 submitted last of all).
+     */
+    @Test
+    void aReplacementWaitsBehindAParkedSubmitterOfItsOwnContext() throws Exception {
+        GatlingExecutor ex = v.track(gatling("replace-own").coreThreads(2).maxThreads(2).maxQueued(2)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        List<String> ran = new CopyOnWriteArrayList<>();
+        CountDownLatch laneGate = v.gate();
+        CountDownLatch workerGate = v.gate();
+        CountDownLatch placeGate = v.gate();
+        Executor c = ex.coalescing("c");
+        hold(command -> c.execute(() -> {
+            ran.add("v0");
+            command.run();
+        }), laneGate);
+        hold(ex, workerGate);
+        ex.execute(() -> TestSupport.blockQuietly(placeGate)); // the two places: the executor is full
+        ex.execute(() -> { });
+        Thread w = parkedSubmitter(() -> c.execute(() -> ran.add("v1")), ex, 1);
+        Thread x = parkedSubmitter(() -> ex.execute(() -> { }), ex, 2);
+        Thread y = parkedSubmitter(() -> c.execute(() -> ran.add("v2")), ex, 3);
+        workerGate.countDown(); // one place frees: w gets in (v1 waits in the lane), x and y stay parked
+        w.join(TimeUnit.SECONDS.toMillis(30));
+        waitUntil("two submitters parked", () -> ex.statistics().waitingSubmitters() == 2);
+        Thread z = new Thread(() -> c.execute(() -> ran.add("v3")), "z");
+        z.start();
+        waitUntil("z to park behind y", () -> ex.statistics().waitingSubmitters() == 3 || !z.isAlive());
+        assertEquals(3, ex.statistics().waitingSubmitters(), "z replaced v1 while y, of its context, was parked");
+        placeGate.countDown(); // room again: x, then y (v2 replaces v1), then z (v3 replaces v2)
+        for (Thread t : List.of(x, y, z)) {
+            t.join(TimeUnit.SECONDS.toMillis(30));
+        }
+        laneGate.countDown();
+        ExecutorStatistics s = awaitQuiescent(ex);
+        assertEquals(List.of("v0", "v3"), ran);
+        assertEquals(2, s.coalesced(), s.toString());
+    }
+
+    /** Starts a thread whose submit parks for room; returns once {@code waiting} submitters are parked. */
+    private static Thread parkedSubmitter(Runnable submit, GatlingExecutor ex, int waiting) {
+        Thread t = new Thread(submit, "parked-" + waiting);
+        t.start();
+        waitUntil("submitter " + waiting + " to park", () -> ex.statistics().waitingSubmitters() == waiting);
+        return t;
+    }
+
+    /**
      * A timed {@code invokeAll} or {@code invokeAny} keeps its own timeout when its tasks must wait for room: each
      * waited up to {@code maxWait} (here 30 s) before, and the call overran its timeout by that much and threw
      * {@code RejectedExecutionException}. Now {@code invokeAll} returns its futures, all done, and {@code invokeAny}
