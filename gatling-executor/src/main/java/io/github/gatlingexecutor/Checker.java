@@ -460,6 +460,12 @@ final class Checker implements Runnable {
                 if (anyWorkerAwake()) { // see dozing: written, then the park states read again
                     dozing = false;
                     wait = CLOCK_TICK_NANOS;
+                } else {
+                    // This round's tick set the clock (a parked worker had left it stale); nobody refreshes it while
+                    // we doze, and a task stamped with it would read up to a period older than it is. Stale again,
+                    // the next submitter reads the clock itself. A worker that woke since our look finds it stale
+                    // at its next tick, or its submitter already restarted it: at most one clock read too many.
+                    engine.clockStale();
                 }
             }
         }

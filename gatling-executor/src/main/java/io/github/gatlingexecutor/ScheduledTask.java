@@ -101,12 +101,20 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
 
     /**
      * This periodic task's run was replaced in its coalescing lane before it started: the run is skipped (it counts
-     * as coalesced), and the schedule goes on from the next period. Runs on the replacing submitter's thread; the run
-     * is in no queue at that moment, so this is the only thread that puts it back.
+     * as coalesced), and the schedule goes on from the next period after now. A fixed-rate task behind its schedule
+     * (its lane was held for several periods) owes runs whose times have passed; the next of them, due at once, would
+     * replace the newer task that replaced this run, and so on for every period owed: every update submitted while
+     * it caught up would be dropped for runs due before it was submitted. Runs on the replacing submitter's thread;
+     * the run is in no queue at that moment, so this is the only thread that puts it back.
      */
     void skipRun() {
         if (!isDone()) {
-            time = nextTime();
+            long next = nextTime();
+            long now = System.nanoTime();
+            if (period > 0 && next - now <= 0) {
+                next += ((now - next) / period + 1) * period; // the first time of the schedule after now
+            }
+            time = next;
             engine.reschedule(this, true);
         }
     }

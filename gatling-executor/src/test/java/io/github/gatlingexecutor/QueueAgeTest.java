@@ -38,6 +38,35 @@ class QueueAgeTest {
     }
 
     /**
+     * An idle executor's checker dozes for a check period; each of its rounds set the stale clock to its own reading
+     * and left it there while it dozed, so the next tasks were stamped with a time up to a period old: accepted a
+     * moment before, a task read an age of up to a second here (three rounds, at times unrelated to the checker's).
+     */
+    @Test
+    void aTaskSubmittedToAnIdleExecutorReadsItsTrueAge() {
+        GatlingExecutor ex = v.track(oneWorker("dozing-clock").checkPeriod(Duration.ofSeconds(1))
+                .blockedThreshold(Duration.ofSeconds(10)).build());
+        for (int round = 0; round < 3; round++) {
+            CountDownLatch ran = new CountDownLatch(1);
+            ex.execute(ran::countDown);
+            await(ran, "a first task");
+            TestSupport.sleep(1_300 + 200 * round); // the worker parks; the checker makes a round and dozes
+            // Two tasks at once, before the woken worker is back (it marks the clock stale when it is): it runs one,
+            // the other waits.
+            CountDownLatch gate = v.gate();
+            ex.sequential("a").execute(() -> TestSupport.blockQuietly(gate));
+            ex.sequential("b").execute(() -> TestSupport.blockQuietly(gate));
+            waitUntil("one task to run and one to wait", () -> {
+                ExecutorStatistics s = ex.statistics();
+                return s.active() == 1 && s.queued() == 1;
+            });
+            Duration age = ex.statistics().oldestQueuedAge();
+            gate.countDown();
+            assertTrue(age.toMillis() < 100, "round " + round + ": a task accepted just now reads an age of " + age);
+        }
+    }
+
+    /**
      * The checker stops ticking the coarse clock while nothing flows, and must start again when anyone sets the clock.
      * A worker that set it at the end of a batch (without waking the checker) and then went into a long task left it
      * frozen there: a task submitted 400 ms later read an age of about 340 ms the moment it was accepted.

@@ -284,6 +284,32 @@ class SemanticsCoalescingTest {
         assertEquals("v2", futures.get(2).get(0, TimeUnit.MILLISECONDS));
     }
 
+    /**
+     * A fixed-rate coalescing task behind its schedule (its lane held for periods) owes runs whose times have passed.
+     * A newer task that replaced its waiting run was itself replaced at once by the next run owed, due before it was
+     * submitted: the update never ran.
+     */
+    @Test
+    void anUpdateThatReplacesAFixedRateRunBehindItsScheduleRuns() {
+        GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(2).build());
+        List<String> ran = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Executor lane = e.coalescing("k");
+        CountDownLatch gate = cleanup.occupy(lane);
+        long period = TimeUnit.MILLISECONDS.toNanos(400);
+        long start = System.nanoTime();
+        java.util.concurrent.ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Coal("k", () -> ran.add("P")),
+                0, period, TimeUnit.NANOSECONDS);
+        TestSupport.sleep(900); // runs due at 0, 400 and 800 ms are owed; the first waits in the lane
+        long phase = (System.nanoTime() - start) % period;
+        TestSupport.sleep(TimeUnit.NANOSECONDS.toMillis(period - phase) + 20); // just past a time of the schedule
+        e.execute(new Coal("k", () -> ran.add("U"))); // replaces the waiting run: the next is ~380 ms away
+        TestSupport.sleep(30);
+        gate.countDown();
+        waitUntil("the update to run", () -> ran.contains("U") || ran.contains("P"));
+        periodic.cancel(false);
+        assertEquals("U", ran.get(0), "a run owed from before the update replaced it: " + ran);
+    }
+
     @Test
     void coalescingLanesOfDifferentContextsAreIndependent() {
         GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(2).build());
