@@ -755,6 +755,12 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 long now = System.nanoTime();
                 for (PartitionState ps : states) {
                     ps.router.watch(now); // a long call must not hold up the partition's other records here either
+                    if (ps.routedUpTo != ps.sentUpTo && !ps.revoked) {
+                        // A run the executor refused is offered again after each poll; no poll comes while we wait
+                        // here, so it is offered again at each look (else the records would wait out the deadline
+                        // beside an executor with room, and be dropped).
+                        schedule(ps.router);
+                    }
                     ps.advance();
                     complete &= done.test(ps);
                 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.ContextExecutor;
+import io.github.gatlingexecutor.GatlingExecutor;
 import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -314,6 +315,61 @@ class EdgeCaseRegressionTest {
      * a handler that had overrun the close timeout still ran on the processor's thread after its caller had been told
      * that none was left.
      */
+    /**
+     * A bounded executor that refused the records' run: the processor offers it again after each poll, but the wait of
+     * a close (or a revocation) did not, so it sat out the whole {@code closeTimeout} beside an executor with room, and
+     * dropped the records (close took 20 s, nothing handled or committed).
+     */
+    @Test
+    void closeRunsRecordsTheExecutorRefusedOnceItHasRoom() throws Exception {
+        String topic = EmbeddedKafka.name("refused");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            records.add(new ProducerRecord<>(topic, 0, "k" + i, "v" + i));
+        }
+        KAFKA.produce(records);
+        String group = EmbeddedKafka.name("g");
+        AtomicInteger handled = new AtomicInteger();
+        CountDownLatch release = new CountDownLatch(1);
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("full").coreThreads(1).maxThreads(1)
+                .maxQueued(1).build()) {
+            CountDownLatch holding = new CountDownLatch(1);
+            executor.execute(() -> {
+                holding.countDown();
+                awaitQuietly(release);
+            });
+            assertTrue(holding.await(30, TimeUnit.SECONDS));
+            executor.execute(() -> { }); // the one place: every run the processor asks for is refused
+            KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                            KAFKA.consumerProperties(group))
+                    .topics(topic).executor(executor).closeTimeout(Duration.ofSeconds(20))
+                    .handler(r -> handled.incrementAndGet()).build();
+            processor.start();
+            await(Duration.ofSeconds(30), "the records polled", () -> processor.statistics().polled() == 10);
+            Thread closer = new Thread(processor::close, "closer");
+            long start = System.nanoTime();
+            closer.start();
+            Thread.sleep(200); // the close waits for the partition's records; then the executor makes room
+            release.countDown();
+            closer.join(TimeUnit.SECONDS.toMillis(60));
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(tookMillis < 10_000, "close took " + tookMillis + " ms beside an executor with room");
+            assertEquals(10, handled.get());
+            assertEquals(Map.of(new TopicPartition(topic, 0), 10L), KAFKA.committed(group));
+        } finally {
+            release.countDown();
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     @Test
     void aSecondCloseWaitsForTheHandlersAsTheFirstDoes() throws Exception {
         String topic = EmbeddedKafka.name("close-twice");
