@@ -24,9 +24,11 @@ final class Configurations {
                 config("core=2", () -> gatling("cfg").coreThreads(2)),
                 // One task per batch: a lane goes round the ready queue after every task.
                 config("core=4 batch=1", () -> gatling("cfg").coreThreads(4).batchSize(1).minTurn(Duration.ZERO)),
-                // One core worker and a fast checker: auxiliary workers start and retire during the test.
+                // One core worker, a fast checker and a short keep-alive: a task that parks past 20 ms (the ordering
+                // suite has some) has the contexts behind it moved to auxiliary workers, which retire 30 ms later.
                 config("core=1 max=4 check=20ms", () -> gatling("cfg").coreThreads(1).maxThreads(4)
-                        .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(20))),
+                        .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(20))
+                        .auxiliaryKeepAlive(Duration.ofMillis(30))),
                 // Capacity limits set: every submit takes the bounded path (places counted, lane heads per task).
                 config("core=2 limits never reached", () -> gatling("cfg").coreThreads(2).maxQueued(NEVER_REACHED)
                         .maxQueuedPerContext(NEVER_REACHED)));

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *   <li>every executor is shut down (gracefully; {@code shutdownNow} only if that does not end it) and must
  *       terminate;</li>
  *   <li>after termination, a GatlingExecutor's counters must add up exactly: {@code submitted == executed +
- *       coalesced + returned}, with no worker thread left ({@code threads() == 0}) and no lane.</li>
+ *       coalesced + returned}, with no worker thread left ({@code threads() == 0}), no thread of its name alive
+ *       (the checker's included) and no lane.</li>
  * </ol>
  * A test that breaks one of these fails, even if its own assertions passed.
  */
@@ -115,6 +116,12 @@ final class ExecutorValidation implements AfterEachCallback {
         }
         if (s.liveContexts() != 0) {
             problems.add(e.name() + ": lanes left after termination: " + s);
+        }
+        // threads() counts the pool's worker slots; the threads themselves, the checker's included, are seen here
+        // (by name: the test's own names are unique, and a ThreadFactory's threads go by other names).
+        List<Thread> left = TestSupport.liveThreads(e.name() + "-");
+        if (!left.isEmpty()) {
+            problems.add(e.name() + ": threads alive after termination: " + left);
         }
     }
 

@@ -4,6 +4,7 @@ import static io.github.gatlingexecutor.TestSupport.await;
 import static io.github.gatlingexecutor.TestSupport.gatling;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -276,6 +277,16 @@ class SemanticsBadInputTest {
         GatlingExecutor e = cleanup.track(GatlingExecutor.builder().build());
         assertEquals("gatling", e.name());
         assertEquals(Math.max(1, Runtime.getRuntime().availableProcessors()), e.statistics().coreThreads());
+        assertEquals(Math.max(256, e.statistics().coreThreads()), e.statistics().maxThreads());
+        Settings d = GatlingExecutor.builder().settings();
+        assertEquals(Duration.ofSeconds(10).toNanos(), d.auxiliaryKeepAliveNanos, "auxiliaryKeepAlive");
+        assertEquals(Duration.ofMillis(250).toNanos(), d.checkPeriodNanos, "checkPeriod");
+        assertEquals(Duration.ofMillis(250).toNanos(), d.blockedThresholdNanos, "blockedThreshold");
+        assertEquals(10, d.coreBumpThreshold, "coreBumpThreshold");
+        assertEquals(0, d.maxQueued, "maxQueued: unbounded");
+        assertEquals(0, d.maxQueuedPerContext, "maxQueuedPerContext: unbounded");
+        assertNull(d.threadFactory, "threadFactory: the executor's own");
+        assertNull(d.exceptionHandler, "uncaughtExceptionHandler: the worker thread's own");
         GatlingExecutor big = cleanup.track(GatlingExecutor.builder().name(TestSupport.uniqueName("bad"))
                 .coreThreads(300).build());
         assertEquals(300, big.statistics().coreThreads()); // maxThreads default max(256, core) accepts 300

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -45,7 +46,7 @@ class SemanticsElasticPoolTest {
     }
 
     @Test
-    void aBlockedTaskDelaysAnotherContextByAtMostAboutOneCheckPeriod() {
+    void aBlockedTaskDelaysAnotherContextByAFewCheckPeriodsAtMost() {
         GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(4)
                 .checkPeriod(Duration.ofMillis(100)).blockedThreshold(Duration.ofMillis(100)).build());
         CountDownLatch gate = cleanup.gate();
@@ -66,7 +67,8 @@ class SemanticsElasticPoolTest {
         }));
         await(ran, "context B while context A blocks");
         long took = millisSince(start);
-        assertTrue(took <= 1_000, "context B waited " + took + " ms behind a blocked worker");
+        // The blocked threshold and one period after it make 200 ms; the rest is slack for a loaded machine.
+        assertTrue(took <= 600, "context B waited " + took + " ms behind a blocked worker");
         assertNotSame(blockedThread.get(), otherThread.get());
         assertTrue(e.statistics().threads() <= 4);
         gate.countDown();
@@ -141,13 +143,16 @@ class SemanticsElasticPoolTest {
         CountDownLatch started = new CountDownLatch(1);
         AtomicInteger last = new AtomicInteger();
         AtomicInteger violations = new AtomicInteger();
+        AtomicLong ranWhileBlocked = new AtomicLong(-1);
+        CountDownLatch done = new CountDownLatch(100);
         e.execute(new Seq("A", () -> {
             started.countDown();
             blockQuietly(gate);
+            // Read when the blocker returns: the whole blocked window is covered, however late the checker was.
+            ranWhileBlocked.set(100 - done.getCount());
             last.set(0);
         }));
         await(started, "blocker");
-        CountDownLatch done = new CountDownLatch(100);
         for (int i = 1; i <= 100; i++) {
             int seq = i;
             e.execute(new Seq("A", () -> {
@@ -158,9 +163,9 @@ class SemanticsElasticPoolTest {
             }));
         }
         TestSupport.sleep(300); // several check periods: the checker must not run A's queued tasks elsewhere
-        assertEquals(100, done.getCount(), "tasks of a blocked context ran before it was unblocked");
         gate.countDown();
         await(done, "the blocked context's tasks");
+        assertEquals(0, ranWhileBlocked.get(), "tasks of a blocked context ran before it was unblocked");
         assertEquals(0, violations.get());
     }
 
@@ -326,7 +331,12 @@ class SemanticsElasticPoolTest {
             ExecutorStatistics s = e.statistics();
             return s.threads() <= s.coreThreads();
         }, () -> TestSupport.describe(e), 5_000);
-        assertEquals(1 + e.statistics().coreBumps(), e.statistics().coreThreads());
+        // The bumped core stays: three more keep-alives later every core thread still lives, idle.
+        TestSupport.sleep(450);
+        ExecutorStatistics after = e.statistics();
+        assertEquals(1 + after.coreBumps(), after.coreThreads(), after.toString());
+        assertEquals(after.coreThreads(), after.threads(), after.toString());
+        assertEquals(after.coreThreads(), liveWorkers(e), TestSupport.describe(e));
     }
 
     /** A CPU-bound backlog on a saturated machine is no reason for more threads than cores (SPEC 6). */

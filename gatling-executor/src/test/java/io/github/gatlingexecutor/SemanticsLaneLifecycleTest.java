@@ -23,10 +23,13 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** SPEC semantics 4: lanes, namespaces, release and re-use. */
 class SemanticsLaneLifecycleTest {
@@ -272,11 +275,11 @@ class SemanticsLaneLifecycleTest {
                 () -> e.contextStatistics().toString());
     }
 
-    @Test
-    void lanesReleasedAndRecreatedUnderContentionNeverDuplicate() throws Exception {
-        runReleaseRace(cleanup.track(gatling("lanes").coreThreads(2).build()), 20_000);
-        runReleaseRace(cleanup.track(gatling("lanes").coreThreads(4).batchSize(1)
-                .minTurn(Duration.ZERO).build()), 20_000);
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.github.gatlingexecutor.Configurations#builders")
+    void lanesReleasedAndRecreatedUnderContentionNeverDuplicate(String label, Supplier<GatlingExecutor.Builder> builder)
+            throws Exception {
+        runReleaseRace(cleanup.track(builder.get().build()), 20_000);
     }
 
     @RepeatedTest(50)

@@ -34,10 +34,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** SPEC semantics 10: shutdown, shutdownNow accounting, close. */
 class SemanticsShutdownTest {
@@ -99,8 +102,11 @@ class SemanticsShutdownTest {
                             if (late) {
                                 startedAfterReturn.incrementAndGet(id);
                             }
-                            if (id % 5000 == 0) {
-                                blockQuietly(gate); // a few lanes hold work when the executor stops
+                            if (id % 40_000 == 0) {
+                                // A few lanes hold work when the executor stops: three tasks (a sequential one, a
+                                // coalescing one, one through a lane handle), fewer than the smallest maxThreads of
+                                // the configurations, so some worker always moves on.
+                                blockQuietly(gate);
                             } else {
                                 TestSupport.spin(2);
                             }
@@ -283,15 +289,17 @@ class SemanticsShutdownTest {
         assertEquals(0, stats.liveContexts(), "lanes left after termination: " + e.contextStatistics() + " " + stats);
     }
 
-    @Test
-    void shutdownNowAccountsForEveryAcceptedTask() throws Exception {
-        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(2).build()), true, cleanup);
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.github.gatlingexecutor.Configurations#builders")
+    void shutdownNowAccountsForEveryAcceptedTask(String label, Supplier<GatlingExecutor.Builder> builder)
+            throws Exception {
+        runShutdownAccounting(cleanup.track(builder.get().build()), true, cleanup);
     }
 
-    @Test
-    void shutdownRunsEveryAcceptedTask() throws Exception {
-        runShutdownAccounting(cleanup.track(gatling("stop").coreThreads(2).batchSize(4)
-                .minTurn(Duration.ZERO).build()), false, cleanup);
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.github.gatlingexecutor.Configurations#builders")
+    void shutdownRunsEveryAcceptedTask(String label, Supplier<GatlingExecutor.Builder> builder) throws Exception {
+        runShutdownAccounting(cleanup.track(builder.get().build()), false, cleanup);
     }
 
     @RepeatedTest(50)

@@ -155,16 +155,19 @@ class StatisticsCoherenceTest {
         try {
             TestSupport.waitUntil("a backlog", () -> e.statistics().queued() >= 1_000);
             int calls = 0;
+            int compared = 0;
             long end = System.nanoTime() + READ_NANOS;
             while (System.nanoTime() - end < 0) {
                 List<ContextStatistics> busiest = e.busiestContexts(16);
                 calls++;
                 for (int i = 1; i < busiest.size(); i++) {
+                    compared++;
                     if (busiest.get(i).oldestQueuedAge().compareTo(busiest.get(i - 1).oldestQueuedAge()) > 0) {
                         fail("call " + calls + ": entry " + i + " is older than the one before it: " + busiest);
                     }
                 }
             }
+            assertTrue(compared > 0, "no call listed two lanes: nothing was compared in " + calls + " calls");
         } finally {
             stop.set(true);
             producer.join();
@@ -355,14 +358,17 @@ class StatisticsCoherenceTest {
         }, "lane-producer");
         producer.start();
         try {
+            long seen = 0;
             long end = System.nanoTime() + READ_NANOS;
             while (System.nanoTime() - end < 0) {
                 for (ContextStatistics cs : e.contextStatistics()) {
+                    seen++;
                     if (cs.executed() + cs.queued() > cs.submitted()) {
                         fail("more ran or waits than was submitted: " + cs);
                     }
                 }
             }
+            assertTrue(seen > 0, "the lane was never listed: nothing was checked");
         } finally {
             stop.set(true);
             producer.join();

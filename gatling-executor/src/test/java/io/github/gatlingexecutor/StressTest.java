@@ -1,6 +1,7 @@
 package io.github.gatlingexecutor;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.github.gatlingexecutor.StressWorkload.Config;
 import io.github.gatlingexecutor.StressWorkload.End;
@@ -121,9 +122,7 @@ class StressTest {
     @Test
     void replaySeed() throws Exception {
         String seed = System.getProperty("stress.seed");
-        if (seed == null) {
-            return;
-        }
+        assumeTrue(seed != null, "no -Dstress.seed given: nothing to replay");
         int tasks = Integer.getInteger("stress.tasks", 50_000);
         report("replay", new StressWorkload(Config.random(Long.parseLong(seed), tasks)).run());
     }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.ExecutorStatistics;
 import io.github.gatlingexecutor.GatlingExecutor;
+import io.github.gatlingexecutor.Overflow;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -132,6 +133,52 @@ class GatlingExecutorMetricsTest {
             }
             waitQuiescent(executor);
             assertEquals(0.0, registry.find("executor.queue.oldest.age").timeGauge().value(TimeUnit.SECONDS));
+        }
+    }
+
+    /**
+     * The two meters of {@code block} read apart: one submitter parked for room, two tasks a worker put over the limit
+     * (a binding of one to the other's figure would read 2 and 1).
+     */
+    @Test
+    @Timeout(30)
+    void waitingSubmittersAndAcceptedOverLimitReadTheirOwnFigures() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("blocking-metered").coreThreads(2)
+                .maxQueuedPerContext(1).overflow(Overflow.block(Duration.ofSeconds(20))).build()) {
+            new GatlingExecutorMetrics(executor, Tags.empty()).bindTo(registry);
+            CountDownLatch release = new CountDownLatch(1);
+            CountDownLatch holding = new CountDownLatch(1);
+            Executor k = executor.sequential("k");
+            k.execute(() -> {
+                holding.countDown();
+                await(release);
+            });
+            Thread parked = new Thread(() -> k.execute(() -> { }), "parked-submitter");
+            try {
+                assertTrue(holding.await(10, TimeUnit.SECONDS));
+                k.execute(() -> { }); // the one place of k's lane
+                parked.start();
+                waitFor(() -> executor.statistics().waitingSubmitters() == 1, executor);
+                CountDownLatch fannedOut = new CountDownLatch(1);
+                executor.sequential("w").execute(() -> { // a worker of this executor is never made to wait
+                    k.execute(() -> { });
+                    k.execute(() -> { });
+                    fannedOut.countDown();
+                });
+                assertTrue(fannedOut.await(10, TimeUnit.SECONDS));
+                ExecutorStatistics s = executor.statistics();
+                assertEquals(1, s.waitingSubmitters(), s.toString());
+                assertEquals(2, s.acceptedOverLimit(), s.toString());
+                assertEquals(1.0, value(registry, "executor.submitters.waiting"));
+                assertEquals(2.0, value(registry, "executor.accepted.over.limit"));
+            } finally {
+                release.countDown();
+            }
+            parked.join(TimeUnit.SECONDS.toMillis(10));
+            waitQuiescent(executor);
+            assertEquals(0.0, value(registry, "executor.submitters.waiting"));
+            assertEquals(2.0, value(registry, "executor.accepted.over.limit"));
         }
     }
 
