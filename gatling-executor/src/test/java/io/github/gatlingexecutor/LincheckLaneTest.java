@@ -61,6 +61,17 @@ class LincheckLaneTest {
         return w;
     }
 
+    /**
+     * A worker that does not search ({@link PoolPolicy#sparse}): it registers, looks once more and parks at once.
+     * Lincheck reads {@code System.nanoTime()} as 0, so a searching worker's budget never ran out, and it never got
+     * to the hand-shake these scenarios are about (0 of 300 invocations registered).
+     */
+    static Worker parkingWorker(Engine e, Thread thread) {
+        Worker w = worker(e, thread);
+        w.searchBudget = 0;
+        return w;
+    }
+
     static void check(boolean condition, String what) {
         if (!condition) {
             throw new AssertionError(what);
@@ -738,7 +749,7 @@ class LincheckLaneTest {
                 Engine e = engine();
                 Worker[] w = new Worker[1];
                 Thread worker = new Thread(() -> got[0] = e.pool.awaitWork(w[0]));
-                w[0] = worker(e, worker);
+                w[0] = parkingWorker(e, worker);
                 Thread submitter = new Thread(() -> {
                     e.readyQueue.offerTask(item);
                     e.pool.signalWork();
@@ -816,8 +827,8 @@ class LincheckLaneTest {
                 Worker[] w = new Worker[2];
                 Thread first = new Thread(() -> got[0] = e.pool.awaitWork(w[0]));
                 Thread second = new Thread(() -> got[1] = e.pool.awaitWork(w[1]));
-                w[0] = worker(e, first);
-                w[1] = worker(e, second);
+                w[0] = parkingWorker(e, first);
+                w[1] = parkingWorker(e, second);
                 Thread submitA = new Thread(() -> {
                     e.readyQueue.offerTask(a);
                     e.pool.signalWork();
