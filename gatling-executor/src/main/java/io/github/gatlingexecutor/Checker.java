@@ -390,6 +390,8 @@ final class Checker implements Runnable {
 
     /** When the checker last inspected the workers, and when it inspects them next; the checker's thread only. */
     private long lastInspection;
+    /** The inspection before {@link #lastInspection}: a task first seen at an inspection started after this one. */
+    private long previousInspection;
     private long nextInspection;
 
     /** One round of {@link #run}: the jobs, then the sleep until the next. True once the executor has terminated. */
@@ -410,6 +412,7 @@ final class Checker implements Runnable {
         releaseStrandedRounds(now, false);
         boolean lookAgain = thief != null && thief.look(now);
         if (now - nextInspection >= 0) {
+            previousInspection = lastInspection;
             lastInspection = now;
             nudged = false;
             boolean backingUp;
@@ -532,6 +535,11 @@ final class Checker implements Runnable {
             if (seen != w.checkSeen) {
                 w.checkSeen = seen;
                 w.checkSince = now;
+                // It started after the inspection before this one (the count it reads changed since), and not
+                // before its item was taken: the later of the two is the closest bound this thread has for how long
+                // it has run. Timed from now, a task found stuck read a check period shorter than it had run.
+                long itemTaken = w.itemStampOpaque();
+                w.checkStartedAfter = itemTaken - previousInspection > 0 ? itemTaken : previousInspection;
                 w.checkReported = false;
                 sampleCpu(w, now); // the baseline for judging this task if it turns out to be stuck
             } else if (now - w.checkSince >= settings.blockedThresholdNanos) {
@@ -539,7 +547,7 @@ final class Checker implements Runnable {
                 if (!w.checkReported) {
                     w.checkReported = true;
                     blockedDetections = blockedDetections + 1; // only this thread writes it
-                    Jfr.workerBlocked(engine, w, now - w.checkSince);
+                    Jfr.workerBlocked(engine, w, now - w.checkStartedAfter);
                 }
             }
             if (isOffCpu(w.thread) && stillInTask(w, seen)) {

@@ -30,6 +30,7 @@ final class CoalescingLane extends Lane {
     private static final VarHandle SLOT;
     private static final VarHandle SUBMITTED;
     private static final VarHandle PENDING_SINCE;
+    private static final VarHandle EXECUTED;
 
     static {
         try {
@@ -37,6 +38,7 @@ final class CoalescingLane extends Lane {
             SLOT = l.findVarHandle(CoalescingLane.class, "slot", Runnable.class);
             SUBMITTED = l.findVarHandle(CoalescingLane.class, "submitted", long.class);
             PENDING_SINCE = l.findVarHandle(CoalescingLane.class, "pendingSince", long.class);
+            EXECUTED = l.findVarHandle(CoalescingLane.class, "executed", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -44,7 +46,11 @@ final class CoalescingLane extends Lane {
 
     private volatile Runnable slot = IDLE;
     private volatile long submitted; // updated with getAndAdd by submitters
-    private long executed;           // owner-only; read racily for statistics
+    /**
+     * Written by the lane's owner only, read by statistics on any thread: opaque on both sides, so a reader never sees
+     * a torn value (a plain long may tear on a 32-bit JVM) and the owner pays no fence.
+     */
+    private long executed;
     /**
      * Engine#stamp of the oldest update not yet served: written by a submitter that finds nothing pending, before the
      * CAS that installs its task; a replacement leaves it alone, so a lane whose updates keep replacing one another
@@ -172,7 +178,7 @@ final class CoalescingLane extends Lane {
                 return DONE;
             }
             if (SLOT.compareAndSet(this, s, BUSY)) {
-                executed++;
+                EXECUTED.setOpaque(this, executed + 1); // its own last write: a plain read will do
                 worker.runTask(s);
                 ran++;
             }
@@ -252,7 +258,7 @@ final class CoalescingLane extends Lane {
 
     @Override
     long executedCount() {
-        return executed;
+        return (long) EXECUTED.getOpaque(this);
     }
 
     @Override

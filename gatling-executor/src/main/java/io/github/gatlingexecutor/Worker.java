@@ -181,6 +181,8 @@ final class Worker implements Runnable {
     long cpuSeenAt;
     long checkSeen = -1;
     long checkSince;
+    /** When the task the checker saw at {@link #checkSince} started, at the latest bound it has (see Checker). */
+    long checkStartedAfter;
     boolean checkReported;
 
     Worker(Engine engine, WorkerPool pool, boolean core, int id) {
@@ -646,6 +648,11 @@ final class Worker implements Runnable {
 
     boolean isBusyOpaque() {
         return (boolean) BUSY.getOpaque(this);
+    }
+
+    /** The coarse clock when the item running now was taken (opaque: read by the checker). */
+    long itemStampOpaque() {
+        return (long) ITEM_STAMP.getOpaque(this);
     }
 
     /**

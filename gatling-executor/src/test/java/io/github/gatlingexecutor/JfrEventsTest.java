@@ -261,6 +261,45 @@ class JfrEventsTest {
         }
     }
 
+    /**
+     * WorkerBlocked's {@code runningFor} is how long the task has run: it was timed from the inspection that first saw
+     * the task, a check period (200 ms here) shorter at most, so two tasks started at different points of the period
+     * read 20 to 190 ms short.
+     */
+    @Test
+    @Timeout(60)
+    void aBlockedTaskIsReportedWithTheTimeItHasRun() throws Exception {
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream(shippedSettings())) {
+            stream.setMaxAge(Duration.ofMinutes(1));
+            startCollecting(stream, events);
+            String name = TestSupport.uniqueName("jfr-running");
+            GatlingExecutor e = cleanup.track(GatlingExecutor.builder().name(name).coreThreads(2).maxThreads(2)
+                    .checkPeriod(Duration.ofMillis(200)).blockedThreshold(Duration.ofMillis(200)).build());
+            CountDownLatch release = cleanup.gate();
+            java.util.Map<String, java.time.Instant> started = new java.util.concurrent.ConcurrentHashMap<>();
+            for (String context : List.of("b0", "b1")) {
+                CountDownLatch running = new CountDownLatch(1);
+                e.sequential(context).execute(() -> {
+                    started.put(context, java.time.Instant.now());
+                    running.countDown();
+                    TestSupport.blockQuietly(release);
+                });
+                await(running, context + " to start");
+                TestSupport.sleep(70); // the second starts at another point of the check period
+            }
+            for (String context : List.of("b0", "b1")) {
+                RecordedEvent blocked = awaitEvent(events, "WorkerBlocked", name,
+                        x -> context.equals(x.getString("context")));
+                Duration ran = Duration.between(started.get(context), blocked.getStartTime());
+                Duration reported = blocked.getDuration("runningFor");
+                assertTrue(Math.abs(ran.minus(reported).toMillis()) <= 30,
+                        context + " had run " + ran.toMillis() + " ms, reported " + reported.toMillis() + " ms");
+            }
+            release.countDown();
+        }
+    }
+
     /** Starts {@code stream}, each of this executor's events going into {@code events}. */
     private static void startCollecting(RecordingStream stream, List<RecordedEvent> events) {
         stream.onEvent(e -> {
