@@ -24,10 +24,14 @@ final class JfrRecorder {
     /** Executors not yet terminated, for the periodic statistics event; weak, so a forgotten executor is not kept. */
     private static final Map<Engine, Boolean> LIVE = Collections.synchronizedMap(new WeakHashMap<>());
     /**
-     * Registered by the checker once JFR is in use ({@link #inUse}), once per JVM: the hook reports every live
-     * executor.
+     * Registered by the checker once JFR is in use ({@link #inUse}) and some executor lives: the hook reports every
+     * live executor. Removed when the last one terminates: JFR holds its hooks strongly, and a hook left registered
+     * kept this class, and its class loader, for the JVM's life (a redeployed application's loader was never
+     * collected once a recording had run). Both under this class's lock, as is every change of {@link #LIVE}'s
+     * emptiness that decides them.
      */
     private static volatile boolean periodicRegistered;
+    private static final Runnable PERIODIC = JfrRecorder::emitStatistics;
     /**
      * Whether a recording times tasks now. Refreshed when an executor is built, by the checker on each round
      * ({@link #poll}) and by a worker that a submitter woke from its park ({@link #refreshSlowTask}), so a worker pays
@@ -43,7 +47,9 @@ final class JfrRecorder {
     }
 
     static void executorCreated(Engine engine) {
-        LIVE.put(engine, Boolean.TRUE);
+        synchronized (JfrRecorder.class) {
+            LIVE.put(engine, Boolean.TRUE);
+        }
         // A recording already running (started with the JVM, say) applies from the executor's first task: waiting for
         // its checker's first look missed the tasks that began before it, and an executor that had started no thread
         // yet got no Statistics event. Nothing is done while JFR is not in use (one static volatile read).
@@ -51,7 +57,13 @@ final class JfrRecorder {
     }
 
     static void executorTerminated(Engine engine) {
-        LIVE.remove(engine);
+        synchronized (JfrRecorder.class) {
+            LIVE.remove(engine);
+            if (periodicRegistered && LIVE.isEmpty()) {
+                FlightRecorder.removePeriodicEvent(PERIODIC);
+                periodicRegistered = false;
+            }
+        }
     }
 
     /**
@@ -70,8 +82,8 @@ final class JfrRecorder {
         }
         if (!periodicRegistered) {
             synchronized (JfrRecorder.class) {
-                if (!periodicRegistered) {
-                    FlightRecorder.addPeriodicEvent(StatisticsEvent.class, JfrRecorder::emitStatistics);
+                if (!periodicRegistered && !LIVE.isEmpty()) {
+                    FlightRecorder.addPeriodicEvent(StatisticsEvent.class, PERIODIC);
                     periodicRegistered = true;
                 }
             }
