@@ -197,6 +197,12 @@ final class RecordRunner<K, V> {
 
     /** A waiting record replaced by a newer one of its key, before anything ran it. */
     void superseded(Work<K, V> w) {
+        if (w.partition.revoked) {
+            // Its partition was revoked or lost while it waited (its key held by a straggler): dropped, as a run
+            // would drop it, not superseded; its next owner processes it, and this processor counts it nowhere.
+            w.record = null;
+            return;
+        }
         superseded.increment();
         finish(w);
     }

@@ -325,4 +325,56 @@ class RoutingTest {
         assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
         assertEquals(sent.get(), checker.calls.sum(), "every record ran once");
     }
+
+    /**
+     * Under KEY_LATEST a record of a partition revoked (or lost) while it waited behind its key's running record was
+     * dropped, not superseded; but when the partition's records came again after it was assigned back, the re-read
+     * replaced it in the key's slot and counted it in completed() and superseded() (4 and 2, where 3 and 1 ran or were
+     * superseded), though it never ran here and its next owner processes it.
+     */
+    @Test
+    void aRecordDroppedWithItsPartitionIsNotCountedWhenALaterOneOfItsKeyReplacesIt() throws Exception {
+        List<String> ran = new java.util.concurrent.CopyOnWriteArrayList<>();
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        GatlingExecutor executor = GatlingExecutor.builder().name("latest").coreThreads(2).build();
+        try {
+            RecordRunner<String, String> runner = new RecordRunner<>(r -> {
+                ran.add(r.value());
+                if (r.value().equals("old-0")) {
+                    running.countDown();
+                    release.await();
+                }
+            }, null, 3, Duration.ofMillis(100));
+            runner.executor(executor);
+            ConcurrentHashMap<Object, Slot<String, String>> keys = new ConcurrentHashMap<>();
+            TopicPartition tp = new TopicPartition("t", 0);
+            PartitionState first = new PartitionState(tp, Thread.currentThread(), 1024);
+            Router<String, String> firstRouter = new Router<>(first, runner, executor, Ordering.KEY_LATEST, keys);
+            first.router = firstRouter;
+            firstRouter.offer(List.of(new ConsumerRecord<>("t", 0, 0, "k", "old-0")));
+            firstRouter.schedule();
+            assertTrue(running.await(30, TimeUnit.SECONDS));
+            firstRouter.offer(List.of(new ConsumerRecord<>("t", 0, 1, "k", "old-1"))); // waits behind old-0
+            firstRouter.schedule();
+            await(Duration.ofSeconds(30), "old-1 routed", () -> first.routedUpTo == 2); // offsets below 2
+            first.revoked = true; // let go past closeTimeout: what waits is dropped, the next owner reads it again
+            PartitionState second = new PartitionState(tp, Thread.currentThread(), 1024);
+            Router<String, String> secondRouter = new Router<>(second, runner, executor, Ordering.KEY_LATEST, keys);
+            second.router = secondRouter;
+            secondRouter.offer(List.of(new ConsumerRecord<>("t", 0, 0, "k", "new-0"),
+                    new ConsumerRecord<>("t", 0, 1, "k", "new-1")));
+            secondRouter.schedule();
+            await(Duration.ofSeconds(30), "new-0 and new-1 routed", () -> second.routedUpTo == 2);
+            release.countDown();
+            await(Duration.ofSeconds(30), "new-1 to run and be counted",
+                    () -> ran.contains("new-1") && runner.completed.sum() >= 3);
+            assertEquals(List.of("old-0", "new-1"), ran);
+            assertEquals(1, runner.superseded.sum(), "only new-0 was superseded");
+            assertEquals(3, runner.completed.sum(), "old-0 ran, new-0 was superseded, new-1 ran; old-1 was dropped");
+        } finally {
+            release.countDown(); // before close(), which waits for the handler
+            executor.close();
+        }
+    }
 }
