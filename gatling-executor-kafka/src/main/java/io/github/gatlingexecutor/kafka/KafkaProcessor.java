@@ -475,6 +475,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 router.wantProgress(); // so that the commit and the statistics follow a long run
             }
             anyWaiting |= router.inCall(); // short polls, so that a long call is noticed soon
+            catchUpPosition(ps);
             ps.advance();
             long pending = ps.pending();
             ps.backPressure = pending >= (ps.backPressure ? resumeBelow : maxPending);
@@ -639,6 +640,31 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 // (but one whose key could not be looked up is in that slot: see Router#slotOfGuarded).
                 return ps.routedUpTo == ps.sentUpTo && ps.router.noKeylessPending();
         }
+    }
+
+    /**
+     * Once every record handed out is complete, lets the commit go up to the consumer's position rather than one past
+     * the last record: the offsets between are records the consumer never returns (transaction markers, aborted
+     * records under {@code read_committed}), and a commit that stopped before them left the group's lag above zero
+     * for good on a transactional topic. Read once per batch of records that completed, on the polling thread; the
+     * position is known (records were returned from it), so no request is made.
+     */
+    private void catchUpPosition(PartitionState ps) {
+        if (ps.nextOffset < 0 || ps.nextOffset == ps.positionReadAt || ps.deserialization != null
+                || ps.routedUpTo != ps.sentUpTo || ps.pending() != 0) {
+            return;
+        }
+        long position;
+        try {
+            position = consumer.position(ps.tp, Duration.ZERO);
+        } catch (RuntimeException notKnown) {
+            ps.positionReadAt = ps.nextOffset; // the commit stays one past the last record, as it was
+            return;
+        }
+        if (position > ps.nextOffset) {
+            ps.nextOffset = position;
+        }
+        ps.positionReadAt = ps.nextOffset;
     }
 
     private void checkDeserialization(PartitionState ps, PartitionState.DeserializationFailure df, long now) {

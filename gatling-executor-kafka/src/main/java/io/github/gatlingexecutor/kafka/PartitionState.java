@@ -61,8 +61,13 @@ final class PartitionState {
     long dispatched;
     /** One past the last offset handed to the router, or -1 before the first record. */
     long sentUpTo = -1;
-    /** At least {@link #sentUpTo}; moves past a record that could not be deserialized once it is dealt with. */
+    /**
+     * At least {@link #sentUpTo}; moves past a record that could not be deserialized once it is dealt with, and up to
+     * the consumer's position once every record handed out is complete (see {@code KafkaProcessor#catchUpPosition}).
+     */
     long nextOffset = -1;
+    /** {@link #nextOffset} when the consumer's position was last read for it (polling thread only). */
+    long positionReadAt = -1;
     /** The highest offset {@link #advance()} has returned: every record below it is complete (or -1). */
     private long complete = -1;
     /** The offset last sent in a commit (or -1); a commit is sent only when the prefix moved past it. */

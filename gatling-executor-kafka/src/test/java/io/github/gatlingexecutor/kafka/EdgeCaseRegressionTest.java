@@ -362,6 +362,52 @@ class EdgeCaseRegressionTest {
         }
     }
 
+    /**
+     * A transactional topic: the commit went one past the last record handed out, never over the transaction markers
+     * and aborted records that follow it, which the consumer never returns; the group's lag stayed above zero for good
+     * (committed 10 of 17: ten records, a commit marker, five aborted records and their abort marker).
+     */
+    @Test
+    void theCommitOfATransactionalTopicReachesItsEnd() throws Exception {
+        String topic = EmbeddedKafka.name("transactional");
+        KAFKA.createTopic(topic, 1);
+        Properties producerProperties = new Properties();
+        producerProperties.put("bootstrap.servers", KAFKA.bootstrap());
+        producerProperties.put("key.serializer", "org.apache.kafka.common.serialization.StringSerializer");
+        producerProperties.put("value.serializer", "org.apache.kafka.common.serialization.StringSerializer");
+        producerProperties.put("transactional.id", EmbeddedKafka.name("tx"));
+        try (org.apache.kafka.clients.producer.KafkaProducer<String, String> producer =
+                     new org.apache.kafka.clients.producer.KafkaProducer<>(producerProperties)) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            for (int i = 0; i < 10; i++) {
+                producer.send(new ProducerRecord<>(topic, 0, "k" + i, "v" + i));
+            }
+            producer.commitTransaction();
+            producer.beginTransaction();
+            for (int i = 0; i < 5; i++) {
+                producer.send(new ProducerRecord<>(topic, 0, "a" + i, "aborted"));
+            }
+            producer.flush();
+            producer.abortTransaction();
+        }
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, 1);
+        assertEquals(17L, end.get(new TopicPartition(topic, 0)), "ten records, five aborted, two markers");
+        Properties consumerProperties = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        consumerProperties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        AtomicInteger handled = new AtomicInteger();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(consumerProperties)
+                .topics(topic).commitInterval(Duration.ofMillis(50))
+                .handler(r -> handled.incrementAndGet()).build();
+        try {
+            processor.start();
+            awaitCommitted(processor, end);
+            assertEquals(10, handled.get(), "the aborted records are never handed out");
+        } finally {
+            processor.close();
+        }
+    }
+
     private static void awaitQuietly(CountDownLatch latch) {
         try {
             latch.await();
