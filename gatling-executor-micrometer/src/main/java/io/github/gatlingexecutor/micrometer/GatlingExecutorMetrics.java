@@ -27,7 +27,9 @@ import java.util.function.ToDoubleFunction;
  * task has waited), {@code executor.submitters.waiting} and {@code executor.accepted.over.limit}.
  *
  * <p>Every meter is function-based: nothing runs on the executor's hot path. A meter reads a fresh
- * {@link ContextExecutor#statistics()} snapshot when the registry asks for its value (a few dozen reads). The
+ * {@link ContextExecutor#statistics()} snapshot when the registry asks for its value, so each meter's value is of
+ * its own instant, and a scrape of the sixteen takes sixteen snapshots. A snapshot costs a few dozen reads plus a
+ * walk of what waits in the ready queue: about 5 ms with a million lanes waiting on a 2-core VM, 0.1 s a scrape. The
  * meters hold the executor weakly, as Micrometer's function-based meters do, so binding does not keep it alive. A
  * {@link io.github.gatlingexecutor.GatlingExecutor} keeps itself reachable while it has threads, lane handles or
  * futures in use, so its meters read on for as long as it runs, whatever the caller keeps.
