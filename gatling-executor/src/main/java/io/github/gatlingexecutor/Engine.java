@@ -371,8 +371,9 @@ final class Engine {
 
     /**
      * A coalescing submit that replaces the lane's waiting task needs no room, so it neither waits nor queues behind
-     * parked submitters (but for those of its own context: see {@link Admission#coalescingWaits}): true if it did. The lane is looked up before the state is read (see the class comment), and
-     * the replacement is one CAS that succeeds only on an active lane, whose tasks run or are drained.
+     * parked submitters (but for those of its own context: see {@link Admission#coalescingWaits}): true if it did.
+     * The lane is looked up before the state is read (see the class comment), and the replacement is one CAS that
+     * succeeds only on an active lane, whose tasks run or are drained.
      */
     private boolean replacePending(Object context, Runnable task, LaneHandle handle) {
         Lane lane = handle == null ? null : handle.cachedLane();
