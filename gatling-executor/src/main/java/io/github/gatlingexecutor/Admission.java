@@ -684,7 +684,13 @@ final class Admission {
             if (q.isEmpty()) {
                 contextQueues.remove(q.key); // found by identity: mapped keys equal only themselves (ContextKey)
             } else {
-                LockSupport.unpark(q.peek().thread);
+                Waiter next = q.peek();
+                if (!next.inExecutorQueue && !executorQueue.isEmpty()) {
+                    // Its context's head now, it takes its place among the executor's waiters at once: left to join
+                    // when it wakes, it found the room gone to later waiters the head admitted meanwhile.
+                    joinExecutor(next);
+                }
+                LockSupport.unpark(next.thread);
             }
             publishHeads(q);
         }

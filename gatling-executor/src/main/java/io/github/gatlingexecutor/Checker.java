@@ -536,8 +536,9 @@ final class Checker implements Runnable {
                 w.checkSeen = seen;
                 w.checkSince = now;
                 // It started after the inspection before this one (the count it reads changed since), and not
-                // before its item was taken: the later of the two is the closest bound this thread has for how long
-                // it has run. Timed from now, a task found stuck read a check period shorter than it had run.
+                // before its item was taken: timed from the later of the two, the report is at most the part of the
+                // item before the task (or of the period, if the item began before that inspection) longer than the
+                // task has run. Timed from now, a task found stuck read up to a check period shorter than it had.
                 long itemTaken = w.itemStampOpaque();
                 w.checkStartedAfter = itemTaken - previousInspection > 0 ? itemTaken : previousInspection;
                 w.checkReported = false;

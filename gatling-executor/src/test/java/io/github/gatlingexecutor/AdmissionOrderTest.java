@@ -151,4 +151,47 @@ class AdmissionOrderTest {
         untilDone(s2);
         assertEquals(0, admission.waitingSubmitters());
     }
+
+    /**
+     * The next of a context that an admitted waiter leaves goes before later waiters of the executor: it was woken to
+     * join the executor queue itself, and the head that had just admitted itself admitted the later waiter behind it
+     * first, with the room the earlier one was owed.
+     */
+    @Test
+    @Timeout(30)
+    void theNextWaiterOfAContextGoesBeforeLaterWaitersOfTheExecutor() throws Exception {
+        // c0 takes several tasks here (an attempt does not use its room up); the executor is full.
+        IntSupplier roomy = () -> {
+            if (!contextRoom.get()) {
+                return Admission.FULL_CONTEXT;
+            }
+            if (executorRoom.get() == 0) {
+                return Admission.FULL_EXECUTOR;
+            }
+            executorRoom.decrementAndGet();
+            return Admission.ADMITTED;
+        };
+        AtomicInteger s1FoundExecutorFull = new AtomicInteger();
+        Submitter s1 = waitFor("s1", C0, Admission.FULL_CONTEXT, () -> {
+            int outcome = roomy.getAsInt();
+            if (outcome == Admission.FULL_EXECUTOR) {
+                s1FoundExecutorFull.incrementAndGet();
+            }
+            return outcome;
+        }, 1);
+        Submitter s2 = waitFor("s2", C0, Admission.BEHIND_WAITERS, roomy, 2);
+        Submitter w = waitFor("w", null, Admission.FULL_EXECUTOR, plainAttempt(), 3);
+        contextRoom.set(true); // s1 finds the executor full and joins its queue, ahead of w
+        waitUntil("s1 finding the executor full", () -> {
+            admission.poll();
+            return s1FoundExecutorFull.get() > 0;
+        });
+        executorRoom.set(2); // room for two: s1, then s2 (earlier than w), not w
+        untilDone(s1);
+        untilDone(s2);
+        assertNull(w.outcome.get(), "w, a later waiter, took the room s2 was owed");
+        executorRoom.set(1);
+        untilDone(w);
+        assertEquals(0, admission.waitingSubmitters());
+    }
 }

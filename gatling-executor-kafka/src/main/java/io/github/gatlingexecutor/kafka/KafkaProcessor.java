@@ -475,7 +475,6 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 router.wantProgress(); // so that the commit and the statistics follow a long run
             }
             anyWaiting |= router.inCall(); // short polls, so that a long call is noticed soon
-            catchUpPosition(ps);
             ps.advance();
             long pending = ps.pending();
             ps.backPressure = pending >= (ps.backPressure ? resumeBelow : maxPending);
@@ -646,25 +645,30 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * Once every record handed out is complete, lets the commit go up to the consumer's position rather than one past
      * the last record: the offsets between are records the consumer never returns (transaction markers, aborted
      * records under {@code read_committed}), and a commit that stopped before them left the group's lag above zero
-     * for good on a transactional topic. Read once per batch of records that completed, on the polling thread; the
-     * position is known (records were returned from it), so no request is made.
+     * for good on a transactional topic. The consumer moves its position past such batches without returning a
+     * record, so the position is read at each commit tick while the partition is complete, not only when records
+     * came. Polling thread; a valid position is read without a request, and one that is not (a reset or a validation
+     * pending) is left for the next poll: the commit then stays one past the last record, as it was.
      */
     private void catchUpPosition(PartitionState ps) {
-        if (ps.nextOffset < 0 || ps.nextOffset == ps.positionReadAt || ps.deserialization != null
-                || ps.routedUpTo != ps.sentUpTo || ps.pending() != 0) {
+        if (ps.nextOffset < 0 || ps.deserialization != null || ps.routedUpTo != ps.sentUpTo || ps.pending() != 0) {
             return;
         }
         long position;
         try {
             position = consumer.position(ps.tp, Duration.ZERO);
+        } catch (WakeupException closing) {
+            consumer.wakeup(); // close()'s: the position's lookup took it; armed again for the poll that follows
+            return;
+        } catch (InterruptException e) {
+            Thread.interrupted(); // as after a poll: nobody should interrupt this thread
+            return;
         } catch (RuntimeException notKnown) {
-            ps.positionReadAt = ps.nextOffset; // the commit stays one past the last record, as it was
             return;
         }
         if (position > ps.nextOffset) {
             ps.nextOffset = position;
         }
-        ps.positionReadAt = ps.nextOffset;
     }
 
     private void checkDeserialization(PartitionState ps, PartitionState.DeserializationFailure df, long now) {
@@ -696,6 +700,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     private void commitAsync() {
         Map<TopicPartition, OffsetAndMetadata> offsets = null;
         for (PartitionState ps : partitions.values()) {
+            catchUpPosition(ps);
             long offset = ps.advance();
             if (offset >= 0 && offset > ps.commitRequested) {
                 if (offsets == null) {

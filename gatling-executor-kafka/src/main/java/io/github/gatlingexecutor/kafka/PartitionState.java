@@ -66,8 +66,6 @@ final class PartitionState {
      * the consumer's position once every record handed out is complete (see {@code KafkaProcessor#catchUpPosition}).
      */
     long nextOffset = -1;
-    /** {@link #nextOffset} when the consumer's position was last read for it (polling thread only). */
-    long positionReadAt = -1;
     /** The highest offset {@link #advance()} has returned: every record below it is complete (or -1). */
     private long complete = -1;
     /** The offset last sent in a commit (or -1); a commit is sent only when the prefix moved past it. */

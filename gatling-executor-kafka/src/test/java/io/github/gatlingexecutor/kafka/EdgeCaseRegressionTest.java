@@ -411,6 +411,27 @@ class EdgeCaseRegressionTest {
             processor.start();
             awaitCommitted(processor, end);
             assertEquals(10, handled.get(), "the aborted records are never handed out");
+            // An aborted transaction after everything was handled: the consumer moves its position past it and its
+            // marker without returning a record, and the commit must follow it there too.
+            try (org.apache.kafka.clients.producer.KafkaProducer<String, String> producer =
+                         new org.apache.kafka.clients.producer.KafkaProducer<>(producerProperties)) {
+                producer.initTransactions();
+                producer.beginTransaction();
+                for (int i = 0; i < 3; i++) {
+                    producer.send(new ProducerRecord<>(topic, 0, "b" + i, "aborted"));
+                }
+                producer.flush();
+                producer.abortTransaction();
+            }
+            await(Duration.ofSeconds(30), "the second abort marker", () -> {
+                try {
+                    return KAFKA.endOffsets(topic, 1).get(new TopicPartition(topic, 0)) == 21L;
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            });
+            awaitCommitted(processor, KAFKA.endOffsets(topic, 1));
+            assertEquals(10, handled.get());
         } finally {
             processor.close();
         }

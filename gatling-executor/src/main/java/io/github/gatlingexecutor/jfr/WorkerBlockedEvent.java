@@ -36,9 +36,13 @@ public final class WorkerBlockedEvent extends Event {
     @Label("Task Class")
     public Class<?> taskClass;
 
-    /** How long the task had run when the checker found it stuck. */
+    /**
+     * How long the task had run when the checker found it stuck, timed from the latest moment the checker knows it had
+     * not yet started (its worker taking its lane or task, or the check before): never less than it ran.
+     */
     @Label("Running For")
-    @Description("How long the task had run when the checker found it stuck")
+    @Description("How long the task had run when the checker found it stuck (an upper bound: from when its worker took"
+            + " its lane or task, or from the check before, whichever was later)")
     @Timespan(Timespan.NANOSECONDS)
     public long runningFor;
 }
