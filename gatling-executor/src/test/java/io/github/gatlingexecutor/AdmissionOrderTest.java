@@ -53,6 +53,17 @@ class AdmissionOrderTest {
         };
     }
 
+    /** {@code attempt}, counting in {@code count} the attempts that found the executor full. */
+    private static IntSupplier countingExecutorFull(IntSupplier attempt, AtomicInteger count) {
+        return () -> {
+            int outcome = attempt.getAsInt();
+            if (outcome == Admission.FULL_EXECUTOR) {
+                count.incrementAndGet();
+            }
+            return outcome;
+        };
+    }
+
     /** A submitter parked in {@link Admission#await}; {@code outcome} is null while it waits. */
     private static final class Submitter {
         final AtomicReference<Object> outcome = new AtomicReference<>();
@@ -97,14 +108,8 @@ class AdmissionOrderTest {
     void aContextsHeadThatMovesToTheExecutorQueueIsNotStuckBehindALaterSubmitterOfItsContext() throws Exception {
         // 1. The context is full: s1 waits in c0's queue.
         AtomicInteger s1FoundExecutorFull = new AtomicInteger();
-        IntSupplier s1Attempt = laneAttempt();
-        Submitter s1 = waitFor("s1", C0, Admission.FULL_CONTEXT, () -> {
-            int outcome = s1Attempt.getAsInt();
-            if (outcome == Admission.FULL_EXECUTOR) {
-                s1FoundExecutorFull.incrementAndGet();
-            }
-            return outcome;
-        }, 1);
+        Submitter s1 = waitFor("s1", C0, Admission.FULL_CONTEXT, countingExecutorFull(laneAttempt(),
+                s1FoundExecutorFull), 1);
         // 2. The executor is full: x waits in the executor queue.
         Submitter x = waitFor("x", null, Admission.FULL_EXECUTOR, plainAttempt(), 2);
         // 3. A later submitter of c0 queues behind s1 in c0's queue (only there: it cannot go before s1).
@@ -172,13 +177,7 @@ class AdmissionOrderTest {
             return Admission.ADMITTED;
         };
         AtomicInteger s1FoundExecutorFull = new AtomicInteger();
-        Submitter s1 = waitFor("s1", C0, Admission.FULL_CONTEXT, () -> {
-            int outcome = roomy.getAsInt();
-            if (outcome == Admission.FULL_EXECUTOR) {
-                s1FoundExecutorFull.incrementAndGet();
-            }
-            return outcome;
-        }, 1);
+        Submitter s1 = waitFor("s1", C0, Admission.FULL_CONTEXT, countingExecutorFull(roomy, s1FoundExecutorFull), 1);
         Submitter s2 = waitFor("s2", C0, Admission.BEHIND_WAITERS, roomy, 2);
         Submitter w = waitFor("w", null, Admission.FULL_EXECUTOR, plainAttempt(), 3);
         contextRoom.set(true); // s1 finds the executor full and joins its queue, ahead of w

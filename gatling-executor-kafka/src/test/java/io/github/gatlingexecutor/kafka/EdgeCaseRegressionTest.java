@@ -384,22 +384,9 @@ class EdgeCaseRegressionTest {
                 producer.send(new ProducerRecord<>(topic, 0, "k" + i, "v" + i));
             }
             producer.commitTransaction();
-            producer.beginTransaction();
-            for (int i = 0; i < 5; i++) {
-                producer.send(new ProducerRecord<>(topic, 0, "a" + i, "aborted"));
-            }
-            producer.flush();
-            producer.abortTransaction();
+            abortTransaction(producer, topic, 5);
         }
-        // Ten records, five aborted, two markers. The coordinator writes the abort marker after abortTransaction
-        // returns: the end offset read 16 at once in one run of this test.
-        await(Duration.ofSeconds(30), "the abort marker", () -> {
-            try {
-                return KAFKA.endOffsets(topic, 1).get(new TopicPartition(topic, 0)) == 17L;
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            }
-        });
+        awaitEndOffset(topic, 17); // ten records, five aborted, two markers
         Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, 1);
         Properties consumerProperties = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
         consumerProperties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -416,25 +403,39 @@ class EdgeCaseRegressionTest {
             try (org.apache.kafka.clients.producer.KafkaProducer<String, String> producer =
                          new org.apache.kafka.clients.producer.KafkaProducer<>(producerProperties)) {
                 producer.initTransactions();
-                producer.beginTransaction();
-                for (int i = 0; i < 3; i++) {
-                    producer.send(new ProducerRecord<>(topic, 0, "b" + i, "aborted"));
-                }
-                producer.flush();
-                producer.abortTransaction();
+                abortTransaction(producer, topic, 3);
             }
-            await(Duration.ofSeconds(30), "the second abort marker", () -> {
-                try {
-                    return KAFKA.endOffsets(topic, 1).get(new TopicPartition(topic, 0)) == 21L;
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            });
+            awaitEndOffset(topic, 21);
             awaitCommitted(processor, KAFKA.endOffsets(topic, 1));
             assertEquals(10, handled.get());
         } finally {
             processor.close();
         }
+    }
+
+    /** Sends {@code n} records to partition 0 of {@code topic} in a transaction, and aborts it. */
+    private static void abortTransaction(org.apache.kafka.clients.producer.KafkaProducer<String, String> producer,
+                                         String topic, int n) {
+        producer.beginTransaction();
+        for (int i = 0; i < n; i++) {
+            producer.send(new ProducerRecord<>(topic, 0, "aborted-" + i, "aborted"));
+        }
+        producer.flush();
+        producer.abortTransaction();
+    }
+
+    /**
+     * Waits for partition 0's end offset to reach {@code end}: the coordinator writes a transaction's marker after
+     * {@code abortTransaction} returns (the end offset read one short at once in one run).
+     */
+    private static void awaitEndOffset(String topic, long end) {
+        await(Duration.ofSeconds(30), "the end offset " + end, () -> {
+            try {
+                return KAFKA.endOffsets(topic, 1).get(new TopicPartition(topic, 0)) == end;
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
     }
 
     private static void awaitQuietly(CountDownLatch latch) {
