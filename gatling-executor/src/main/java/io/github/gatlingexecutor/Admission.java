@@ -149,13 +149,7 @@ final class Admission {
             if (mapped && other.mapped) {
                 return false;
             }
-            try {
-                return context.equals(other.context);
-            } catch (VirtualMachineError fatal) {
-                throw fatal;
-            } catch (RuntimeException | Error failed) {
-                return false;
-            }
+            return sameContext(context, other.context);
         }
     }
 
@@ -401,7 +395,10 @@ final class Admission {
         }
     }
 
-    /** {@code equals} of two contexts, one that throws reading as unequal (see {@link ContextKey}). */
+    /**
+     * {@code equals} of two contexts, one that throws reading as unequal for that look only: waiters of such a context
+     * may queue apart, and each meets the failure at its own attempt (see {@link ContextKey}).
+     */
     private static boolean sameContext(Object a, Object b) {
         if (a == b) {
             return true;
@@ -605,11 +602,9 @@ final class Admission {
         if (why == BEHIND_WAITERS) {
             if (me.context != null && contextQueues.containsKey(new ContextKey(me.context))) {
                 joinContext(me); // behind its context's waiters (its ticket is the newest): not the head
-            } else if (total > 0 && !executorQueue.isEmpty()) {
+            } else {
+                // Behind the executor's waiters; or they left meanwhile: then at the empty queue, where we try at once.
                 joinExecutor(me);
-            }
-            if (me.contextQueue == null && !me.inExecutorQueue) {
-                joinExecutor(me); // they left meanwhile: wait at the (empty) executor queue, where we try at once
             }
         } else if (why == FULL_CONTEXT) {
             if (me.inExecutorQueue) {

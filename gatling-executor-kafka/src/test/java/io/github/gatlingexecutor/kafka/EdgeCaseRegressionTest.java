@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RecordDeserializationException;
@@ -376,8 +377,7 @@ class EdgeCaseRegressionTest {
         producerProperties.put("key.serializer", "org.apache.kafka.common.serialization.StringSerializer");
         producerProperties.put("value.serializer", "org.apache.kafka.common.serialization.StringSerializer");
         producerProperties.put("transactional.id", EmbeddedKafka.name("tx"));
-        try (org.apache.kafka.clients.producer.KafkaProducer<String, String> producer =
-                     new org.apache.kafka.clients.producer.KafkaProducer<>(producerProperties)) {
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProperties)) {
             producer.initTransactions();
             producer.beginTransaction();
             for (int i = 0; i < 10; i++) {
@@ -400,8 +400,7 @@ class EdgeCaseRegressionTest {
             assertEquals(10, handled.get(), "the aborted records are never handed out");
             // An aborted transaction after everything was handled: the consumer moves its position past it and its
             // marker without returning a record, and the commit must follow it there too.
-            try (org.apache.kafka.clients.producer.KafkaProducer<String, String> producer =
-                         new org.apache.kafka.clients.producer.KafkaProducer<>(producerProperties)) {
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProperties)) {
                 producer.initTransactions();
                 abortTransaction(producer, topic, 3);
             }
@@ -414,8 +413,7 @@ class EdgeCaseRegressionTest {
     }
 
     /** Sends {@code n} records to partition 0 of {@code topic} in a transaction, and aborts it. */
-    private static void abortTransaction(org.apache.kafka.clients.producer.KafkaProducer<String, String> producer,
-                                         String topic, int n) {
+    private static void abortTransaction(KafkaProducer<String, String> producer, String topic, int n) {
         producer.beginTransaction();
         for (int i = 0; i < n; i++) {
             producer.send(new ProducerRecord<>(topic, 0, "aborted-" + i, "aborted"));
