@@ -52,13 +52,7 @@ class EdgeCaseRegressionTest {
      */
     @Test
     void partitionOrderCommitsWhatFinishedBeforeARecordThatRunsLong() throws Exception {
-        String topic = EmbeddedKafka.name("partition-stuck");
-        KAFKA.createTopic(topic, 1);
-        List<ProducerRecord<String, String>> records = new ArrayList<>();
-        for (int i = 0; i < 20; i++) {
-            records.add(new ProducerRecord<>(topic, 0, "k" + i, "v" + i));
-        }
-        KAFKA.produce(records);
+        String topic = topicWithRecords("partition-stuck", 20);
         TopicPartition tp = new TopicPartition(topic, 0);
         String group = EmbeddedKafka.name("g");
         CountDownLatch release = new CountDownLatch(1);
@@ -323,13 +317,7 @@ class EdgeCaseRegressionTest {
      */
     @Test
     void closeRunsRecordsTheExecutorRefusedOnceItHasRoom() throws Exception {
-        String topic = EmbeddedKafka.name("refused");
-        KAFKA.createTopic(topic, 1);
-        List<ProducerRecord<String, String>> records = new ArrayList<>();
-        for (int i = 0; i < 10; i++) {
-            records.add(new ProducerRecord<>(topic, 0, "k" + i, "v" + i));
-        }
-        KAFKA.produce(records);
+        String topic = topicWithRecords("refused", 10);
         String group = EmbeddedKafka.name("g");
         AtomicInteger handled = new AtomicInteger();
         CountDownLatch release = new CountDownLatch(1);
@@ -410,6 +398,18 @@ class EdgeCaseRegressionTest {
         } finally {
             processor.close();
         }
+    }
+
+    /** A new topic of one partition holding {@code n} records, keys k0, k1, ... and values v0, v1, ... */
+    private static String topicWithRecords(String name, int n) throws Exception {
+        String topic = EmbeddedKafka.name(name);
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            records.add(new ProducerRecord<>(topic, 0, "k" + i, "v" + i));
+        }
+        KAFKA.produce(records);
+        return topic;
     }
 
     /** Sends {@code n} records to partition 0 of {@code topic} in a transaction, and aborts it. */
