@@ -109,20 +109,29 @@ final class RecordRunner<K, V> {
             w.failedCounted = true;
             failed.increment();
         }
+        Throwable handlerError = null;
         if (onFailure != null) {
             try {
                 onFailure.onFailure(record, error);
                 return DONE;
             } catch (Throwable t) {
-                t.addSuppressed(error);
-                error = t;
+                handlerError = t;
             }
         }
         if (LOG.isLoggable(Level.WARNING)) {
+            // The user's throwables are logged, never changed: a failure handler that rethrows the error it was given
+            // (to keep the record failed) made an addSuppressed of that error onto itself throw, which ended the retry
+            // and froze the record's key (or partition) and commit for good; one that rethrows an exception it keeps
+            // would have gained one suppressed error per try.
+            Throwable logged = error;
+            if (handlerError != null) {
+                logged = new Exception("the failure handler threw", handlerError);
+                logged.addSuppressed(error);
+            }
             LOG.log(Level.WARNING, "Record " + w.partition.tp + "@" + w.offset + " failed " + w.attempts
                     + " times" + (onFailure == null ? " and no failure handler is set" : " and the failure handler threw")
                     + "; it holds back its key and the partition's commit, and is tried again in "
-                    + Duration.ofNanos(backoff(w.attempts)), error);
+                    + Duration.ofNanos(backoff(w.attempts)), logged);
         }
         return RETRY;
     }

@@ -174,6 +174,59 @@ class FailureTest {
         assertEquals(0, sent.get(0).offset());
     }
 
+    /**
+     * A failure handler that rethrows the error it was given, to keep the record failed, ended the record's retries
+     * for good: the processor attached that error to the handler's as a suppressed one, which for the same object
+     * throws ({@code IllegalArgumentException: Self-suppression not permitted}) past the retry's scheduling, in every
+     * ordering (in a key's lane, in the router's own run with no retries, in a partition's run, unordered); the commit
+     * stayed at the record and the failure handler was called once.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"KEY:0", "KEY:1", "KEY_LATEST:1", "PARTITION:1", "UNORDERED:1"})
+    void aFailureHandlerThatRethrowsTheErrorItWasGivenKeepsTheRecordFailedAndTriedAgain(String setup)
+            throws Exception {
+        Ordering ordering = Ordering.valueOf(setup.substring(0, setup.indexOf(':')));
+        int retries = Integer.parseInt(setup.substring(setup.indexOf(':') + 1));
+        String topic = EmbeddedKafka.name("dlq-rethrow");
+        KAFKA.createTopic(topic, 1);
+        KAFKA.produce(List.of(
+                new ProducerRecord<>(topic, "a", "fail"),
+                new ProducerRecord<>(topic, "a", "next"),
+                new ProducerRecord<>(topic, "b", "other")));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Exception always = new Exception("always");
+        AtomicInteger handlerCalls = new AtomicInteger();
+        AtomicInteger failureCalls = new AtomicInteger();
+        String group = EmbeddedKafka.name("g");
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic)
+                .ordering(ordering)
+                .retries(retries)
+                .retryBackoff(Duration.ofMillis(10))
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> {
+                    if (r.value().equals("fail")) {
+                        handlerCalls.incrementAndGet();
+                        throw always;
+                    }
+                })
+                .onFailure((r, e) -> {
+                    if (failureCalls.incrementAndGet() < 3) {
+                        throw (Exception) e; // keep it failed: the very error it was given
+                    }
+                })
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, Map.of(tp, 3L));
+            assertEquals(3, failureCalls.get(), "the failure handler was called until it returned");
+            assertEquals(retries + 1 + 2, handlerCalls.get(), "one try after each of the first two refusals");
+            assertEquals(1, processor.statistics().failed());
+            assertEquals(0, always.getSuppressed().length, "the user's exception was left as it was");
+        }
+        assertEquals(Map.of(tp, 3L), KAFKA.committed(group));
+    }
+
     @Test
     void noFailureHandlerHoldsTheKeyAndTheCommitUntilClose() throws Exception {
         String topic = EmbeddedKafka.name("no-dlq");
