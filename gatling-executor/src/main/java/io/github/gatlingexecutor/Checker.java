@@ -407,7 +407,10 @@ final class Checker implements Runnable {
         boolean backlog = backlogCanGrow(); // read once a tick: it bounds both the next look and the sleep
         if (nudged || backlog) {
             // A backlog behind busy workers: inspect now, or as soon as the minimum interval allows.
-            nextInspection = Math.min(nextInspection, lastInspection + BACKLOG_RECHECK_NANOS);
+            long soon = lastInspection + BACKLOG_RECHECK_NANOS;
+            if (soon - nextInspection < 0) { // by difference: nanoTime readings may wrap
+                nextInspection = soon;
+            }
         }
         releaseStrandedRounds(now, false);
         boolean lookAgain = thief != null && thief.look(now);

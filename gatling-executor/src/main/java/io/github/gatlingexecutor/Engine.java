@@ -907,7 +907,7 @@ final class Engine {
             throw new IllegalArgumentException((fixedRate ? "period" : "delay") + " must be positive, was "
                     + period);
         }
-        long p = Math.max(1, Math.min(unit.toNanos(period), Long.MAX_VALUE >> 2));
+        long p = Math.max(1, Math.min(unit.toNanos(period), Settings.MAX_DURATION_NANOS));
         ScheduledTask<Void> st = ScheduledTask.of(this, command, Executors.callable(command, null),
                 triggerTime(initialDelay, unit), fixedRate ? p : -p);
         hashNow(st);
@@ -932,7 +932,7 @@ final class Engine {
 
     private static long triggerTime(long delay, TimeUnit unit) {
         // Clamped so that differences between trigger times cannot overflow.
-        long d = Math.min(Math.max(unit.toNanos(delay), 0), Long.MAX_VALUE >> 2);
+        long d = Math.min(Math.max(unit.toNanos(delay), 0), Settings.MAX_DURATION_NANOS);
         return System.nanoTime() + d;
     }
 

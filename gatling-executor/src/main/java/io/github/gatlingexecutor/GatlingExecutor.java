@@ -265,7 +265,8 @@ public final class GatlingExecutor implements ContextExecutor {
     /**
      * Settings for a {@link GatlingExecutor}. Each setter checks its own argument and throws at once:
      * {@link NullPointerException} for a null, {@link IllegalArgumentException} naming the setting and the value
-     * otherwise. {@link #build()} checks the settings against one another.
+     * otherwise. {@link #build()} checks the settings against one another. A duration longer than about 73 years
+     * ({@code Long.MAX_VALUE / 4} nanoseconds) counts as that long, as delays and periods of scheduled tasks do.
      */
     public static final class Builder {
         private String name = "gatling";
@@ -542,11 +543,17 @@ public final class GatlingExecutor implements ContextExecutor {
             return value;
         }
 
+        /**
+         * Capped as scheduled delays are: the engine adds these to {@code System.nanoTime()} readings and compares
+         * the sums by difference, which holds only while a sum stays within half the range of a long of the reading
+         * (a {@code checkPeriod} of {@code Long.MAX_VALUE} nanoseconds made every next inspection lie in the past, so
+         * the checker never inspected and, while work waited, never slept).
+         */
         private static long nanos(Duration d) {
             try {
-                return d.toNanos();
+                return Math.min(d.toNanos(), Settings.MAX_DURATION_NANOS);
             } catch (ArithmeticException tooLong) {
-                return Long.MAX_VALUE;
+                return Settings.MAX_DURATION_NANOS;
             }
         }
     }

@@ -5,6 +5,12 @@ import java.util.concurrent.ThreadFactory;
 
 /** The validated, immutable settings of one executor, as the builder produced them. */
 final class Settings {
+    /**
+     * The longest duration the engine keeps, about 73 years: settings and scheduled delays and periods longer than
+     * this count as this long. Added to {@code System.nanoTime()} readings, whose sums are compared by difference.
+     */
+    static final long MAX_DURATION_NANOS = Long.MAX_VALUE >> 2;
+
     final String name;
     final int coreThreads;
     final int maxThreads;

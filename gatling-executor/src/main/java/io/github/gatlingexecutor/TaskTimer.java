@@ -332,12 +332,17 @@ final class TaskTimer {
 
     /**
      * shutdownNow's last look, after its lanes are closed and the put-backs of skipped periodic runs are done: those
-     * tasks, for the caller; after it the timer takes no more.
+     * tasks, for the caller; after it the timer takes no more. The periodic tasks are forgotten too: those shutdownNow
+     * returned are the caller's now (never done unless the caller cancels or runs them, so their own done() would never
+     * take them out), and one whose run is in progress is cancelled when the run ends, its reschedule refused. Kept,
+     * they held every task shutdownNow handed back, and all it captured, for as long as the terminated executor was
+     * referenced.
      */
     List<ScheduledTask<?>> drainAfterStop() {
         lock.lock();
         try {
             drainedAfterStop = true;
+            periodic.clear();
         } finally {
             lock.unlock();
         }

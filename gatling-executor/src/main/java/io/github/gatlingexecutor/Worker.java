@@ -201,7 +201,7 @@ final class Worker implements Runnable {
     @Override
     public void run() {
         CURRENT.set(this);
-        pool.running();
+        pool.running(this);
         try {
             for (;;) {
                 if (engine.stopping()) {

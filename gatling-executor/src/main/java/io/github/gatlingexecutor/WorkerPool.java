@@ -455,23 +455,6 @@ final class WorkerPool {
             engine.starved(false); // see startFailed
         }
         Jfr.threadStarted(engine, w, core ? "below the core size" : "work waits behind stuck or blocked workers");
-        if (!core) {
-            boolean bumped = false;
-            int newCore;
-            long aux;
-            synchronized (this) {
-                aux = ++auxStarted;
-                if (policy.bumpsCore(auxStarted, coreTarget)) {
-                    coreTarget = coreTarget + 1;
-                    coreBumps++;
-                    bumped = true;
-                }
-                newCore = coreTarget;
-            }
-            if (bumped) {
-                Jfr.coreBump(engine, newCore, aux);
-            }
-        }
         return true;
     }
 
@@ -510,17 +493,35 @@ final class WorkerPool {
     }
 
     /**
-     * Called by every worker first thing on its own thread: from here it is a thread for statistics. Counted by the
-     * thread itself, not by its starter after {@code start()}: a start that fails was never a thread (though it held
-     * a slot in {@code threads}, for the cap, while the factory took its time to fail), and a starter descheduled
-     * right after {@code start()} would have let the new worker run tasks before it counted.
+     * Called by every worker first thing on its own thread: from here it is a thread for statistics, and an auxiliary
+     * one counts as started (and may raise the core size). Counted by the thread itself, not by its starter after
+     * {@code start()}: a start that fails was never a thread (though it held a slot in {@code threads}, for the cap,
+     * while the factory took its time to fail), and a starter descheduled right after {@code start()} would have let
+     * the new worker run tasks before it counted (a snapshot taken by an auxiliary worker's first task read it in
+     * {@code threads()} but not in {@code auxiliaryThreadsStarted()}, nor the core size it raised).
      */
-    void running() {
+    void running(Worker w) {
+        boolean bumped = false;
+        int newCore;
+        long aux;
         synchronized (this) {
             int live = ++liveThreads;
             if (peakThreads < live) {
                 peakThreads = live;
             }
+            if (w.core) {
+                return;
+            }
+            aux = ++auxStarted;
+            if (policy.bumpsCore(auxStarted, coreTarget)) {
+                coreTarget = coreTarget + 1;
+                coreBumps++;
+                bumped = true;
+            }
+            newCore = coreTarget;
+        }
+        if (bumped) {
+            Jfr.coreBump(engine, newCore, aux);
         }
     }
 

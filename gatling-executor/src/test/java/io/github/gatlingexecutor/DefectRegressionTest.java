@@ -1063,6 +1063,88 @@ class DefectRegressionTest {
     }
 
     /**
+     * An auxiliary worker counted itself in {@code threads()} first thing, but its start (and the core size it raised)
+     * was counted by its starter after {@code Thread.start()} returned, so the new worker's first tasks could read a
+     * snapshot with two threads, no auxiliary start and no bump (3 to 7 rounds in 200, in an audit's probe; here one
+     * snapshot per round over 150 rounds, each a fresh executor whose one core worker is stuck).
+     */
+    @Test
+    @Timeout(60)
+    void anAuxiliaryWorkersFirstTaskSeesItsStartCounted() throws Exception {
+        for (int round = 0; round < 150; round++) {
+            GatlingExecutor e = cleanup.track(gatling("aux-counted").coreThreads(1).maxThreads(2)
+                    .coreBumpThreshold(1).blockedThreshold(Duration.ofMillis(5)).checkPeriod(Duration.ofMillis(5))
+                    .build());
+            CountDownLatch gate = cleanup.occupy(e.sequential("stuck"));
+            AtomicReference<ExecutorStatistics> seen = new AtomicReference<>();
+            CountDownLatch ran = new CountDownLatch(1);
+            e.sequential("other").execute(() -> {
+                seen.set(e.statistics());
+                ran.countDown();
+            });
+            await(ran, "the auxiliary worker's first task");
+            gate.countDown();
+            e.close();
+            ExecutorStatistics s = seen.get();
+            int r = round;
+            assertEquals(2, s.threads(), () -> "round " + r + ": " + s);
+            assertEquals(1, s.auxiliaryThreadsStarted(), () -> "round " + r + ": " + s);
+            assertEquals(1, s.coreBumps(), () -> "round " + r + ": " + s);
+            assertEquals(2, s.coreThreads(), () -> "round " + r + ": " + s);
+        }
+    }
+
+    /**
+     * A {@code checkPeriod} of centuries (any over about 292 years, {@code ChronoUnit.FOREVER} among them) was accepted
+     * and switched the checker off: its next inspection, the period added to the clock, wrapped into the past, so it
+     * never inspected (a context queued behind a stuck worker never ran) and, while that work waited, never slept
+     * (a core's worth of CPU). Such a period now counts as about 73 years, and the backlog's quick looks go on.
+     */
+    @Test
+    @Timeout(30)
+    void aCheckPeriodOfCenturiesStillMovesWorkAwayFromAStuckWorker() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("forever-period").coreThreads(1).maxThreads(2)
+                .checkPeriod(java.time.temporal.ChronoUnit.FOREVER.getDuration())
+                .blockedThreshold(Duration.ofMillis(50)).build());
+        cleanup.occupy(e.sequential("stuck"));
+        CountDownLatch ran = new CountDownLatch(1);
+        e.sequential("other").execute(ran::countDown);
+        await(ran, "the context queued behind the stuck worker to run on a new thread");
+        assertEquals(1, e.statistics().auxiliaryThreadsStarted());
+    }
+
+    /**
+     * A terminated executor kept every periodic task {@code shutdownNow} had returned, and all they captured, for as
+     * long as it was referenced (a 1 MB payload, one periodic task waiting on the timer and one due in its busy lane:
+     * both still reachable through the executor after the caller dropped the returned list;
+     * {@code ScheduledThreadPoolExecutor} keeps neither).
+     */
+    @Test
+    @Timeout(30)
+    void aTerminatedExecutorDoesNotKeepThePeriodicTasksShutdownNowReturned() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("kept-periodic").coreThreads(1).build());
+        cleanup.occupy(e.sequential("busy"));
+        byte[][] payloads = {new byte[1 << 20], new byte[1 << 20]};
+        Runnable waiting = new Seq("other", () -> payloads[0][0]++);
+        Runnable dueInLane = new Seq("busy", () -> payloads[1][0]++);
+        WeakReference<Runnable> waitingRef = new WeakReference<>(waiting);
+        WeakReference<Runnable> dueRef = new WeakReference<>(dueInLane);
+        e.scheduleAtFixedRate(waiting, 1, 1, TimeUnit.HOURS);
+        e.scheduleWithFixedDelay(dueInLane, 0, 1, TimeUnit.HOURS);
+        waiting = null;
+        dueInLane = null;
+        List<Runnable> returned = e.shutdownNow();
+        assertEquals(2, returned.size(), () -> "returned " + returned);
+        returned.clear();
+        assertTrue(e.awaitTermination(10, TimeUnit.SECONDS));
+        waitUntil("the periodic tasks shutdownNow returned to be collected", () -> {
+            System.gc();
+            return waitingRef.get() == null && dueRef.get() == null;
+        });
+        java.lang.ref.Reference.reachabilityFence(e); // the executor is referenced all along
+    }
+
+    /**
      * A worker stuck in one long task kept the contexts of lanes the checker had released: its idle ring still named
      * the released lanes (279 to 1,721 contexts of 16 KB, with liveContexts() 0, until the task returned).
      */
