@@ -46,17 +46,12 @@ final class Snapshots {
         long now = System.nanoTime();
         long oldest = oldestWaiting(null);
         Admission adm = engine.admission;
-        WorkerPool pool = engine.pool;
-        // Each worker counts itself on its own thread (WorkerPool#running): a slot held by a start that may yet fail
-        // is not a thread.
-        int threads = pool.liveThreads();
-        int peak = Math.max(pool.peakThreads(), threads);
         long live = engine.liveContexts();
         if (engine.shards != null) {
             live += liveInShards();
         }
         return new ExecutorStatistics(submittedCount, executed, coalescedCount, failed,
-                returnedCount, live, threads, peak, (int) p[8], p[3], p[4], p[2],
+                returnedCount, live, (int) p[9], (int) p[10], (int) p[8], p[3], p[4], p[2],
                 engine.checker.blockedDetections(), p[5], (int) p[6], engine.settings.maxThreads, queued,
                 adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),
                 adm == null ? 0 : adm.acceptedOverLimit(), oldest == Lane.NO_WAITING ? 0 : age(now, oldest));

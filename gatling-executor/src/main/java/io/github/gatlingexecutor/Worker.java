@@ -201,8 +201,8 @@ final class Worker implements Runnable {
     @Override
     public void run() {
         CURRENT.set(this);
-        pool.running(this);
         try {
+            pool.running(this); // inside: if its JFR event throws, exited() still gives the slot back
             for (;;) {
                 if (engine.stopping()) {
                     return;

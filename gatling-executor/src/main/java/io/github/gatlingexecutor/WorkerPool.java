@@ -591,9 +591,11 @@ final class WorkerPool {
 
     /**
      * Fills the pool part of a statistics snapshot: {executed, failed, transfers, auxStarted, coreBumps,
-     * startFailures, busy workers, started, core size}. The core size is read under the lock its bumps take, with
-     * their count: read after it, a snapshot taken while a bump landed showed a core size of the configured one plus
-     * a bump its count did not have yet.
+     * startFailures, busy workers, started, core size, threads, peak threads}. The core size is read under the lock
+     * its bumps take, with their count: read after it, a snapshot taken while a bump landed showed a core size of the
+     * configured one plus a bump its count did not have yet. The threads too, which a new worker counts under the
+     * same lock with its auxiliary start (see {@link #running}): read after it, a worker counted in between was a
+     * thread without a start. Threads are the workers running now, not the slots of starts in progress.
      */
     synchronized long[] counters() {
         long executed = foldedExecuted;
@@ -620,17 +622,9 @@ final class WorkerPool {
             running += Math.min(1, began - ended);
         }
         transfers += engine.checker.shardSteals();
+        int live = Math.max(0, liveThreads);
         return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures, running, started,
-                coreTarget};
-    }
-
-    int peakThreads() {
-        return peakThreads;
-    }
-
-    /** Worker threads running now, for statistics: unlike {@link #threads()}, no slot of a start in progress. */
-    int liveThreads() {
-        return Math.max(0, liveThreads);
+                coreTarget, live, Math.max(peakThreads, live)};
     }
 
     void interruptAll() {
