@@ -281,6 +281,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         closing = true;
         joinPollThread();
         runner.closed = true; // hand-offs refused for capacity are not tried again from here on
+        runner.cancelTimers(); // written after closed: see RecordRunner#schedule
         closeOwnExecutor();
     }
 
@@ -647,11 +648,14 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * records under {@code read_committed}), and a commit that stopped before them left the group's lag above zero
      * for good on a transactional topic. The consumer moves its position past such batches without returning a
      * record, so the position is read at each commit tick while the partition is complete, not only when records
-     * came. Polling thread; a valid position is read without a request, and one that is not (a reset or a validation
-     * pending) is left for the next poll: the commit then stays one past the last record, as it was.
+     * came, and also for the commits of a revocation and of {@code close()} (which may come before the next tick),
+     * and for an assignment that has returned no record at all (the consumer may have moved past a batch of markers
+     * before the first record, or there is none). Polling thread; a valid position is read without a request, and one
+     * that is not (a reset or a validation pending) is left for the next poll: the commit then stays one past the last
+     * record, as it was.
      */
     private void catchUpPosition(PartitionState ps) {
-        if (ps.nextOffset < 0 || ps.deserialization != null || ps.routedUpTo != ps.sentUpTo || ps.pending() != 0) {
+        if (ps.deserialization != null || ps.routedUpTo != ps.sentUpTo || ps.pending() != 0) {
             return;
         }
         long position;
@@ -741,6 +745,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     private void commitSync(Collection<PartitionState> states) {
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
         for (PartitionState ps : states) {
+            catchUpPosition(ps);
             long offset = ps.advance();
             Long done = committed.get(ps.tp);
             if (offset >= 0 && (done == null || done != offset)) {

@@ -4,7 +4,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -152,10 +155,62 @@ final class RecordRunner<K, V> {
      */
     boolean scheduleRetry(Work<K, V> w, Runnable action) {
         try {
-            executor.schedule(action, backoff(w.attempts), TimeUnit.NANOSECONDS);
+            schedule(action, backoff(w.attempts));
             return true;
         } catch (RejectedExecutionException closing) {
             return false;
+        }
+    }
+
+    /**
+     * The processor's timers on the executor: retries and hand-offs tried again. Each leaves the set as it runs;
+     * those still waiting when the processor closes are cancelled ({@link #cancelTimers}), which matters for an
+     * executor the caller gave: left there, they kept its {@code shutdown()} waiting for them (a one-shot delayed
+     * task still runs when due, up to the 10 s of the capped backoff, or longer if {@code retryBackoff} is), and the
+     * processor's records and lanes in memory meanwhile; {@code shutdownNow()} handed them to the caller.
+     */
+    private final Set<Timer> timers = ConcurrentHashMap.newKeySet();
+
+    private final class Timer implements Runnable {
+        private final Runnable action;
+        volatile Future<?> future;
+
+        Timer(Runnable action) {
+            this.action = action;
+        }
+
+        @Override
+        public void run() {
+            timers.remove(this);
+            action.run();
+        }
+    }
+
+    /** Schedules {@code action} on the executor as one of the processor's timers; throws what the executor throws. */
+    private void schedule(Runnable action, long delayNanos) {
+        Timer t = new Timer(action);
+        timers.add(t);
+        try {
+            t.future = executor.schedule(t, delayNanos, TimeUnit.NANOSECONDS);
+        } catch (RuntimeException refused) {
+            timers.remove(t);
+            throw refused;
+        }
+        // The future is written, then closed read; cancelTimers writes closed first, then reads the futures: one of
+        // the two sees the other, so no timer scheduled as the processor closes is left waiting.
+        if (closed) {
+            cancelTimers();
+        }
+    }
+
+    /** The processor is closed: its timers still waiting are cancelled (their records are not committed). */
+    void cancelTimers() {
+        for (Timer t : timers) {
+            Future<?> f = t.future;
+            if (f != null) {
+                f.cancel(false);
+                timers.remove(t);
+            }
         }
     }
 
@@ -187,7 +242,7 @@ final class RecordRunner<K, V> {
             if (!ex.isShutdown() && !closed) {
                 long next = Math.min(wait * 2, REFUSED_RETRY_MAX_NANOS);
                 try {
-                    ex.schedule(() -> handOff(target, task, givenUp, next), wait, TimeUnit.NANOSECONDS);
+                    schedule(() -> handOff(target, task, givenUp, next), wait);
                     return;
                 } catch (RejectedExecutionException closing) {
                     // shut down meanwhile

@@ -26,6 +26,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -360,11 +362,7 @@ class EdgeCaseRegressionTest {
     void theCommitOfATransactionalTopicReachesItsEnd() throws Exception {
         String topic = EmbeddedKafka.name("transactional");
         KAFKA.createTopic(topic, 1);
-        Properties producerProperties = new Properties();
-        producerProperties.put("bootstrap.servers", KAFKA.bootstrap());
-        producerProperties.put("key.serializer", "org.apache.kafka.common.serialization.StringSerializer");
-        producerProperties.put("value.serializer", "org.apache.kafka.common.serialization.StringSerializer");
-        producerProperties.put("transactional.id", EmbeddedKafka.name("tx"));
+        Properties producerProperties = transactionalProducer();
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProperties)) {
             producer.initTransactions();
             producer.beginTransaction();
@@ -397,6 +395,85 @@ class EdgeCaseRegressionTest {
             assertEquals(10, handled.get());
         } finally {
             processor.close();
+        }
+    }
+
+    /**
+     * A transactional topic whose last record is followed by its transaction's marker, which the consumer moves past
+     * without returning anything: an assignment that returned no record never let its commit follow the consumer's
+     * position there (the group's offset stayed at 10 of 11 however long the processor ran); and the commits of
+     * {@code close()} and of a revocation, which may come before the next commit tick, went only one past the last
+     * record.
+     */
+    @Test
+    void aFreshAssignmentThatReturnsNoRecordCommitsPastTheMarkersAtItsPosition() throws Exception {
+        String topic = EmbeddedKafka.name("transactional-idle");
+        KAFKA.createTopic(topic, 1);
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(transactionalProducer())) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            for (int i = 0; i < 10; i++) {
+                producer.send(new ProducerRecord<>(topic, 0, "k" + i, "v" + i));
+            }
+            producer.commitTransaction();
+        }
+        awaitEndOffset(topic, 11); // ten records and the commit marker
+        TopicPartition tp = new TopicPartition(topic, 0);
+        String group = EmbeddedKafka.name("g");
+        Properties consumerProperties = KAFKA.consumerProperties(group);
+        consumerProperties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        // The group has handled the ten records: its offset is one past the last, before the marker.
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(consumerProperties)) {
+            consumer.assign(List.of(tp));
+            consumer.commitSync(Map.of(tp, new OffsetAndMetadata(10)));
+        }
+        AtomicInteger handled = new AtomicInteger();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(consumerProperties)
+                .topics(topic).commitInterval(Duration.ofMillis(50))
+                .handler(r -> handled.incrementAndGet()).build()) {
+            processor.start();
+            awaitCommitted(processor, Map.of(tp, 11L));
+            assertEquals(0, handled.get(), "no record after the group's offset but the marker");
+        }
+        assertEquals(Map.of(tp, 11L), KAFKA.committed(group));
+    }
+
+    /** Properties of a transactional producer of strings with a transactional id of its own. */
+    private static Properties transactionalProducer() {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", KAFKA.bootstrap());
+        p.put("key.serializer", "org.apache.kafka.common.serialization.StringSerializer");
+        p.put("value.serializer", "org.apache.kafka.common.serialization.StringSerializer");
+        p.put("transactional.id", EmbeddedKafka.name("tx"));
+        return p;
+    }
+
+    /**
+     * With an executor the caller gave, {@code close()} left the processor's retry timers on it: the caller's own
+     * {@code close()} of the executor then waited for the capped backoff (18.7 s for a {@code retryBackoff} of 20 s in
+     * an audit's probe), and its {@code shutdownNow()} handed back the processor's internal retry.
+     */
+    @Test
+    void closeCancelsTheRetryTimersItLeftOnAGivenExecutor() throws Exception {
+        String topic = topicWithRecords("given-timers", 1);
+        AtomicInteger calls = new AtomicInteger();
+        GatlingExecutor executor = new GatlingExecutor("given-timers", 2);
+        try {
+            KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                            KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                    .topics(topic).executor(executor).retries(0).retryBackoff(Duration.ofSeconds(20))
+                    .closeTimeout(Duration.ofMillis(200))
+                    .handler(r -> {
+                        calls.incrementAndGet();
+                        throw new IllegalStateException("always");
+                    }).build();
+            processor.start();
+            await(Duration.ofSeconds(30), "the record to fail", () -> processor.statistics().failed() == 1);
+            processor.close();
+            assertEquals(1, calls.get(), "no retry within the backoff");
+        } finally {
+            assertEquals(List.of(), executor.shutdownNow(), "nothing of the closed processor's left waiting");
+            assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
         }
     }
 
