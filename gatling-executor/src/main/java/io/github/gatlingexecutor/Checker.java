@@ -747,9 +747,13 @@ final class Checker implements Runnable {
                 again = true;
             } else if (lane.isFinished()) {
                 w.forgetEntry(start + i, lane); // released or closed elsewhere
+            } else {
+                // It went idle since the look above: the entry may be its only claim on a ring (its idler found it
+                // marked and did not ring it), so there must be a next sweep, which sees it idle. Counted as nothing
+                // to wait for, this look could end the sweeps of a worker stuck in a task, and the lane stayed mapped
+                // until the task ended (an outside audit, pausing the checker between the two reads).
+                again = true;
             }
-            // Otherwise it went idle since the look above: the entry may be its only claim on a ring (its idler
-            // found it marked and did not ring it); the next sweep sees it idle.
         }
         return young || again;
     }
