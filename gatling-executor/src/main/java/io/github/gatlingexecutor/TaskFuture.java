@@ -76,6 +76,12 @@ class TaskFuture<V> extends FutureTask<V> {
             super.setException(t);
             return;
         }
+        if (isCancelled()) {
+            // Cancelled while it ran, the common way to get here (the interrupt of cancel(true)): nothing to count.
+            // Counted and taken back, a snapshot in between read a failure, and the next one failed() going down.
+            super.setException(t);
+            return;
+        }
         engine.countFailedFuture(1);
         super.setException(t);
         if (isCancelled()) {

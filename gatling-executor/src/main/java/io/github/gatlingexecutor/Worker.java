@@ -238,11 +238,10 @@ final class Worker implements Runnable {
                 // tasks a second the median wait from submit to start went from 6 to 17 us (docs/benchmarks.md,
                 // thirteenth set). The engine's clock is marked stale instead (the dozing checker's last tick may be
                 // a check period old): the first submit during this item reads the time itself and sets it, so the
-                // oldest waiting task's age is exact; later submits may read that value until the checker's next
-                // look, which overstates their ages (the safe direction) by at most the time since that first
-                // submit. A worker that kept idle lanes through its park tells the checker at once, as one going on
-                // past its first item does: if this item runs long, only the checker releases them when their grace
-                // ends.
+                // oldest waiting task's age is exact, and wakes the dozing checker, since this worker is awake
+                // (Checker#clockRestarted): a long item pays that wake-up, a short one at low load does not. A worker
+                // that kept idle lanes through its park tells the checker at once, as one going on past its first
+                // item does: if this item runs long, only the checker releases them when their grace ends.
                 boolean deferred = resumed && idleCount == 0;
                 if (deferred) {
                     engine.clockStale();

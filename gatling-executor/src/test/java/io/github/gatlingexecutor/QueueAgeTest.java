@@ -67,6 +67,36 @@ class QueueAgeTest {
     }
 
     /**
+     * A worker woken from its park into a long first item leaves telling the dozing checker for after that item. A
+     * second submit meanwhile restarted the clock that worker had marked stale, and the checker dozed on, so every
+     * task appended later was stamped with that submit's time, up to a check period back (a task accepted 300 ms
+     * later read an age of 300 ms the moment it was accepted).
+     */
+    @Test
+    void aTaskSubmittedWhileAWokenWorkerRunsALongFirstItemReadsItsTrueAge() {
+        GatlingExecutor ex = v.track(oneWorker("long-first-item").checkPeriod(Duration.ofSeconds(5))
+                .blockedThreshold(Duration.ofSeconds(30)).build());
+        CountDownLatch ran = new CountDownLatch(1);
+        ex.execute(ran::countDown);
+        await(ran, "a first task");
+        waitUntil("the checker to doze, every worker parked", () -> ex.engine().checker.isDozing());
+        CountDownLatch gate = v.gate();
+        CountDownLatch running = new CountDownLatch(1);
+        ex.sequential("a").execute(() -> {
+            running.countDown();
+            TestSupport.blockQuietly(gate);
+        });
+        await(running, "the woken worker's long first item");
+        ex.sequential("a").execute(() -> { }); // restarts the clock the woken worker marked stale
+        TestSupport.sleep(300);
+        ex.sequential("b").execute(() -> { });
+        Duration age = ex.busiestContexts(2).stream().filter(c -> c.context().equals("b")).findFirst()
+                .orElseThrow().oldestQueuedAge();
+        gate.countDown();
+        assertTrue(age.toMillis() < 150, "a task accepted just now reads an age of " + age);
+    }
+
+    /**
      * The checker stops ticking the coarse clock while nothing flows, and must start again when anyone sets the clock.
      * A worker that set it at the end of a batch (without waking the checker) and then went into a long task left it
      * frozen there: a task submitted 400 ms later read an age of about 340 ms the moment it was accepted.
