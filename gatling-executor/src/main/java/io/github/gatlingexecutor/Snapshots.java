@@ -455,15 +455,16 @@ final class Snapshots {
 
     /**
      * Read in the order that keeps the figures coherent while tasks flow: what ran first, then what waits, then what
-     * was submitted. Every count only grows, and a task is submitted before it waits and waits before it runs, so
-     * {@code executed + queued <= submitted} holds in the result (read the other way round, a burst between the reads
-     * showed more executed than submitted).
+     * was submitted. Every count only grows, and a task waits before it runs, so {@code executed + queued <= submitted}
+     * holds in the result (read the other way round, a burst between the reads showed more executed than submitted).
+     * A coalescing submit counts itself just after the CAS that makes its task wait, so submitted is raised to what
+     * the other two show (a new coalescing lane read queued 1 and submitted 0).
      */
     private static ContextStatistics statisticsOf(Lane lane, long now) {
         long executed = lane.executedCount();
         long queued = lane.queuedCount();
         long stamp = lane.oldestStamp();
-        long submitted = lane.submittedCount();
+        long submitted = Math.max(lane.submittedCount(), executed + queued);
         return new ContextStatistics(lane.context, lane.coalescing(), submitted, executed, queued,
                 stamp == Lane.NO_WAITING ? 0 : age(now, stamp));
     }
