@@ -183,7 +183,7 @@ final class Engine {
             // Only over STALE: a worker's fresher tick must not be overwritten, and a worker that marked the clock
             // stale again since is about to park, so our value must not pose as a fresh one for long either; the
             // task we stamp wakes a worker or joins an active lane, whose worker ticks.
-            restartClock(t);
+            restartClock(t, true);
         }
         return t;
     }
@@ -202,20 +202,21 @@ final class Engine {
         if (t == STALE) {
             // As a submitter restarts it: a worker that set it with a plain store and then went into a long task left
             // it frozen at this value, with the checker asleep on it.
-            restartClock(now);
+            restartClock(now, false);
         } else if (now - t >= TICK_NANOS) {
             CLOCK.setOpaque(clockCell, CLOCK_SLOT, now);
         }
     }
 
     /**
-     * Sets a stale clock, and wakes the checker if it sleeps on the stale clock ({@link Checker#stalled}). The CAS is
-     * a full fence before the checker's flag is read: with the checker's volatile write of its flag before its
-     * volatile read of the clock, one of the two sees the other. Nothing if someone set the clock first.
+     * Sets a stale clock, and wakes the checker if it sleeps on the stale clock ({@link Checker#stalled}), or, for a
+     * submitter, if it dozes while a worker is awake (see {@link Checker#clockRestarted}). The CAS is a full fence
+     * before the checker's flags are read: with the checker's volatile write of its flag before its volatile read of
+     * the clock (or of the park states), one of the two sees the other. Nothing if someone set the clock first.
      */
-    private void restartClock(long now) {
+    private void restartClock(long now, boolean submitter) {
         if (CLOCK.compareAndSet(clockCell, CLOCK_SLOT, STALE, now)) {
-            checker.clockRestarted();
+            checker.clockRestarted(submitter);
         }
     }
 

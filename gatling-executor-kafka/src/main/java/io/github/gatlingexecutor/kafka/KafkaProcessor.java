@@ -662,7 +662,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         try {
             position = consumer.position(ps.tp, Duration.ZERO);
         } catch (WakeupException closing) {
-            consumer.wakeup(); // close()'s: the position's lookup took it; armed again for the poll that follows
+            consumer.wakeup(); // none is sent by this processor; should one come, the poll is where it belongs
             return;
         } catch (InterruptException e) {
             Thread.interrupted(); // as after a poll: nobody should interrupt this thread
