@@ -63,8 +63,9 @@ import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFail
  * {@link #start()} starts one polling thread, named {@code kafka-<group.id>-poll}, which alone uses the
  * {@link KafkaConsumer} (it is not thread-safe): it polls, hands each partition's records of a poll to that
  * partition's router as one batch, pauses and resumes partitions, commits, and runs the rebalance callbacks. The
- * routers run on the executor's threads: a record whose key is free runs right there, a record whose key is busy (or
- * any record, once the handler proves slow) goes to the key's lane. Handlers and failure handlers run on the
+ * routers run on the executor's threads (under {@link Ordering#KEY_LATEST}, on the polling thread, which hands each
+ * record to its key's lane): a record whose key is free runs right there, a record whose key is busy (or any record,
+ * once the handler proves slow) goes to the key's lane. Handlers and failure handlers run on the
  * executor's threads, never on the polling thread, so a slow or failing handler never stops polling. Unless an
  * executor is given, the processor makes its own {@link GatlingExecutor} (named {@code kafka-<group.id>}) and closes
  * it in {@link #close()}.
@@ -81,7 +82,10 @@ import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFail
  * {@code closeTimeout} to finish, the completed prefix is committed, and the rest is dropped without running (the
  * new owner reads it from the committed offset). Past that timeout the partition is let go anyway: a handler still
  * running then may overlap with the new owner's first records of that key, unless the new owner is this processor,
- * which first waits (up to {@code closeTimeout} again) for that handler. Lost partitions commit nothing and drop
+ * which first waits (up to {@code closeTimeout} again) for that handler, except under {@link Ordering#UNORDERED},
+ * where a record let go while it ran may start again beside itself. A record whose handler fails after its partition
+ * was let go (the interrupt of {@code close()} past its timeout, say) is dropped, not retried or handed to the
+ * {@link FailureHandler}: its next owner processes it. Lost partitions commit nothing and drop
  * their queued records (and one assigned back waits in the same way). Eager and cooperative assignors
  * ({@code CooperativeStickyAssignor}) and the consumer group protocol all work, since only the rebalance callbacks
  * are used.
@@ -89,8 +93,9 @@ import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFail
  * <h2>Back-pressure</h2>
  * A partition with {@code maxPendingPerPartition} records polled and not completed is paused alone (it may go over by
  * the records of one poll) and resumed when fewer than half remain; the other partitions keep flowing. A record that
- * stays failed holds its partition's commit, not its other keys: they keep flowing, and the memory spent tracking the
- * commit follows the records pending, not those completed behind the failed one.
+ * stays failed holds its partition's commit, and under {@link Ordering#KEY} and {@link Ordering#KEY_LATEST} not its
+ * other keys: they keep flowing, and the memory spent tracking the commit follows the records pending, not those
+ * completed behind the failed one (under {@link Ordering#PARTITION} it holds its partition).
  *
  * @param <K> key type
  * @param <V> value type
@@ -267,8 +272,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * Stops polling, gives the records already handed out up to {@code closeTimeout} to finish, commits the completed
      * prefix of every partition, closes the consumer (leaving the group), and closes the executor if the processor
      * made it (interrupting handlers still running past the timeout). Waits for all that; no thread of the processor
-     * is left afterwards. Idempotent, and a call made while another is under way waits as that one does; a processor
-     * never started just becomes closed.
+     * is left afterwards, unless a handler ignores the interrupt: the wait for the executor's end then gives up after
+     * {@code closeTimeout} (at least a second) with a warning, and that handler's thread runs on until it returns.
+     * Idempotent, and a call made while another is under way waits as that one does; a processor never started just
+     * becomes closed.
      *
      * <p>Called from a handler, it cannot wait for that handler: the wait then lasts the full {@code closeTimeout}.
      */

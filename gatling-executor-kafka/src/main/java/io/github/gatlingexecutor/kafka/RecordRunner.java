@@ -104,6 +104,12 @@ final class RecordRunner<K, V> {
         } catch (Throwable t) {
             error = t;
         }
+        if (w.partition.revoked) {
+            // Let go while the handler ran (a revocation or close() past its closeTimeout, whose interrupt is likely
+            // what the handler threw): not the record's failure. Counted failed and handed to the failure handler (a
+            // dead-letter topic), it was then processed again by its next owner, the commit being short of it.
+            return DROPPED;
+        }
         w.attempts++;
         if (w.attempts <= retries) {
             return RETRY;

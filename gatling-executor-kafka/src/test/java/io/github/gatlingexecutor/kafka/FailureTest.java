@@ -227,6 +227,44 @@ class FailureTest {
         assertEquals(Map.of(tp, 3L), KAFKA.committed(group));
     }
 
+    /**
+     * A handler still running when {@code close()} gave up waiting for it is interrupted; one that obeys throws, and
+     * on its last try its record was counted failed and handed to the failure handler (a dead-letter topic) with the
+     * {@code InterruptedException}, although the processor had let it go and the commit stayed short of it: its next
+     * owner processed it again. It is dropped now, as a queued record of that partition is.
+     */
+    @Test
+    void aHandlerInterruptedByCloseDoesNotSendItsRecordToTheFailureHandler() throws Exception {
+        String topic = EmbeddedKafka.name("close-interrupt");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            records.add(new ProducerRecord<>(topic, 0, "k" + i, "v" + i));
+        }
+        KAFKA.produce(records);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        CountDownLatch blocked = new CountDownLatch(1);
+        Queue<String> failureHandled = new ConcurrentLinkedQueue<>();
+        String group = EmbeddedKafka.name("g");
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic).retries(0).closeTimeout(Duration.ofMillis(300))
+                .handler(r -> {
+                    if (r.offset() == 3) {
+                        blocked.countDown();
+                        new CountDownLatch(1).await(); // until close() interrupts it
+                    }
+                })
+                .onFailure((r, e) -> failureHandled.add(r.offset() + ": " + e))
+                .build();
+        processor.start();
+        assertTrue(blocked.await(30, TimeUnit.SECONDS), "the record at offset 3 is running");
+        processor.close();
+        assertEquals(List.of(), new ArrayList<>(failureHandled), "the record let go is not the failure handler's");
+        assertEquals(0, processor.statistics().failed());
+        assertEquals(Map.of(tp, 3L), KAFKA.committed(group), "its next owner processes it");
+    }
+
     @Test
     void noFailureHandlerHoldsTheKeyAndTheCommitUntilClose() throws Exception {
         String topic = EmbeddedKafka.name("no-dlq");
