@@ -82,8 +82,7 @@ import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFail
  * {@code closeTimeout} to finish, the completed prefix is committed, and the rest is dropped without running (the
  * new owner reads it from the committed offset). Past that timeout the partition is let go anyway: a handler still
  * running then may overlap with the new owner's first records of that key, unless the new owner is this processor,
- * which first waits (up to {@code closeTimeout} again) for that handler, except under {@link Ordering#UNORDERED},
- * where a record let go while it ran may start again beside itself. A record whose handler fails after its partition
+ * which first waits (up to {@code closeTimeout} again) for that handler. A record whose handler fails after its partition
  * was let go (the interrupt of {@code close()} past its timeout, say) is dropped, not retried or handed to the
  * {@link FailureHandler}: its next owner processes it. Lost partitions commit nothing and drop
  * their queued records (and one assigned back waits in the same way). Eager and cooperative assignors
@@ -171,7 +170,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         this.commitIntervalNanos = capped(b.commitInterval).toNanos();
         this.closeTimeout = capped(b.closeTimeout);
         this.groupId = String.valueOf(config.get(ConsumerConfig.GROUP_ID_CONFIG));
-        this.runner = new RecordRunner<>(b.handler, b.onFailure, b.retries, capped(b.retryBackoff));
+        this.runner = new RecordRunner<>(b.handler, b.onFailure, b.retries, capped(b.retryBackoff),
+                b.ordering == Ordering.UNORDERED);
     }
 
     /** About 73 years: durations are used in nanoseconds, added to clock readings, and this leaves room for that. */

@@ -5,6 +5,7 @@ import org.apache.kafka.common.errors.RecordDeserializationException;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -208,8 +209,18 @@ final class PartitionState {
      * dropped as it comes up.
      */
     boolean stoppedAfterRelease() {
-        return router.stopped() && noFailureHandlerRunning();
+        return router.stopped() && noFailureHandlerRunning() && calls.get() == 0;
     }
+
+    /**
+     * Handler calls of this partition's records under way, counted under {@link Ordering#UNORDERED} only (see
+     * {@code RecordRunner#tryHandle}): there a record runs as a task of its own, or on in a call the router's run
+     * left behind, so neither the router's state nor a key's slot says whether it still runs. A partition assigned
+     * back started such a record again beside its old run. Each call counts itself before it reads {@link #revoked}
+     * (both volatile), and the polling thread writes revoked before it reads this: a call it does not see here sees
+     * the partition revoked and does not run.
+     */
+    final AtomicInteger calls = new AtomicInteger();
 
     private boolean noFailureHandlerRunning() {
         DeserializationFailure df = deserialization;

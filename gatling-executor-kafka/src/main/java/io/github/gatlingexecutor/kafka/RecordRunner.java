@@ -11,6 +11,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -29,6 +30,8 @@ final class RecordRunner<K, V> {
     private final long backoffNanos;
     private final long maxBackoffNanos;
     private volatile ScheduledExecutorService executor;
+    /** Under {@link Ordering#UNORDERED}: each try counts itself in {@link PartitionState#calls}. */
+    private final boolean countCalls;
     /** Set by the processor just before it stops its own executor ({@code shutdownNow}): see {@link #tryHandle}. */
     volatile boolean stopping;
     /** Set once the processor is closed: hand-offs refused for capacity are no longer tried again. */
@@ -40,6 +43,12 @@ final class RecordRunner<K, V> {
     final LongAdder retried = new LongAdder();
 
     RecordRunner(RecordHandler<K, V> handler, FailureHandler<K, V> onFailure, int retries, Duration backoff) {
+        this(handler, onFailure, retries, backoff, false);
+    }
+
+    RecordRunner(RecordHandler<K, V> handler, FailureHandler<K, V> onFailure, int retries, Duration backoff,
+                 boolean countCalls) {
+        this.countCalls = countCalls;
         this.handler = handler;
         this.onFailure = onFailure;
         this.retries = retries;
@@ -81,6 +90,19 @@ final class RecordRunner<K, V> {
      * records it runs itself once per batch instead of once per record.
      */
     int tryHandle(Work<K, V> w) {
+        if (!countCalls) {
+            return tryOnce(w);
+        }
+        AtomicInteger calls = w.partition.calls;
+        calls.incrementAndGet(); // before the look at revoked: see PartitionState#calls
+        try {
+            return tryOnce(w);
+        } finally {
+            calls.decrementAndGet();
+        }
+    }
+
+    private int tryOnce(Work<K, V> w) {
         if (w.partition.revoked) {
             return DROPPED;
         }
