@@ -189,9 +189,10 @@ class FailureTest {
         int retries = Integer.parseInt(setup.substring(setup.indexOf(':') + 1));
         String topic = EmbeddedKafka.name("dlq-rethrow");
         KAFKA.createTopic(topic, 1);
+        // Three keys: under KEY_LATEST a later record of the failing one's key, polled with it, would supersede it.
         KAFKA.produce(List.of(
                 new ProducerRecord<>(topic, "a", "fail"),
-                new ProducerRecord<>(topic, "a", "next"),
+                new ProducerRecord<>(topic, "c", "next"),
                 new ProducerRecord<>(topic, "b", "other")));
         TopicPartition tp = new TopicPartition(topic, 0);
         Exception always = new Exception("always");
