@@ -668,9 +668,6 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         long position;
         try {
             position = consumer.position(ps.tp, Duration.ZERO);
-        } catch (WakeupException closing) {
-            consumer.wakeup(); // none is sent by this processor; should one come, the poll is where it belongs
-            return;
         } catch (InterruptException e) {
             Thread.interrupted(); // as after a poll: nobody should interrupt this thread
             return;
