@@ -5,7 +5,7 @@
  * live in {@code io.github.gatlingexecutor.jfr}, exported to {@code jdk.jfr} alone; JFR is optional at run time.
  */
 module io.github.gatlingexecutor {
-    requires java.management; // the checker reads a stuck worker's thread CPU time
+    requires java.management; // the checker reads a stuck worker's CPU time; on the class path it may be absent
     requires static jdk.jfr;  // events are recorded only when the runtime has JFR
     exports io.github.gatlingexecutor;
     exports io.github.gatlingexecutor.jfr to jdk.jfr;

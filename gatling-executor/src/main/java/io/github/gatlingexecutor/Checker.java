@@ -1,10 +1,6 @@
 package io.github.gatlingexecutor;
 
 import java.lang.invoke.MethodHandles;
-import java.lang.management.LockInfo;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
-import java.lang.management.ThreadMXBean;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.locks.LockSupport;
@@ -662,55 +658,24 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Whether the worker is off the CPU for a reason the pool cannot serve itself, judged from one snapshot of its
-     * thread (the state and the lock it waits for must come from the same moment: a state read first and a lock read
-     * after it once met a thread that had just acquired its lock, and counted it blocked). Not blocked: running, or
-     * waiting for a lock that another worker of this pool holds (a monitor, or an ownable synchronizer such as
-     * {@code ReentrantLock}), or waiting for a monitor or a JDK lock that nobody holds (just released: its turn comes
-     * when it is scheduled). Such a worker's tasks are bound by a lock the pool already works under, and a new thread
-     * would only queue on it too: counted as blocked, two workers meeting on a monitor for microseconds grew a two-core
-     * pool to 16 threads, with a core bump that stayed. Any other parked wait with no owner is a block: it may be a
-     * latch, a condition or a future (maybe of a task queued behind it), which only another thread can end. (A writer
-     * waiting for the read holders of a {@code ReentrantReadWriteLock} also has no owner to look at; if they hold it
-     * long, the worker is found stuck after {@code blockedThreshold}.)
+     * Whether the worker is off the CPU for a reason the pool cannot serve itself ({@link ThreadProbe#blockedOnItsOwn}:
+     * not a lock another worker holds, nor a monitor or JDK lock just released). Such a worker's tasks are bound by a
+     * lock the pool already works under, and a new thread would only queue on it too: counted as blocked, two workers
+     * meeting on a monitor for microseconds grew a two-core pool to 16 threads, with a core bump that stayed. Any
+     * other parked wait with no owner is a block: it may be a latch, a condition or a future (maybe of a task queued
+     * behind it), which only another thread can end. (A writer waiting for the read holders of a
+     * {@code ReentrantReadWriteLock} also has no owner to look at; if they hold it long, the worker is found stuck
+     * after {@code blockedThreshold}.)
      */
     private static boolean blockedOnItsOwn(WorkerPool pool, Worker w) {
-        ThreadInfo info = THREADS.getThreadInfo(w.thread.getId());
-        if (info == null) {
-            return false; // the thread has ended
-        }
-        Thread.State state = info.getThreadState();
-        if (state != Thread.State.BLOCKED && state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
-            return false;
-        }
-        long owner = info.getLockOwnerId();
-        if (owner == -1) {
-            // Waiting to enter a monitor, or parked on a JDK lock, that nobody holds: just released, the thread's turn
-            // comes when it is scheduled (a ReentrantLock clears its owner, then unparks the next waiter, which stays
-            // WAITING until it runs: on a saturated machine that window is milliseconds, and counting it as a block
-            // grew a CPU-bound pool past its cores). Any other ownerless wait (a latch, a condition, a future) is one.
-            return state != Thread.State.BLOCKED && !isJdkLock(info.getLockInfo());
-        }
-        for (Worker other : pool.workers()) {
-            if (other != w && other.thread.getId() == owner) {
-                return false;
+        return PROBE.blockedOnItsOwn(w.thread, owner -> {
+            for (Worker other : pool.workers()) {
+                if (other != w && other.thread.getId() == owner) {
+                    return true;
+                }
             }
-        }
-        return true;
-    }
-
-    /**
-     * Whether a parked thread's blocker is the synchronizer of a {@code ReentrantLock} or {@code ReentrantReadWriteLock}
-     * (their {@code Sync} classes, which are what such a lock parks on; a {@code Condition} parks on its own object).
-     * By class name: the snapshot gives no object, and the name comes from the same moment as the state.
-     */
-    private static boolean isJdkLock(LockInfo lock) {
-        if (lock == null) {
             return false;
-        }
-        String name = lock.getClassName();
-        return name.startsWith("java.util.concurrent.locks.ReentrantLock$")
-                || name.startsWith("java.util.concurrent.locks.ReentrantReadWriteLock$");
+        });
     }
 
     private static final long SWEEP_TICK_NANOS = 2_000_000L;
@@ -792,35 +757,18 @@ final class Checker implements Runnable {
         if ((cpu - previous) * 10 >= now - previousAt) {
             return false; // it computes: stuck on the CPU
         }
-        ThreadInfo info = THREADS.getThreadInfo(w.thread.getId());
-        return info != null && !info.isInNative();
+        return PROBE.inJavaCode(w.thread);
     }
 
     /** Records the worker thread's CPU time as the baseline for the next look; returns it, or -1 if unknown. */
     private static long sampleCpu(Worker w, long now) {
-        long cpu = -1;
-        if (CPU_TIME) {
-            try {
-                cpu = THREADS.getThreadCpuTime(w.thread.getId());
-            } catch (UnsupportedOperationException e) {
-                cpu = -1;
-            }
-        }
+        long cpu = PROBE.cpuTime(w.thread);
         w.cpuSeen = cpu;
         w.cpuSeenAt = now;
         return cpu;
     }
 
-    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-    private static final boolean CPU_TIME = cpuTimeAvailable();
-
-    private static boolean cpuTimeAvailable() {
-        try {
-            return THREADS.isThreadCpuTimeSupported() && THREADS.isThreadCpuTimeEnabled();
-        } catch (UnsupportedOperationException | SecurityException e) {
-            return false;
-        }
-    }
+    private static final ThreadProbe PROBE = ThreadProbe.INSTANCE;
 
     /**
      * Re-reads, after the thread state, what the worker said before it: a worker seen busy and then seen WAITING may
