@@ -400,16 +400,24 @@ final class Worker implements Runnable {
     }
 
     void runLane(Lane lane) {
+        // currentLane is non-null exactly while this worker owns the lane, and is set before anything that can throw:
+        // run's way out of a failure around the tasks hands the lane back only if it finds it here.
+        currentLane = lane;
         int last = lane.lastWorkerId;
         if (last != id) {
+            lane.lastWorkerId = id;
             if (last != 0) {
                 countTransfer();
-                Jfr.contextTransferred(engine, lane.context, lane.coalescing(), last, id);
+                try {
+                    Jfr.contextTransferred(engine, lane.context, lane.coalescing(), last, id);
+                } catch (Throwable eventFailed) {
+                    // The event describes the context, whose toString may throw an error the engine lets through
+                    // (Messages#describe). Handed back, the lane failed the same way at each worker it went to, and
+                    // its tasks never ran: the event is lost instead, and the failure reported.
+                    engine.reportUncaught(eventFailed);
+                }
             }
-            lane.lastWorkerId = id;
         }
-        // currentLane is non-null exactly while this worker owns the lane.
-        currentLane = lane;
         // When the turn began, without a clock read per turn: the clock was last written at this worker's previous
         // batch end, resume or sweep, so it is at or before now. A stale value makes the turn look longer than it
         // was, which only rotates the lane sooner, as a zero minTurn would. Where rotations are frequent, lanes with

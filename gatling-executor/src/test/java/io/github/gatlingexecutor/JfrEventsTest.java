@@ -88,21 +88,7 @@ class JfrEventsTest {
             // takes a thread factory; this one names the threads as the executor does when it makes them itself.
             String name = TestSupport.uniqueName("jfr");
             CountDownLatch checkerGate = cleanup.gate();
-            AtomicInteger coreNames = new AtomicInteger();
-            AtomicInteger auxNames = new AtomicInteger();
-            ThreadFactory factory = r -> {
-                Thread t;
-                if (TestSupport.isChecker(r)) {
-                    t = TestSupport.heldChecker(r, checkerGate);
-                    t.setName(name + "-checker");
-                } else if (((Worker) ((StartGate) r).body()).core) {
-                    t = new Thread(r, name + "-core-" + coreNames.incrementAndGet());
-                } else {
-                    t = new Thread(r, name + "-aux-" + auxNames.incrementAndGet());
-                }
-                t.setDaemon(true);
-                return t;
-            };
+            ThreadFactory factory = namingFactoryWithHeldChecker(name, checkerGate);
             // Batches of one task: a lane with more work goes behind whatever else waits, so "x" stays live and
             // moves from the core worker to the auxiliary one.
             GatlingExecutor e = cleanup.track(GatlingExecutor.builder().name(name).threadFactory(factory)
@@ -157,6 +143,53 @@ class JfrEventsTest {
             RecordedEvent retired = awaitEvent(events, "ThreadRetired", name,
                     x -> x.getString("reason").equals("executor shut down"));
             assertTrue(retired.getThread("worker").getJavaName().startsWith(name + "-"), retired.toString());
+        }
+    }
+
+    /**
+     * A context whose {@code toString} throws an error the engine lets through ({@link Messages#describe} rethrows
+     * virtual machine errors other than a stack overflow) meets the ContextTransferred event, which names the context,
+     * as its lane moves to another worker. The worker recorded the event before it noted the lane as its own, so its
+     * way out of a failure around the tasks did not hand the lane back: the lane stayed active in no queue, its next
+     * task never ran and the executor never terminated (an outside audit). Handed back, it failed the same way at the
+     * next worker, and still never ran: the event is now given up and the failure reported. Same moves as the test
+     * above.
+     */
+    @Test
+    @Timeout(60)
+    void aContextWhoseToStringFailsInTheTransferEventKeepsItsLaneRunning() throws Exception {
+        try (RecordingStream stream = new RecordingStream()) {
+            stream.enable(PREFIX + "ContextTransferred");
+            stream.startAsync();
+            String name = TestSupport.uniqueName("jfr-tostring");
+            CountDownLatch checkerGate = cleanup.gate();
+            List<Throwable> reported = new CopyOnWriteArrayList<>();
+            GatlingExecutor e = cleanup.track(GatlingExecutor.builder().name(name)
+                    .threadFactory(namingFactoryWithHeldChecker(name, checkerGate))
+                    .uncaughtExceptionHandler((t, x) -> reported.add(x))
+                    .coreThreads(1).maxThreads(4).batchSize(1).minTurn(Duration.ZERO)
+                    .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(30)).build());
+            Object x = new Object() {
+                @Override
+                public String toString() {
+                    throw new InternalError("toString of a context");
+                }
+            };
+            CountDownLatch release = cleanup.gate();
+            BlockingTask blocking = new BlockingTask(release);
+            CountDownLatch secondRan = new CountDownLatch(1);
+            e.sequential(x).execute(() -> {
+                e.execute(blocking);
+                e.sequential(x).execute(secondRan::countDown);
+            });
+            await(blocking.started, "the blocking task, on the core worker");
+            checkerGate.countDown();
+            await(secondRan, "x's second task, on an auxiliary worker");
+            assertFalse(reported.isEmpty(), "the event's failure was not reported");
+            assertTrue(reported.stream().allMatch(t -> t instanceof InternalError), reported.toString());
+            release.countDown();
+            e.shutdown();
+            assertTrue(e.awaitTermination(10, TimeUnit.SECONDS), e.statistics().toString());
         }
     }
 
@@ -298,6 +331,27 @@ class JfrEventsTest {
             }
             release.countDown();
         }
+    }
+
+    /**
+     * Names the threads as the executor does when it makes them itself, and holds the checker until {@code gate} opens.
+     */
+    private static ThreadFactory namingFactoryWithHeldChecker(String name, CountDownLatch gate) {
+        AtomicInteger coreNames = new AtomicInteger();
+        AtomicInteger auxNames = new AtomicInteger();
+        return r -> {
+            Thread t;
+            if (TestSupport.isChecker(r)) {
+                t = TestSupport.heldChecker(r, gate);
+                t.setName(name + "-checker");
+            } else if (((Worker) ((StartGate) r).body()).core) {
+                t = new Thread(r, name + "-core-" + coreNames.incrementAndGet());
+            } else {
+                t = new Thread(r, name + "-aux-" + auxNames.incrementAndGet());
+            }
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     /** Starts {@code stream}, each of this executor's events going into {@code events}. */
