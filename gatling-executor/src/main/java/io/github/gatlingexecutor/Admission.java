@@ -427,6 +427,10 @@ final class Admission {
     void await(Object context, Object shown, boolean coalescing, int why, IntSupplier attempt, Runnable task) {
         long start = System.nanoTime();
         Waiter me = new Waiter(context, coalescing ? shown : null, attempt);
+        // Why the wait ended without the task, decided under the lock; the refusal is built after it is released: its
+        // message names the task and the context, whose toString is the caller's code, and while anyone waits every
+        // submitter passes through this lock (a toString that took 2 s held every submit of the executor for 2 s).
+        int refused;
         lock.lock();
         waitingCell.incrementAndGet(2 * PAD);
         try {
@@ -445,7 +449,8 @@ final class Admission {
                     throw (Error) failure; // a context's hashCode or equals (see admitFollowers)
                 }
                 if (engine.state() != Engine.RUNNING) {
-                    throw engine.rejectShutdown(task);
+                    refused = REFUSED_SHUTDOWN;
+                    break;
                 }
                 if (mayAttempt(me)) {
                     // The published head (and waiting) before the look at the lane's head or the counts: a worker
@@ -459,20 +464,21 @@ final class Admission {
                     }
                 }
                 if (Thread.currentThread().isInterrupted()) {
-                    throw refused(task, shown, limitMessage(me.last, shown) + "; interrupted while waiting for room");
+                    refused = REFUSED_INTERRUPTED;
+                    break;
                 }
                 long now = System.nanoTime();
                 long remaining = policy.maxWaitNanos - (now - start);
                 if (remaining <= 0) {
-                    throw refused(task, shown, limitMessage(me.last, shown) + "; no room within maxWait ("
-                            + java.time.Duration.ofNanos(policy.maxWaitNanos) + ")");
+                    refused = REFUSED_MAX_WAIT;
+                    break;
                 }
                 Long callerDeadline = Engine.invokeDeadline();
                 if (callerDeadline != null) {
                     long left = callerDeadline - now;
                     if (left <= 0) {
-                        throw new CallerTimedOut(refusal(task, shown, limitMessage(me.last, shown)
-                                + "; no room within the caller's invokeAll or invokeAny timeout"));
+                        refused = REFUSED_CALLER_TIMEOUT;
+                        break;
                     }
                     remaining = Math.min(remaining, left);
                 }
@@ -493,7 +499,25 @@ final class Admission {
                 lock.unlock();
             }
         }
+        switch (refused) {
+            case REFUSED_SHUTDOWN:
+                throw engine.rejectShutdown(task);
+            case REFUSED_INTERRUPTED:
+                throw refused(task, shown, limitMessage(me.last, shown) + "; interrupted while waiting for room");
+            case REFUSED_MAX_WAIT:
+                throw refused(task, shown, limitMessage(me.last, shown) + "; no room within maxWait ("
+                        + java.time.Duration.ofNanos(policy.maxWaitNanos) + ")");
+            default:
+                throw new CallerTimedOut(refusal(task, shown, limitMessage(me.last, shown)
+                        + "; no room within the caller's invokeAll or invokeAny timeout"));
+        }
     }
+
+    /** Why {@link #await} ended without admitting its task. */
+    private static final int REFUSED_SHUTDOWN = 1;
+    private static final int REFUSED_INTERRUPTED = 2;
+    private static final int REFUSED_MAX_WAIT = 3;
+    private static final int REFUSED_CALLER_TIMEOUT = 4;
 
     /**
      * One attempt for {@code w} (under the lock): true if its task is accepted; otherwise it joins the queue of the
@@ -518,6 +542,12 @@ final class Admission {
         for (Waiter w; (w = executorQueue.peek()) != null; ) {
             if (w.contextQueue != null && w.contextQueue.peek() != w) {
                 return; // it also waits behind others of its context: its turn comes from there
+            }
+            if (engine.state() != Engine.RUNNING) {
+                // Shutdown wakes every waiter, which then refuses itself outside the lock: an attempt made here would
+                // build its refusal, which names the task, under it (a narrower window remains, a shutdown that
+                // begins during the attempt).
+                return;
             }
             try {
                 if (!tryAdmit(w)) {

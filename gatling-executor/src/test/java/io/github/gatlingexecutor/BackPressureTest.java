@@ -503,6 +503,55 @@ class BackPressureTest {
         assertEquals(0, ran.get(), "a timed-out task never runs");
     }
 
+    /**
+     * A waiter that gives up names its task in the refusal, and the task's {@code toString} is the caller's code. It
+     * was built under the admission lock, which every submitter passes through while anyone waits: a {@code toString}
+     * that took 2 s held a submit to an idle context of the same executor for 2 s, workers' submits included (an
+     * outside audit). Here the {@code toString} waits until the other submit is done.
+     */
+    @Test
+    void aRefusalNamesItsTaskWithoutHoldingOtherSubmitters() throws Exception {
+        CountDownLatch gate = v.gate();
+        GatlingExecutor ex = withFullLane("naming", "k", Duration.ofMillis(50), gate);
+        CountDownLatch naming = new CountDownLatch(1);
+        CountDownLatch named = v.gate();
+        Runnable slowToName = new Runnable() {
+            @Override
+            public void run() {
+            }
+
+            @Override
+            public String toString() {
+                naming.countDown();
+                TestSupport.blockQuietly(named);
+                return "slow to name";
+            }
+        };
+        AtomicReference<Throwable> refusal = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                ex.sequential("k").execute(slowToName);
+            } catch (RejectedExecutionException e) {
+                refusal.set(e);
+            }
+        });
+        waiter.start();
+        await(naming, "the waiter to time out and name its task");
+        CountDownLatch otherRan = new CountDownLatch(1);
+        Thread other = new Thread(() -> ex.sequential("idle").execute(otherRan::countDown));
+        other.start();
+        try {
+            await(otherRan, "a submit to an idle context while the refusal names its task");
+        } finally {
+            named.countDown();
+        }
+        waiter.join(TimeUnit.SECONDS.toMillis(30));
+        assertTrue(refusal.get() instanceof RejectedExecutionException, String.valueOf(refusal.get()));
+        assertTrue(refusal.get().getMessage().contains("slow to name"), refusal.get().getMessage());
+        assertEquals(1, ex.statistics().rejected());
+        gate.countDown();
+    }
+
     @Test
     void anInterruptedWaiterIsRejectedAndKeepsItsInterruptStatus() throws Exception {
         GatlingExecutor ex = withFullLane("interrupt", "k", LONG_WAIT, v.gate());
