@@ -104,6 +104,12 @@ final class Engine {
     private final LongAdder coalesced = new LongAdder();
     private final LongAdder failedFutures = new LongAdder();
     private final AtomicLong returned = new AtomicLong();
+    /**
+     * Runs of periodic tasks that {@code shutdown()} cancelled while they waited in a lane or the ready queue, and
+     * that {@code shutdownNow()} then drained: not returned (ScheduledThreadPoolExecutor drops them at shutdown), but
+     * counted as executed, as the turn that would have skipped them counts it.
+     */
+    private final AtomicLong skippedAtStop = new AtomicLong();
     /*
      * Lanes released too early (see noteRelease and PoolPolicy#releasesAllAtPark). Written only by submitters that
      * found their context's lane released within its grace, a path that has just paid a map removal and will pay an
@@ -1018,6 +1024,11 @@ final class Engine {
         return returned.get();
     }
 
+    /** See {@link #skippedAtStop}. */
+    long skippedAtStopCount() {
+        return skippedAtStop.get();
+    }
+
     long failedFutureCount() {
         return failedFutures.sum();
     }
@@ -1156,6 +1167,12 @@ final class Engine {
             lane.closeAndDrain(out);
             lane.unmap();
         }
+        // A periodic task's run whose future is done waits for nothing: shutdown() cancelled it (as
+        // ScheduledThreadPoolExecutor does, which removes it from its queue then), or its caller did. Returned, it
+        // would be a future that is already cancelled, which the caller can neither run nor wait for.
+        int drained = out.size();
+        out.removeIf(r -> ScheduledTask.isPeriodic(r) && ((ScheduledTask<?>) r).isDone());
+        skippedAtStop.addAndGet(drained - out.size());
         returned.addAndGet(out.size());
         out.addAll(notDue);
         // A submit that replaced a periodic task's pending run before its lane closed puts the task back on the timer

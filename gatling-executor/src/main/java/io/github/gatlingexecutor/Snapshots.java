@@ -37,10 +37,11 @@ final class Snapshots {
         long failedFutures = engine.failedFutureCount();
         long[] p = engine.pool.counters();
         long failed = p[1] + failedFutures;
-        long executed = Math.max(p[0], failed);
+        long skipped = engine.skippedAtStopCount(); // executed without a worker's start (see Engine#skippedAtStop)
+        long executed = Math.max(p[0] + skipped, failed);
         long coalescedCount = engine.coalescedCount();
         long returnedCount = engine.returnedCount();
-        long left = p[7] + coalescedCount + returnedCount;
+        long left = p[7] + skipped + coalescedCount + returnedCount;
         long submittedCount = Math.max(engine.submittedCount(), left);
         long queued = Math.max(0, acceptedBefore - left);
         long now = System.nanoTime();
