@@ -339,11 +339,10 @@ final class ShardOwner {
     private void noteWorker(ShardRecord r, Object context) {
         int last = r.lastWorkerId;
         if (last != worker.id) {
-            if (last != 0) {
-                worker.countTransfer();
-                Jfr.contextTransferred(engine, context, false, last, worker.id);
-            }
             r.lastWorkerId = worker.id;
+            if (last != 0) {
+                worker.transferred(context, false, last);
+            }
         }
     }
 

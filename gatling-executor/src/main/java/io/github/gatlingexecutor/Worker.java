@@ -399,6 +399,21 @@ final class Worker implements Runnable {
         }
     }
 
+    /**
+     * A context whose previous run was on worker {@code previous} runs on this one: counted, and a JFR event. The
+     * event describes the context, whose toString may throw an error the engine lets through (Messages#describe):
+     * thrown from here, it took the lane (or the shard entry) with it, and handed back, the lane failed the same way at
+     * each worker it went to and its tasks never ran. The event is lost instead, and the failure reported.
+     */
+    void transferred(Object context, boolean coalescing, int previous) {
+        countTransfer();
+        try {
+            Jfr.contextTransferred(engine, context, coalescing, previous, id);
+        } catch (Throwable eventFailed) {
+            engine.reportUncaught(eventFailed);
+        }
+    }
+
     void runLane(Lane lane) {
         // currentLane is non-null exactly while this worker owns the lane, and is set before anything that can throw:
         // run's way out of a failure around the tasks hands the lane back only if it finds it here.
@@ -407,15 +422,7 @@ final class Worker implements Runnable {
         if (last != id) {
             lane.lastWorkerId = id;
             if (last != 0) {
-                countTransfer();
-                try {
-                    Jfr.contextTransferred(engine, lane.context, lane.coalescing(), last, id);
-                } catch (Throwable eventFailed) {
-                    // The event describes the context, whose toString may throw an error the engine lets through
-                    // (Messages#describe). Handed back, the lane failed the same way at each worker it went to, and
-                    // its tasks never ran: the event is lost instead, and the failure reported.
-                    engine.reportUncaught(eventFailed);
-                }
+                transferred(lane.context, lane.coalescing(), last);
             }
         }
         // When the turn began, without a clock read per turn: the clock was last written at this worker's previous
@@ -457,7 +464,7 @@ final class Worker implements Runnable {
     }
 
     /** A context this worker runs now ran on another worker last (a lane's batch, or a shard context's run). */
-    void countTransfer() {
+    private void countTransfer() {
         TRANSFERS.setOpaque(this, transfers + 1); // only this worker writes it
     }
 
