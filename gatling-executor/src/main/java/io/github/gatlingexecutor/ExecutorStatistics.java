@@ -69,7 +69,8 @@ public final class ExecutorStatistics {
     public long submitted() { return submitted; }
 
     /**
-     * Tasks that ran, whether or not they threw (a cancelled {@code Future} that was reached counts too).
+     * Tasks that ran, whether or not they threw (a cancelled {@code Future} that was reached counts too, and so does
+     * the waiting run of a periodic task that was cancelled, which {@code shutdownNow()} does not return).
      *
      * @return the count
      */
