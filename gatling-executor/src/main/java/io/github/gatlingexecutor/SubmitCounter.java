@@ -15,11 +15,11 @@ import java.util.concurrent.atomic.LongAdder;
  * (docs/benchmarks.md, sixteenth set), as much as the lane's own CAS. Here a thread finds its cell through a
  * {@link ThreadLocal} and adds with a plain load and an opaque store.
  *
- * <p>Cells of ended threads are folded into {@link #ended} when the count is read, at most once per {@code
- * foldEveryNanos}, so the cells follow the threads that are alive, not every thread that ever submitted. Not at every
- * read: the checker reads the count once a tick to see whether work flows, and on JDK 17 {@code Thread.isAlive} is a
- * native call per cell. A virtual thread (JDK 21+) counts in a shared adder instead: a service may start one per
- * request, and a cell each would cost more than the adder's CAS.
+ * <p>Cells of ended threads are folded into {@link #ended} when the count is read or a new thread registers, at most
+ * once per {@code foldEveryNanos}, so the cells follow the threads that are alive, not every thread that ever
+ * submitted. Not at every read: the checker reads the count once a tick to see whether work flows, and on JDK 17
+ * {@code Thread.isAlive} is a native call per cell. A virtual thread (JDK 21+) counts in a shared adder instead: a
+ * service may start one per request, and a cell each would cost more than the adder's CAS.
  *
  * <p>Reads are exact once the submitters are done, and otherwise a moment old, as an adder's sum is: a cell is read
  * with an opaque load. The lock is taken by readers (statistics, and the checker once per tick) and by a thread's first
@@ -128,6 +128,14 @@ final class SubmitCounter {
     }
 
     private synchronized Cell register() {
+        // Each new submitting thread may fold too, as a read does: where threads come and go (a thread per
+        // connection) and nothing reads the count (an idle checker dozes, no statistics are taken), the cells of ended
+        // threads, and through them the threads and their context class loaders, piled up (3,000 in an audit's probe).
+        long now = System.nanoTime();
+        if (now - lastFold >= foldEveryNanos) {
+            lastFold = now;
+            foldEnded();
+        }
         Cell c = new Cell(Thread.currentThread());
         if (size == cells.length) {
             cells = Arrays.copyOf(cells, size * 2);

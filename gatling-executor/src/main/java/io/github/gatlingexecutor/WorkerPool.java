@@ -527,6 +527,12 @@ final class WorkerPool {
 
     /** Called by every worker as its thread ends, whatever the reason. */
     void exited(Worker w) {
+        // Its idle entries, which nothing else removes once it has ended (wakeAll leaves them): they kept the worker,
+        // its thread and its idle ring (64 KB) reachable from a terminated executor for as long as the executor, a
+        // future or a lane handle of it was kept. Nobody adds an entry for it any more.
+        while (idle.removeFirstOccurrence(w)) {
+            // all of them
+        }
         synchronized (this) {
             workers = remove(workers, w);
             foldedExecuted += w.executedCountOpaque();
