@@ -59,11 +59,26 @@ final class JfrRecorder {
     static void executorTerminated(Engine engine) {
         synchronized (JfrRecorder.class) {
             LIVE.remove(engine);
+        }
+        removeHookIfNoneLive();
+    }
+
+    /**
+     * Removes the periodic hook if no executor lives. Also called by the hook itself (JFR runs hooks holding none of
+     * its locks, and its list of hooks may be changed while it walks it).
+     */
+    private static void removeHookIfNoneLive() {
+        synchronized (JfrRecorder.class) {
             if (periodicRegistered && LIVE.isEmpty()) {
                 FlightRecorder.removePeriodicEvent(PERIODIC);
                 periodicRegistered = false;
             }
         }
+    }
+
+    /** Whether the periodic hook is registered now (for tests). */
+    static boolean periodicRegistered() {
+        return periodicRegistered;
     }
 
     /**
@@ -109,6 +124,12 @@ final class JfrRecorder {
         List<Engine> engines;
         synchronized (LIVE) {
             engines = new ArrayList<>(LIVE.keySet());
+        }
+        if (engines.isEmpty()) {
+            // Every executor was collected without terminating (built and dropped, never used or closed): nothing else
+            // removes the hook, which kept this class and its loader registered with JFR (an outside audit).
+            removeHookIfNoneLive();
+            return;
         }
         for (Engine engine : engines) {
             StatisticsEvent e = new StatisticsEvent();

@@ -194,6 +194,52 @@ class JfrEventsTest {
     }
 
     /**
+     * JFR holds its periodic hooks strongly. The hook that reports executors is removed when the last live executor
+     * terminates; one built while a recording ran and then dropped, never used nor closed, is collected without
+     * terminating, and the hook stayed, keeping this library's classes and their loader registered (an outside audit).
+     * The hook now removes itself when it finds no executor. A JVM of its own: other tests' executors live in this one.
+     */
+    @Test
+    @Timeout(60)
+    void theStatisticsHookGoesWhenEveryExecutorWasDroppedWithoutClosing() throws Exception {
+        Process p = TestSupport.childJvm(List.of(), DroppedExecutorChild.class);
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the child JVM did not end");
+        assertTrue(out.contains(DroppedExecutorChild.DONE), "the hook stayed:\n" + out);
+        assertEquals(0, p.exitValue(), out);
+    }
+
+    /** Builds an executor while a recording runs, drops it, and waits for the hook to go. */
+    static final class DroppedExecutorChild {
+        static final String DONE = "child: the hook is gone";
+
+        public static void main(String[] args) throws Exception {
+            try (jdk.jfr.Recording recording = new jdk.jfr.Recording()) {
+                recording.enable(PREFIX + "Statistics").withPeriod(Duration.ofMillis(20));
+                recording.start();
+                buildAndDrop();
+                if (!JfrRecorder.periodicRegistered()) {
+                    System.out.println("child: no hook was registered at build");
+                    System.exit(2);
+                }
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (JfrRecorder.periodicRegistered() && System.nanoTime() - deadline < 0) {
+                    System.gc();
+                    Thread.sleep(20);
+                }
+                System.out.println(JfrRecorder.periodicRegistered() ? "child: the hook is still registered" : DONE);
+            }
+        }
+
+        private static void buildAndDrop() {
+            new GatlingExecutor("dropped", 1);
+        }
+
+        private DroppedExecutorChild() {
+        }
+    }
+
+    /**
      * A recording that runs when an executor is built applies from its first task. The executor used to learn of it at
      * its checker's first look, which comes when its first worker starts: a slow first task began untimed, and an
      * executor that had started no thread got no Statistics event (when no other executor's checker had looked).
