@@ -221,8 +221,10 @@ public final class GatlingExecutor implements ContextExecutor {
      * {@inheritDoc}
      *
      * <p>Returns exactly the accepted tasks that never started: the caller's own {@code Runnable} for {@code execute}
-     * and lane submissions, the {@code Future} for {@code submit}, {@code invoke*} and {@code schedule*}. No task is
-     * both returned and run. Running tasks are interrupted.
+     * and lane submissions, the {@code Future} for {@code submit}, {@code invoke*} and {@code schedule*}, delayed and
+     * periodic tasks waiting for a run included, their futures neither done nor cancelled. A periodic task already
+     * cancelled (by {@link #shutdown} or its caller) is not returned. No task is both returned and run. Running tasks
+     * are interrupted.
      */
     @Override
     public List<Runnable> shutdownNow() {
