@@ -6,10 +6,11 @@ import java.util.function.LongPredicate;
  * What the checker reads of a worker's thread beyond {@link Thread#getState()}: its CPU time, who holds the lock it
  * waits for, whether it runs native code. Those come from {@code java.management}, which the module requires but a
  * class-path runtime may lack (a runtime linked with {@code java.base} alone, or {@code --limit-modules java.base}):
- * there, linking the checker used to fail, and no executor could be built. This class names nothing of
- * {@code java.management}; {@link ManagementThreadProbe} does, and is used only if it links and initializes. Without
- * it the checker works from the thread state alone: a stuck task counts as stuck (never as merely descheduled), and
- * every ownerless-looking wait as a block, so brief lock hand-offs between workers may start an auxiliary worker.
+ * there a class that names it fails to link, and if the checker were that class no executor could be built. This class
+ * names nothing of {@code java.management}; {@link ManagementThreadProbe} does, and is used only if it links and
+ * initializes. Without it the checker works from the thread state alone: a stuck task counts as stuck (never as merely
+ * descheduled), and every ownerless-looking wait as a block, so brief lock hand-offs between workers may start an
+ * auxiliary worker.
  */
 class ThreadProbe {
 
