@@ -105,9 +105,9 @@ final class Engine {
     private final LongAdder failedFutures = new LongAdder();
     private final AtomicLong returned = new AtomicLong();
     /**
-     * Runs of periodic tasks that {@code shutdown()} cancelled while they waited in a lane or the ready queue, and
-     * that {@code shutdownNow()} then drained: not returned (ScheduledThreadPoolExecutor drops them at shutdown), but
-     * counted as executed, as the turn that would have skipped them counts it.
+     * Runs of periodic tasks already cancelled (by {@code shutdown()} or their caller) while they waited in a lane or
+     * the ready queue, which {@code shutdownNow()} then drained: not returned (ScheduledThreadPoolExecutor drops them
+     * at shutdown), but counted as executed, as the turn that would have skipped them counts it.
      */
     private final AtomicLong skippedAtStop = new AtomicLong();
     /*
