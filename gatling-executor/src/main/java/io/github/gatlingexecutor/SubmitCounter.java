@@ -90,16 +90,21 @@ final class SubmitCounter {
 
     /** Submits counted so far; first folds the cells of threads that have ended, if the last fold is old enough. */
     synchronized long sum() {
-        long now = System.nanoTime();
-        if (now - lastFold >= foldEveryNanos) {
-            lastFold = now;
-            foldEnded();
-        }
+        foldIfDue();
         long sum = ended + virtualThreads.sum();
         for (int i = 0; i < size; i++) {
             sum += (long) COUNT.getOpaque(cells[i]);
         }
         return sum;
+    }
+
+    /** Folds the cells of ended threads if the last fold is at least {@code foldEveryNanos} old. Under the lock. */
+    private void foldIfDue() {
+        long now = System.nanoTime();
+        if (now - lastFold >= foldEveryNanos) {
+            lastFold = now;
+            foldEnded();
+        }
     }
 
     /** Moves the counts of threads that have ended into {@link #ended}, and drops their cells. */
@@ -131,11 +136,7 @@ final class SubmitCounter {
         // Each new submitting thread may fold too, as a read does: where threads come and go (a thread per
         // connection) and nothing reads the count (an idle checker dozes, no statistics are taken), the cells of ended
         // threads, and through them the threads and their context class loaders, piled up (3,000 in an audit's probe).
-        long now = System.nanoTime();
-        if (now - lastFold >= foldEveryNanos) {
-            lastFold = now;
-            foldEnded();
-        }
+        foldIfDue();
         Cell c = new Cell(Thread.currentThread());
         if (size == cells.length) {
             cells = Arrays.copyOf(cells, size * 2);

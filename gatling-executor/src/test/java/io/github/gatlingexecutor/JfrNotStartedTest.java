@@ -1,10 +1,8 @@
 package io.github.gatlingexecutor;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -27,10 +25,7 @@ class JfrNotStartedTest {
     @Test
     @Timeout(60)
     void anExecutorInAJvmWithoutARecordingNeverLoadsJfrsEventMachinery() throws Exception {
-        Process p = TestSupport.childJvm(List.of("-Xlog:class+load=info:stdout"), Child.class);
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the child JVM did not end");
-        assertEquals(0, p.exitValue(), out);
+        String out = TestSupport.childJvmOutput(List.of("-Xlog:class+load=info:stdout"), Child.class);
         assertTrue(out.contains(Child.DONE), "the child did not finish its work:\n" + tail(out));
         assertTrue(out.contains(Child.class.getName()), "the class-load log is not in the output:\n" + tail(out));
         assertFalse(out.contains(EVENT_MACHINERY),

@@ -262,6 +262,23 @@ final class TestSupport {
         return new ProcessBuilder(command).redirectErrorStream(true).start();
     }
 
+    /**
+     * Runs {@code main} in a JVM of its own ({@link #childJvm}) to its end; returns its output once it has exited with
+     * status 0 within 30 s, and fails the test otherwise, showing the output.
+     */
+    static String childJvmOutput(List<String> jvmOptions, Class<?> main, String... args) throws Exception {
+        Process p = childJvm(jvmOptions, main, args);
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            fail("the child JVM did not end:\n" + out);
+        }
+        if (p.exitValue() != 0) {
+            fail("the child JVM exited with " + p.exitValue() + ":\n" + out);
+        }
+        return out;
+    }
+
     /** Sleeps for scenarios that are about time (a blocked task, a delay that must pass). */
     static void sleep(long millis) {
         try {

@@ -1,9 +1,7 @@
 package io.github.gatlingexecutor;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -24,12 +22,9 @@ class TrimmedRuntimeTest {
     @Test
     @Timeout(60)
     void anExecutorOnARuntimeOfJavaBaseAloneRunsAndMovesWorkAwayFromABlockedWorker() throws Exception {
-        Process p = TestSupport.childJvm(List.of("--limit-modules", "java.base"), Child.class);
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the child JVM did not end");
+        String out = TestSupport.childJvmOutput(List.of("--limit-modules", "java.base"), Child.class);
         assertTrue(out.contains(Child.MODULES), "the child ran with more than java.base:\n" + out);
         assertTrue(out.contains(Child.DONE), "the child did not finish its work:\n" + out);
-        assertEquals(0, p.exitValue(), out);
     }
 
     /**
