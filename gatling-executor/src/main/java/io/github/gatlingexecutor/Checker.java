@@ -406,6 +406,15 @@ final class Checker implements Runnable {
     /** The inspection before {@link #lastInspection}: a task first seen at an inspection started after this one. */
     private long previousInspection;
     private long nextInspection;
+    /**
+     * Inspections made so far: written by the checker's thread only, read by tests that must know the checker has
+     * looked again before they judge what it did not do. Volatile: once per inspection, off every task's path.
+     */
+    private volatile long inspections;
+
+    long inspections() {
+        return inspections;
+    }
 
     /** One round of {@link #run}: the jobs, then the sleep until the next. True once the executor has terminated. */
     private boolean round() {
@@ -441,6 +450,7 @@ final class Checker implements Runnable {
             long period = backingUp ? Math.min(settings.checkPeriodNanos, BACKLOG_RECHECK_NANOS)
                     : settings.checkPeriodNanos;
             nextInspection = now + period;
+            inspections = inspections + 1; // one writer: no lost update
         }
         if (engine.readyToTerminate()) {
             engine.threadExiting(); // before the claim: awaitTermination then waits for this thread to end

@@ -526,7 +526,9 @@ class ContractExecutorServiceTest {
         long start = System.nanoTime();
         ScheduledFuture<Long> f = e.schedule(System::nanoTime, 200, MILLISECONDS);
         long delay = f.getDelay(MILLISECONDS);
-        assertTrue(delay > 0 && delay <= 200, "getDelay right after schedule: " + delay);
+        long elapsed = millisSince(start); // a stall of the test's thread shortens the delay left by as much
+        assertTrue(delay <= 200 && delay >= 200 - elapsed - 2,
+                "getDelay right after schedule: " + delay + " (" + elapsed + " ms since)");
         long ranAt = get(f);
         assertTrue(ranAt - start >= MILLISECONDS.toNanos(200),
                 "ran " + TimeUnit.NANOSECONDS.toMillis(ranAt - start) + " ms after schedule, delay was 200 ms");
@@ -611,16 +613,33 @@ class ContractExecutorServiceTest {
     @ForEachConfiguration
     void fixedRateRepeatsUntilCancelled(Config config) {
         ScheduledExecutorService e = create(config);
-        assertRepeatsUntilCancelled(runs -> e.scheduleAtFixedRate(runs, 50, 20, MILLISECONDS));
+        assertRepeatsUntilCancelled(e, runs -> e.scheduleAtFixedRate(runs, 50, 20, MILLISECONDS));
     }
 
     @ForEachConfiguration
     void fixedDelayRepeatsUntilCancelled(Config config) {
         ScheduledExecutorService e = create(config);
-        assertRepeatsUntilCancelled(runs -> e.scheduleWithFixedDelay(runs, 50, 20, MILLISECONDS));
+        assertRepeatsUntilCancelled(e, runs -> e.scheduleWithFixedDelay(runs, 50, 20, MILLISECONDS));
     }
 
-    private static void assertRepeatsUntilCancelled(Function<Runnable, ScheduledFuture<?>> schedule) {
+    /**
+     * Waits until another periodic task of {@code periodMillis} on {@code e} has run {@code n} times: the timer has
+     * gone round that often, so a periodic task that should have stopped would have run meanwhile. A fixed sleep
+     * proves nothing on a loaded machine, where the timer may not have run at all.
+     */
+    private static void awaitPeriods(ScheduledExecutorService e, int n, long periodMillis) {
+        CountDownLatch witnessed = new CountDownLatch(n);
+        ScheduledFuture<?> witness = e.scheduleAtFixedRate(witnessed::countDown, periodMillis, periodMillis,
+                MILLISECONDS);
+        try {
+            await(witnessed, n + " runs of a witness every " + periodMillis + " ms");
+        } finally {
+            witness.cancel(false);
+        }
+    }
+
+    private static void assertRepeatsUntilCancelled(ScheduledExecutorService e,
+                                                    Function<Runnable, ScheduledFuture<?>> schedule) {
         AtomicInteger runs = new AtomicInteger();
         CountDownLatch five = new CountDownLatch(5);
         long start = System.nanoTime();
@@ -638,7 +657,7 @@ class ContractExecutorServiceTest {
         assertTrue(f.isCancelled());
         assertTrue(f.isDone());
         int atCancel = runs.get();
-        sleep(200); // ten periods: a periodic task that was not stopped would run several times
+        awaitPeriods(e, 10, 20); // a periodic task that was not stopped would run several times meanwhile
         assertTrue(runs.get() <= atCancel + 1, "runs went on after cancel: " + atCancel + " -> " + runs.get());
         assertThrows(CancellationException.class, () -> f.get(0, MILLISECONDS));
     }
@@ -670,7 +689,7 @@ class ContractExecutorServiceTest {
             assertSame(boom, ee.getCause());
             assertTrue(f.isDone());
             assertFalse(f.isCancelled());
-            sleep(100); // twenty periods
+            awaitPeriods(e, 20, 5);
             assertEquals(3, runs.get(), "a periodic task ran again after it threw");
         }
     }

@@ -274,18 +274,24 @@ class DefectRegressionTest {
         };
         GatlingExecutor e = cleanup.track(gatling("published-then-failed").coreThreads(1).threadFactory(factory)
                 .build());
+        AtomicReference<Throwable> helperFailure = new AtomicReference<>();
         Thread starter = new Thread(() -> e.execute(NOOP)); // starts the worker, then blocks in the checker's start
+        starter.setUncaughtExceptionHandler((t, failure) -> helperFailure.compareAndSet(null, failure));
         starter.start();
         await(startEntered, "the checker's start");
         Worker worker = e.engine().pool.workers()[0];
         waitUntil("the worker to park", () -> worker.parkState() == Worker.PARKED);
         AtomicReference<ScheduledFuture<String>> delayed = new AtomicReference<>();
         Thread scheduler = new Thread(() -> delayed.set(e.schedule(() -> "due", 10, TimeUnit.MILLISECONDS)));
+        scheduler.setUncaughtExceptionHandler((t, failure) -> helperFailure.compareAndSet(null, failure));
         scheduler.start(); // queues the task, and finds the checker published: it tells only the checker
         waitUntil("the task in the timer", () -> !e.engine().timer.noDelayedWork());
         failStart.countDown();
         starter.join(5_000);
         scheduler.join(5_000);
+        assertFalse(starter.isAlive() || scheduler.isAlive(), "a submitting thread is still in its call");
+        // SPEC point 9: a failing factory leaves the executor working; neither call may throw the start's failure
+        assertNull(helperFailure.get(), () -> "a submit threw: " + helperFailure.get());
         assertEquals("due", delayed.get().get(5, TimeUnit.SECONDS), "the parked worker never drove the timer");
     }
 
@@ -358,9 +364,11 @@ class DefectRegressionTest {
         }
         CountDownLatch stuck = cleanup.gate();
         CountDownLatch isStuck = new CountDownLatch(1);
+        AtomicBoolean stuckEnded = new AtomicBoolean();
         e.execute(() -> {          // queued behind the lanes: the core worker goes from them straight into this
             isStuck.countDown();
             TestSupport.blockQuietly(stuck);
+            stuckEnded.set(true);
         });
         gate.countDown();
         await(isStuck, "the core worker stuck after running every lane once");
@@ -382,7 +390,7 @@ class DefectRegressionTest {
         await(secondDone, "the second round");
         waitUntil("every lane released while the core worker is still stuck",
                 () -> e.statistics().liveContexts() == 0, () -> e.statistics().toString());
-        assertTrue(stuck.getCount() > 0, "the worker was released too early for the test to mean anything");
+        assertFalse(stuckEnded.get(), "the stuck task ended too early for the test to mean anything");
     }
 
     /** Item 5: a held lane handle kept its last lane, which kept the last (retired) worker and its thread. */
@@ -508,10 +516,15 @@ class DefectRegressionTest {
             });
             replacer.start();
             int enough = 50 + 50 * (round % 4);
-            waitUntil("replacements under way", () -> replacements.get() >= enough);
-            List<Runnable> returned = e.shutdownNow();
-            replacer.join(10_000);
-            release.set(true);
+            List<Runnable> returned;
+            try {
+                waitUntil("replacements under way", () -> replacements.get() >= enough);
+                returned = e.shutdownNow();
+                replacer.join(10_000);
+                assertFalse(replacer.isAlive(), "round " + round + ": the replacer still submits after shutdownNow");
+            } finally {
+                release.set(true); // else the only worker spins on a core for the rest of the JVM (non-daemon)
+            }
             assertTrue(e.awaitTermination(10, TimeUnit.SECONDS), "round " + round + ": not terminated");
             assertTrue(returned.contains(periodic), "round " + round + ": the periodic task, which never ran, was "
                     + "not returned (cancelled: " + periodic.isCancelled() + ")");
@@ -1113,17 +1126,22 @@ class DefectRegressionTest {
         AtomicReference<GatlingExecutor> current = new AtomicReference<>();
         AtomicReference<ExecutorStatistics> incoherent = new AtomicReference<>();
         AtomicBoolean done = new AtomicBoolean();
+        AtomicReference<Throwable> watcherFailure = new AtomicReference<>();
+        AtomicInteger watched = new AtomicInteger();
         Thread watcher = new Thread(() -> {
             while (!done.get()) {
                 GatlingExecutor e = current.get();
                 if (e != null) {
                     ExecutorStatistics s = e.statistics();
+                    watched.incrementAndGet();
                     if (s.threads() > 1 + s.auxiliaryThreadsStarted() || s.coreThreads() != 1 + s.coreBumps()) {
                         incoherent.compareAndSet(null, s);
                     }
                 }
             }
         }, "statistics-watcher");
+        // a snapshot that throws (of a closing executor, say) would end the watch unseen
+        watcher.setUncaughtExceptionHandler((t, failure) -> watcherFailure.compareAndSet(null, failure));
         watcher.start();
         try {
             for (int round = 0; round < 150; round++) {
@@ -1152,6 +1170,8 @@ class DefectRegressionTest {
             done.set(true);
             watcher.join();
         }
+        assertNull(watcherFailure.get(), () -> "the watcher's snapshot threw: " + watcherFailure.get());
+        assertTrue(watched.get() > 0, "the watcher took no snapshot");
         assertNull(incoherent.get(), () -> "a snapshot with a thread its starts do not account for: " + incoherent);
     }
 

@@ -311,7 +311,11 @@ class FaultInjectionTest {
         CountDownLatch ran = new CountDownLatch(1);
         executor.execute(ran::countDown);
         await(ran, "the task");
-        TestSupport.sleep(200); // several more looks of the checker
+        Checker checker = executor.engine().checker;
+        long looked = checker.inspections();
+        // the checker's later looks, or its doze, after which it looks no more until woken
+        TestSupport.waitUntil("three more looks of the checker, or its doze",
+                () -> checker.inspections() >= looked + 3 || checker.isDozing());
         ExecutorStatistics s = executor.statistics();
         assertEquals(0, s.auxiliaryThreadsStarted(), s.toString());
         assertEquals(1, s.peakThreads(), s.toString());
