@@ -24,6 +24,8 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** SPEC "Bounded capacity": limits, both overflow policies, offer, and the no-self-deadlock rule. */
 @Timeout(60)
@@ -49,11 +51,30 @@ class BackPressureTest {
      * a running task (until {@code gate} opens) and holds one waiting task: full, so the next submit to it waits.
      */
     private GatlingExecutor withFullLane(String name, Object context, Duration maxWait, CountDownLatch gate) {
-        GatlingExecutor ex = v.track(gatling(name).maxQueuedPerContext(1).overflow(Overflow.block(maxWait)).build());
+        return withFull(name, context, maxWait, gate, false);
+    }
+
+    /**
+     * As {@link #withFullLane}, or, with {@code executorLimit}, the same executor limited by {@code maxQueued(1)}
+     * instead: then the whole executor is full, and the next submit to any context waits.
+     */
+    private GatlingExecutor withFull(String name, Object context, Duration maxWait, CountDownLatch gate,
+                                     boolean executorLimit) {
+        GatlingExecutor.Builder b = gatling(name).overflow(Overflow.block(maxWait));
+        GatlingExecutor ex = v.track((executorLimit ? b.maxQueued(1) : b.maxQueuedPerContext(1)).build());
         Executor lane = ex.sequential(context);
         hold(lane, gate);
         lane.execute(() -> { });
         return ex;
+    }
+
+    /** The limit a refusal's message names: {@code maxQueued} alone, or {@code maxQueuedPerContext}. */
+    private static void assertNamesLimit(String message, boolean executorLimit) {
+        if (executorLimit) {
+            assertTrue(message.contains("maxQueued") && !message.contains("maxQueuedPerContext"), message);
+        } else {
+            assertTrue(message.contains("maxQueuedPerContext"), message);
+        }
     }
 
     /**
@@ -484,18 +505,19 @@ class BackPressureTest {
         }
     }
 
-    @Test
-    void aBlockedSubmitterTimesOutWithAClearMessage() {
+    @ParameterizedTest(name = "executor limit: {0}")
+    @ValueSource(booleans = {false, true})
+    void aBlockedSubmitterTimesOutWithAClearMessage(boolean executorLimit) {
         CountDownLatch gate = v.gate();
-        GatlingExecutor ex = withFullLane("timeout", "slow-key", Duration.ofMillis(100), gate);
+        GatlingExecutor ex = withFull("timeout", "slow-key", Duration.ofMillis(100), gate, executorLimit);
         Executor lane = ex.sequential("slow-key");
         AtomicInteger ran = new AtomicInteger();
         long start = System.nanoTime();
         RejectedExecutionException e = assertThrows(RejectedExecutionException.class,
                 () -> lane.execute(ran::incrementAndGet));
         assertTrue(TestSupport.millisSince(start) >= 100, "gave up before maxWait");
-        assertTrue(e.getMessage().contains("maxWait") && e.getMessage().contains("maxQueuedPerContext")
-                && e.getMessage().contains("slow-key"), e.getMessage());
+        assertTrue(e.getMessage().contains("maxWait") && e.getMessage().contains("slow-key"), e.getMessage());
+        assertNamesLimit(e.getMessage(), executorLimit);
         assertEquals(1, ex.statistics().rejected());
         assertEquals(0, ex.statistics().waitingSubmitters());
         gate.countDown();
@@ -552,9 +574,10 @@ class BackPressureTest {
         gate.countDown();
     }
 
-    @Test
-    void anInterruptedWaiterIsRejectedAndKeepsItsInterruptStatus() throws Exception {
-        GatlingExecutor ex = withFullLane("interrupt", "k", LONG_WAIT, v.gate());
+    @ParameterizedTest(name = "executor limit: {0}")
+    @ValueSource(booleans = {false, true})
+    void anInterruptedWaiterIsRejectedAndKeepsItsInterruptStatus(boolean executorLimit) throws Exception {
+        GatlingExecutor ex = withFull("interrupt", "k", LONG_WAIT, v.gate(), executorLimit);
         Executor lane = ex.sequential("k");
         AtomicReference<Throwable> failure = new AtomicReference<>();
         AtomicReference<Boolean> interrupted = new AtomicReference<>();
@@ -572,6 +595,7 @@ class BackPressureTest {
         t.join(TimeUnit.SECONDS.toMillis(30));
         assertTrue(failure.get() instanceof RejectedExecutionException, String.valueOf(failure.get()));
         assertTrue(failure.get().getMessage().contains("interrupted"), failure.get().getMessage());
+        assertNamesLimit(failure.get().getMessage(), executorLimit);
         assertEquals(Boolean.TRUE, interrupted.get());
         assertEquals(1, ex.statistics().rejected());
     }
@@ -616,15 +640,17 @@ class BackPressureTest {
         }
     }
 
-    @Test
-    void shutdownWakesEveryWaitingSubmitterWithRejection() throws Exception {
+    @ParameterizedTest(name = "executor limit: {0}")
+    @ValueSource(booleans = {false, true})
+    void shutdownWakesEveryWaitingSubmitterWithRejection(boolean executorLimit) throws Exception {
         CountDownLatch gate = v.gate();
-        GatlingExecutor ex = withFullLane("wake", "k", LONG_WAIT, gate);
-        Executor lane = ex.sequential("k");
+        GatlingExecutor ex = withFull("wake", "k", LONG_WAIT, gate, executorLimit);
         List<Throwable> failures = new CopyOnWriteArrayList<>();
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            threads.add(startSubmitter(lane, failures));
+            // under maxQueued, waiters of other contexts and of none wait for the same room
+            Executor target = !executorLimit || i == 0 ? ex.sequential("k") : i == 1 ? ex.sequential("other") : ex;
+            threads.add(startSubmitter(target, failures));
         }
         waitUntil("three waiting submitters", () -> ex.statistics().waitingSubmitters() == 3);
         ex.shutdown();
@@ -706,6 +732,54 @@ class BackPressureTest {
         assertTrue(refusalSeen(other, lane, 1) instanceof RejectedExecutionException);
         assertEquals(0, bounded.statistics().acceptedOverLimit());
         assertEquals(1, bounded.statistics().rejected());
+    }
+
+    /**
+     * Under {@code maxQueued} a worker is never made to wait, whatever context it submits to (SPEC "No
+     * self-deadlock"): a task fanning out to other contexts and to none, with the executor full, finishes at once and
+     * every task it submitted runs.
+     */
+    @Test
+    void aWorkersFanOutToOtherContextsUnderAFullExecutorNeverWaits() {
+        GatlingExecutor ex = v.track(gatling("fan-out").coreThreads(1).maxThreads(1).maxQueued(2)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        AtomicInteger ran = new AtomicInteger();
+        CountDownLatch submitted = new CountDownLatch(1);
+        ex.execute(() -> {
+            for (int i = 0; i < 20; i++) {
+                ex.sequential("to-" + i).execute(ran::incrementAndGet);
+                ex.execute(ran::incrementAndGet);
+            }
+            submitted.countDown();
+        });
+        await(submitted, "the fan-out, which must not wait for room its own worker would make");
+        ExecutorStatistics s = awaitQuiescent(ex);
+        assertEquals(40, ran.get());
+        assertEquals(38, s.acceptedOverLimit(), s.toString());
+        assertEquals(0, s.rejected(), s.toString());
+    }
+
+    /**
+     * A delayed task counts toward {@code maxQueued} only from when it is due: tasks scheduled an hour ahead leave
+     * room in a full executor, and are neither queued nor refused.
+     */
+    @Test
+    void delayedTasksCountTowardTheLimitOnlyOnceDue() {
+        GatlingExecutor ex = v.track(gatling("delayed-room").coreThreads(1).maxThreads(1).maxQueued(1).build());
+        CountDownLatch gate = v.gate();
+        hold(ex, gate);
+        List<ScheduledFuture<?>> later = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            later.add(ex.schedule(() -> { }, 1, TimeUnit.HOURS));
+        }
+        ex.execute(() -> { }); // the one place is still free
+        assertThrows(RejectedExecutionException.class, () -> ex.execute(() -> { }), "now full");
+        ExecutorStatistics s = ex.statistics();
+        assertEquals(1, s.queued(), s.toString());
+        assertEquals(1, s.rejected(), s.toString());
+        later.forEach(f -> f.cancel(false));
+        gate.countDown();
+        awaitQuiescent(ex);
     }
 
     @Test

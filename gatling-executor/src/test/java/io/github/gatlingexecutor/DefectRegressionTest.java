@@ -56,9 +56,14 @@ class DefectRegressionTest {
         ScheduledFuture<?> once = e.schedule(NOOP, 9, TimeUnit.SECONDS);
         ScheduledFuture<?> rate = e.scheduleAtFixedRate(NOOP, 9, 1, TimeUnit.SECONDS);
         ScheduledFuture<?> delay = e.scheduleWithFixedDelay(NOOP, 9, 1, TimeUnit.SECONDS);
+        ScheduledFuture<?> coalescing = e.schedule(new Coal("k", NOOP), 9, TimeUnit.SECONDS);
+        CountDownLatch firstRun = new CountDownLatch(1);
+        ScheduledFuture<?> ranOnce = e.scheduleAtFixedRate(new Seq("s", firstRun::countDown), 0, 1, TimeUnit.HOURS);
+        await(firstRun, "the first run of a periodic task, which then waits an hour for its next");
+        waitUntil("its run to end", () -> e.statistics().executed() == 1);
         List<Runnable> returned = e.shutdownNow();
-        assertEquals(3, returned.size(), returned::toString);
-        for (ScheduledFuture<?> f : List.of(once, rate, delay)) {
+        assertEquals(5, returned.size(), returned::toString);
+        for (ScheduledFuture<?> f : List.of(once, rate, delay, coalescing, ranOnce)) {
             assertTrue(returned.contains(f), "not returned: " + f);
             assertFalse(f.isDone(), "returned, yet done: " + f);
             assertFalse(f.isCancelled(), "returned, yet cancelled: " + f);

@@ -179,6 +179,9 @@ class JfrEventsTest {
             if (before.toString().equals(later.toString()) && before.queued() == 0 && before.active() == 0) {
                 ExecutorStatistics s = before;
                 assertEquals(1, s.coalesced(), s.toString());
+                assertTrue(s.transfers() >= 1, "x moved to another worker: " + s);
+                assertTrue(s.auxiliaryThreadsStarted() >= 1 && s.coreBumps() >= 1 && s.blockedDetections() >= 1,
+                        s.toString());
                 assertEquals(2, s.failed(), s.toString());
                 assertEquals(s.submitted(), event.getLong("submitted"), event.toString());
                 assertEquals(s.executed(), event.getLong("executed"), event.toString());
@@ -469,6 +472,8 @@ class JfrEventsTest {
 
     /** Starts {@code stream}, each of this executor's events going into {@code events}. */
     private static void startCollecting(RecordingStream stream, List<RecordedEvent> events) {
+        // Kept past the callback: by default the stream may hand the same object over again for a later event.
+        stream.setReuse(false);
         stream.onEvent(e -> {
             if (e.getEventType().getName().startsWith(PREFIX)) {
                 events.add(e);

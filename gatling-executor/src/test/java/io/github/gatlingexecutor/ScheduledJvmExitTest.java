@@ -3,7 +3,6 @@ package io.github.gatlingexecutor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
@@ -24,22 +23,21 @@ class ScheduledJvmExitTest {
     @Timeout(60)
     void aScheduledTaskRunsAfterMainReturns(String form) throws Exception {
         Process p = TestSupport.childJvm(List.of(), Child.class, form);
+        boolean heartbeat = form.equals("heartbeat");
         // The heartbeat never ends by itself: read until its third run, then stop the child.
-        StringBuilder out = new StringBuilder();
-        var in = p.getInputStream();
-        byte[] buf = new byte[4096];
-        int n;
-        while ((n = in.read(buf)) > 0) {
-            out.append(new String(buf, 0, n, StandardCharsets.UTF_8));
-            if (form.equals("heartbeat") && out.toString().contains(Child.RAN + " 3")) {
-                p.destroy();
-                break;
+        String out = TestSupport.childOutputUntil(p, text -> heartbeat && text.contains(Child.RAN + " 3"), 30);
+        if (heartbeat) {
+            p.destroy();
+            assertTrue(out.contains(Child.RAN + " 3"), "the heartbeat did not run three times:\n" + out);
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the child JVM did not end when stopped:\n" + out);
+        } else {
+            boolean ended = !p.isAlive();
+            if (!ended) {
+                p.destroyForcibly();
             }
-        }
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the child JVM did not end:\n" + out);
-        assertTrue(out.toString().contains(Child.RAN), "the JVM exited without running the task:\n" + out);
-        if (!form.equals("heartbeat")) {
-            assertEquals(0, p.exitValue(), out.toString());
+            assertTrue(ended, "the child JVM did not end within 30 s:\n" + out);
+            assertTrue(out.contains(Child.RAN), "the JVM exited without running the task:\n" + out);
+            assertEquals(0, p.exitValue(), out);
         }
     }
 

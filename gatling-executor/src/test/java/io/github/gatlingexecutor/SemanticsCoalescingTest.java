@@ -10,6 +10,7 @@ import static io.github.gatlingexecutor.TestSupport.submitCallable;
 import static io.github.gatlingexecutor.TestSupport.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -269,16 +270,24 @@ class SemanticsCoalescingTest {
             String value = "v" + i;
             tasks.add(new CoalCallable<>("ia", () -> value));
         }
+        java.util.concurrent.atomic.AtomicReference<Throwable> openerFailure =
+                new java.util.concurrent.atomic.AtomicReference<>();
         Thread opener = new Thread(() -> {
-            waitUntil("invokeAll to submit its tasks", () -> {
-                ContextStatistics cs = lane(e, "ia", true);
-                return cs != null && cs.submitted() == 4;
-            });
-            gate.countDown();
+            try {
+                waitUntil("invokeAll to submit its tasks", () -> {
+                    ContextStatistics cs = lane(e, "ia", true);
+                    return cs != null && cs.submitted() == 4;
+                });
+            } catch (Throwable failure) {
+                openerFailure.set(failure); // the lane never counted four: seen below, not lost on this thread
+            } finally {
+                gate.countDown();
+            }
         });
         opener.start();
         List<Future<String>> futures = e.invokeAll(tasks);
         opener.join();
+        assertNull(openerFailure.get(), () -> "the lane's count: " + openerFailure.get());
         assertTrue(futures.get(0).isCancelled(), "first replaced callable not cancelled");
         assertTrue(futures.get(1).isCancelled(), "second replaced callable not cancelled");
         assertEquals("v2", futures.get(2).get(0, TimeUnit.MILLISECONDS));

@@ -345,7 +345,11 @@ class SemanticsFailuresTest {
                 }));
             }
         }
-        TestSupport.sleep(200); // several check periods with blocked workers: more thread starts are attempted
+        // Blocked workers make the checker try more starts, a third of which fail; wait for three more calls (or the
+        // pool full), else the gate could open before the scenario happens on a slow machine.
+        int callsBefore = calls.get();
+        TestSupport.waitUntil("more thread starts while the workers are blocked",
+                () -> calls.get() >= callsBefore + 3 || e.statistics().threads() == 8);
         gate.countDown();
         await(done, "every task despite a failing thread factory (" + TestSupport.describe(e) + ")");
         assertEquals(0, violations.get());

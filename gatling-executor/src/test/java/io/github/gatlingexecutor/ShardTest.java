@@ -522,10 +522,22 @@ class ShardTest {
                 Thread.yield();
             }
         }, "thief"));
+        // An exception on any thread fails the run at once (else the others finish the work and it passes, or the
+        // waits below spin for good), and is reported with the failures.
+        for (Thread t : threads) {
+            t.setUncaughtExceptionHandler((thread, failure) -> {
+                synchronized (failures) {
+                    failures.add(thread.getName() + " threw " + failure);
+                }
+                failed.set(true);
+            });
+        }
         threads.forEach(Thread::start);
         List<Runnable> returned = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         if (stop) {
             while (claimed.get() < perProducer && !failed.get()) {
+                assertTrue(System.nanoTime() - deadline < 0, "the owners claimed too little in 60 s");
                 Thread.onSpinWait();
             }
             shard.stop(returned);
@@ -533,6 +545,7 @@ class ShardTest {
         assertTrue(producersDone.await(60, TimeUnit.SECONDS), "producers finished");
         if (!stop) {
             while (!failed.get() && claimed.get() < accepted.get()) {
+                assertTrue(System.nanoTime() - deadline < 0, "entries left unclaimed after 60 s");
                 Thread.onSpinWait();
             }
         }

@@ -37,6 +37,7 @@ class StressTest {
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void shutdownAtRandomPointsLosesNothing() throws Exception {
+        long sharedLasts = 0;
         for (long seed = 100; seed < 124; seed++) {
             Config c = new Config();
             c.seed = seed;
@@ -44,13 +45,17 @@ class StressTest {
             c.contexts = 8 + (int) seed % 8;
             c.end = End.SHUTDOWN;
             c.endAt = ((seed - 99) % 7) / 7.0 + 0.05;
-            report("shutdown", new StressWorkload(c).run());
+            Outcome o = new StressWorkload(c).run();
+            report("shutdown", o);
+            sharedLasts += o.sharedLastChecked;
         }
+        assertTrue(sharedLasts > 0, "no round could name a shared coalescing context's last task: not checked");
     }
 
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void shutdownNowAtRandomPointsReturnsExactlyTheUnstarted() throws Exception {
+        long sharedLasts = 0;
         for (long seed = 200; seed < 230; seed++) {
             Config c = new Config();
             c.seed = seed;
@@ -59,8 +64,11 @@ class StressTest {
             c.pBlock = 0.01;       // more tasks running (and interrupted) when shutdownNow comes
             c.end = End.SHUTDOWN_NOW;
             c.endAt = ((seed - 199) % 9) / 9.0 + 0.03;
-            report("shutdownNow", new StressWorkload(c).run());
+            Outcome o = new StressWorkload(c).run();
+            report("shutdownNow", o);
+            sharedLasts += o.sharedLastChecked;
         }
+        assertTrue(sharedLasts > 0, "no round could name a shared coalescing context's last task: not checked");
     }
 
     /** Delayed and periodic tasks of all three kinds, cancellations racing their runs, then shutdown(). */
@@ -135,7 +143,7 @@ class StressTest {
         int tasks = Integer.getInteger("stress.tasks", 50_000);
         long deadline = System.nanoTime() + (long) (minutes * 60e9);
         long base = Long.getLong("stress.seedBase", System.nanoTime());
-        long rounds = 0, accepted = 0, ran = 0, returned = 0, coalesced = 0, rejected = 0, thrown = 0;
+        long rounds = 0, accepted = 0, ran = 0, returned = 0, coalesced = 0, rejected = 0, thrown = 0, lasts = 0;
         long[] ends = new long[3];
         System.out.println("[stress] long run: " + minutes + " min, seed base " + base);
         while (System.nanoTime() < deadline) {
@@ -150,13 +158,15 @@ class StressTest {
             coalesced += o.coalesced;
             rejected += o.rejected;
             thrown += o.thrown;
+            lasts += o.sharedLastChecked;
             if (rounds % 50 == 0) {
                 System.out.println("[stress] " + rounds + " rounds, " + accepted + " tasks accepted so far");
             }
         }
         System.out.println("[stress] done: rounds=" + rounds + " (none=" + ends[0] + ", shutdown=" + ends[1]
                 + ", shutdownNow=" + ends[2] + ") accepted=" + accepted + " ran=" + ran + " returned=" + returned
-                + " coalesced=" + coalesced + " rejected=" + rejected + " thrown=" + thrown);
+                + " coalesced=" + coalesced + " rejected=" + rejected + " thrown=" + thrown
+                + " sharedCoalescingLastsChecked=" + lasts);
         assertTrue(rounds > 0);
     }
 

@@ -129,13 +129,16 @@ final class StressWorkload {
     /** What a round did, for the report. */
     static final class Outcome {
         long accepted, ran, returned, coalesced, rejected, thrown;
+        /** Shared coalescing contexts whose last task a stopped round could name, and checked. */
+        long sharedLastChecked;
         ExecutorStatistics statistics;
         String scheduled = "";
 
         @Override
         public String toString() {
             return "accepted=" + accepted + " ran=" + ran + " returned=" + returned + " coalesced=" + coalesced
-                    + " rejected=" + rejected + " thrown=" + thrown + (scheduled.isEmpty() ? "" : " " + scheduled)
+                    + " rejected=" + rejected + " thrown=" + thrown + " sharedLastChecked=" + sharedLastChecked
+                    + (scheduled.isEmpty() ? "" : " " + scheduled)
                     + " stats=" + statistics;
         }
     }
@@ -237,6 +240,13 @@ final class StressWorkload {
 
     final class CoalTask extends Task implements CoalescingRunnable {
         final boolean owned;
+        /**
+         * A shared context's tasks: a ticket taken just before the submit and one just after it returned. A task whose
+         * first ticket is above the second of every other accepted task of its context was submitted after all of
+         * them had been accepted: it is the context's last, and must run (or be returned by shutdownNow). Written by
+         * the producer, read after its join.
+         */
+        long ticketBefore, ticketAfter;
 
         CoalTask(int context, int producer, long seq, boolean throwIt, long blockNanos, boolean owned) {
             super(COAL, context, producer, seq, throwIt, blockNanos);
@@ -361,6 +371,7 @@ final class StressWorkload {
         long total = (long) c.producers * c.tasksPerProducer;
         long endThreshold = c.end == End.NONE ? Long.MAX_VALUE : Math.max(1, (long) (c.endAt * total));
         AtomicLong acceptedSoFar = new AtomicLong();
+        AtomicLong coalescingTickets = new AtomicLong();
         AtomicBoolean endFired = new AtomicBoolean();
         List<Runnable> returnedList = new ArrayList<>();
         CountDownLatch start = new CountDownLatch(1);
@@ -402,6 +413,10 @@ final class StressWorkload {
                             task = new SeqTask(ctx, producer, ++seqOf[ctx], throwIt && !viaFuture, block);
                             handle = seqHandles[ctx];
                         }
+                        CoalTask shared = task instanceof CoalTask && !((CoalTask) task).owned ? (CoalTask) task : null;
+                        if (shared != null) {
+                            shared.ticketBefore = coalescingTickets.incrementAndGet();
+                        }
                         try {
                             if (viaFuture) {
                                 task.future = executor.submit(task);
@@ -424,6 +439,9 @@ final class StressWorkload {
                                 violation("rejected before any shutdown: " + task);
                             }
                             return;  // this producer is done: the executor has been shut down
+                        }
+                        if (shared != null) {
+                            shared.ticketAfter = coalescingTickets.incrementAndGet();
                         }
                         task.accepted = true;
                         mine.add(task);
@@ -593,6 +611,38 @@ final class StressWorkload {
         for (Task last : finals) {
             if (last.runs == 0) {
                 violation("the final task of a shared coalescing context did not run: " + last);
+            }
+        }
+        if (finals.isEmpty()) {
+            // A round that ended by a stop has no finals: a shared context's last task is the one submitted after
+            // every other of its context had been accepted, when there is one (see CoalTask#ticketBefore).
+            Map<Integer, List<CoalTask>> sharedByContext = new java.util.HashMap<>();
+            for (Task t : all) {
+                if (t.accepted && t instanceof CoalTask && !((CoalTask) t).owned) {
+                    sharedByContext.computeIfAbsent(t.context, k -> new ArrayList<>()).add((CoalTask) t);
+                }
+            }
+            for (List<CoalTask> tasks : sharedByContext.values()) {
+                CoalTask latest = null;
+                for (CoalTask t : tasks) {
+                    if (latest == null || t.ticketBefore > latest.ticketBefore) {
+                        latest = t;
+                    }
+                }
+                boolean afterAllOthers = true;
+                for (CoalTask t : tasks) {
+                    if (t != latest && t.ticketAfter > latest.ticketBefore) {
+                        afterAllOthers = false;
+                        break;
+                    }
+                }
+                if (afterAllOthers) {
+                    out.sharedLastChecked++;
+                    if (latest.runs == 0 && !latest.returned) {
+                        violation("the last task of a shared coalescing context neither ran nor was returned: "
+                                + latest);
+                    }
+                }
             }
         }
         if (c.end != End.SHUTDOWN_NOW && out.returned != 0) {

@@ -268,15 +268,46 @@ final class TestSupport {
      */
     static String childJvmOutput(List<String> jvmOptions, Class<?> main, String... args) throws Exception {
         Process p = childJvm(jvmOptions, main, args);
-        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+        String out = childOutputUntil(p, text -> false, 30);
+        if (p.isAlive()) {
             p.destroyForcibly();
-            fail("the child JVM did not end:\n" + out);
+            fail("the child JVM did not end within 30 s:\n" + out);
         }
         if (p.exitValue() != 0) {
             fail("the child JVM exited with " + p.exitValue() + ":\n" + out);
         }
         return out;
+    }
+
+    /**
+     * The output of {@code p} (from {@link #childJvm}) once it has ended, or once the output so far satisfies
+     * {@code enough}, or once {@code seconds} have passed, whichever comes first; the process is left as it is. The
+     * output is read on a thread of its own: a read on the test's thread blocks until the child closes its output,
+     * whatever the test's timeout, so a hung child would hang the build.
+     */
+    static String childOutputUntil(Process p, java.util.function.Predicate<String> enough, long seconds)
+            throws InterruptedException {
+        StringBuffer out = new StringBuffer();
+        Thread reader = new Thread(() -> {
+            byte[] buf = new byte[4096];
+            try (var in = p.getInputStream()) {
+                for (int n; (n = in.read(buf)) > 0; ) {
+                    out.append(new String(buf, 0, n, java.nio.charset.StandardCharsets.UTF_8));
+                }
+            } catch (java.io.IOException closed) {
+                // the child was destroyed: what was read stays
+            }
+        }, "child-output");
+        reader.setDaemon(true);
+        reader.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (p.isAlive() && !enough.test(out.toString()) && System.nanoTime() - deadline < 0) {
+            p.waitFor(10, TimeUnit.MILLISECONDS);
+        }
+        if (!p.isAlive()) {
+            reader.join(TimeUnit.SECONDS.toMillis(5)); // the rest of the output, up to the end of the stream
+        }
+        return out.toString();
     }
 
     /** Sleeps for scenarios that are about time (a blocked task, a delay that must pass). */
