@@ -1,5 +1,6 @@
 package io.github.gatlingexecutor;
 
+import io.github.gatlingexecutor.LincheckFailures.Found;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.reflect.Field;
@@ -276,7 +277,7 @@ class LincheckLaneTest {
         // is only made where the tool is known to see the bug.
         Assumptions.assumeTrue(Runtime.version().feature() < 25,
                 "Lincheck 3.7 misses this interleaving on JDK " + Runtime.version().feature());
-        assertFinds(sequentialOfferVersusIdleAndRelease(ran -> new BrokenSequentialLane()));
+        assertFinds(sequentialOfferVersusIdleAndRelease(ran -> new BrokenSequentialLane()), Found.CHECK);
     }
 
     /**
@@ -409,7 +410,7 @@ class LincheckLaneTest {
         // CI's second pass of the core tests), so this check of the tool is made where the tool is known to see it.
         Assumptions.assumeTrue(Runtime.version().feature() < 25,
                 "Lincheck 3.7 misses this interleaving on JDK " + Runtime.version().feature());
-        assertFinds(sequentialOffersAcrossAChunk(() -> new BrokenGrowingLane()));
+        assertFinds(sequentialOffersAcrossAChunk(() -> new BrokenGrowingLane()), Found.HANG);
     }
 
     // ---- 2. coalescing lane: replace racing with take, idle and release ----------------------------------------
@@ -566,7 +567,7 @@ class LincheckLaneTest {
         // A lambda, not BrokenCoalescingLane::new: with the constructor reference, Lincheck 3.7 passed this scenario
         // against the broken lane (3,000 and 30,000 invocations); with the lambda it finds the bug in about a second.
         // So every object under test here is allocated by a lambda or method body of this class.
-        assertFinds(coalescingReplaceVersusTake(() -> new BrokenCoalescingLane()));
+        assertFinds(coalescingReplaceVersusTake(() -> new BrokenCoalescingLane()), Found.CHECK);
     }
 
     // ---- 3. shutdownNow draining a lane while its owner takes ---------------------------------------------------
@@ -599,9 +600,13 @@ class LincheckLaneTest {
             e.lanes(false).put("ctx", lane);
             Runnable plain = () -> { };          // an unordered task waiting in the ready queue (see WAITING_PLAIN_TASK)
             e.readyQueue.offerTask(new PlainTask(plain, 0));
-            int[] ran = new int[1];
+            int[] runsOf = new int[tasks];
+            List<Runnable> queued = new ArrayList<>();
             for (int i = 0; i < tasks; i++) {
-                lane.offer(() -> ran[0]++, 0);
+                int n = i;
+                Runnable task = () -> runsOf[n]++;
+                queued.add(task);
+                lane.offer(task, 0);
             }
             List<Runnable> returned = new ArrayList<>();
             Runnable owner = () -> {
@@ -612,7 +617,20 @@ class LincheckLaneTest {
             runBoth(announceLate ? () -> lateAnnouncingOwner(e, w, lane) : owner,
                     () -> returned.addAll(e.shutdownNow()));
             check(returned.remove(plain), "the waiting unordered task was not returned");
-            check(ran[0] + returned.size() == tasks, "ran " + ran[0] + ", returned " + returned.size());
+            // Each task on its own: run once or returned once, never both, never neither (a sum over the tasks would
+            // let one run twice make up for one lost); the ones that ran come first.
+            for (int i = 0; i < tasks; i++) {
+                int back = 0;
+                for (Runnable r : returned) {
+                    back += r == queued.get(i) ? 1 : 0;
+                }
+                check(runsOf[i] + back == 1, "task " + i + " ran " + runsOf[i] + " times, returned " + back);
+                check(i == 0 || runsOf[i] == 0 || runsOf[i - 1] == 1, "task " + i + " ran after " + (i - 1)
+                        + " was returned");
+            }
+            for (Runnable r : returned) {
+                check(queued.contains(r), "returned something never queued: " + r);
+            }
         };
     }
 
@@ -719,7 +737,8 @@ class LincheckLaneTest {
     @Test
     @Tag("stress")
     void shutdownNowScenarioFindsLateTakeAnnouncement() {
-        LincheckFailures.assertFinds(Math.max(BROKEN_INVOCATIONS, 100_000), shutdownNowVersusTake(true));
+        LincheckFailures.assertFinds(Math.max(BROKEN_INVOCATIONS, 100_000), shutdownNowVersusTake(true),
+                Found.CHECK);
     }
 
     /** Stress-tagged: every real-engine scenario with a much larger invocation budget. */
@@ -806,7 +825,7 @@ class LincheckLaneTest {
     @Test
     @Timeout(120)
     void idleHandshakeScenarioFindsMissingSecondLook() {
-        assertFinds(idleHandshake(false));
+        assertFinds(idleHandshake(false), Found.HANG);
     }
 
     /**
@@ -931,7 +950,7 @@ class LincheckLaneTest {
     @Test
     @Timeout(120)
     void burstScenarioFindsACountGivenBackAfterTheLook() {
-        assertFinds(burstWakeUp(false));
+        assertFinds(burstWakeUp(false), Found.HANG);
     }
 
     // ---- 5. the real submit path, lanes released and re-created, a context moving between workers ---------------
@@ -942,8 +961,9 @@ class LincheckLaneTest {
      * batches of ONE task, putting a lane with more at the back of the queue, so the context moves from one thread
      * to the other between its tasks, and release the lanes they left idle before they stop (so the other thread's
      * submit may find its lane released and create a new one). Checks: every task ran once, a1 before a2, never two
-     * at once, and once every worker has swept its idle lanes, no lane is left in the map. With {@code keepRunningAfterRequeue} a worker puts the lane back and goes on running it (a
-     * lane with two owners): seen failing.
+     * at once, and once every worker has swept its idle lanes, no lane is left in the map. With
+     * {@code keepRunningAfterRequeue} a worker puts the lane back and goes on running it (a lane with two owners):
+     * seen failing, as a hang (the lane queued twice).
      */
     static Runnable submitReleaseAndMove(boolean keepRunningAfterRequeue) {
         return () -> {
@@ -972,6 +992,10 @@ class LincheckLaneTest {
                 w.sweepIdle(true);
             }
             check(runs.get() == 3, "ran " + runs.get() + " tasks: " + order);
+            for (String name : List.of("a1", "a2", "b1")) { // each once: not one twice and another never
+                check(order.indexOf(name) >= 0 && order.indexOf(name) == order.lastIndexOf(name),
+                        name + " did not run exactly once: " + order);
+            }
             check(!overlap[0], "two tasks of the context ran at once: " + order);
             check(order.indexOf("a1") < order.indexOf("a2"), "a2 before a1: " + order);
             check(e.lanes(false).isEmpty(), "a lane is left in the map: " + e.lanes(false));
@@ -1010,10 +1034,10 @@ class LincheckLaneTest {
     @Test
     @Timeout(120)
     void submitReleaseScenarioFindsALaneWithTwoOwners() {
-        assertFinds(submitReleaseAndMove(true));
+        assertFinds(submitReleaseAndMove(true), Found.HANG);
     }
 
-    static void assertFinds(Runnable scenario) {
-        LincheckFailures.assertFinds(BROKEN_INVOCATIONS, scenario);
+    static void assertFinds(Runnable scenario, Found expected) {
+        LincheckFailures.assertFinds(BROKEN_INVOCATIONS, scenario, expected);
     }
 }
