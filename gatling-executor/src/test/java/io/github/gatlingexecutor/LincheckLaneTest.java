@@ -963,7 +963,7 @@ class LincheckLaneTest {
      * submit may find its lane released and create a new one). Checks: every task ran once, a1 before a2, never two
      * at once, and once every worker has swept its idle lanes, no lane is left in the map. With
      * {@code keepRunningAfterRequeue} a worker puts the lane back and goes on running it (a lane with two owners):
-     * seen failing, as a hang (the lane queued twice).
+     * seen failing (Lincheck reports a hang).
      */
     static Runnable submitReleaseAndMove(boolean keepRunningAfterRequeue) {
         return () -> {
