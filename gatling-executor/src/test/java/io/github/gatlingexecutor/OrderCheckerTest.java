@@ -34,6 +34,17 @@ class OrderCheckerTest {
         assertThrows(AssertionFailedError.class, () -> checker.assertClean("overlap"));
     }
 
+    /** Two producers' tasks of one context at once: the suites' usual overlap, which a per-stream count would miss. */
+    @Test
+    void findsAnOverlapOfTwoStreamsOfOneContext() {
+        OrderChecker checker = new OrderChecker(1, 2);
+        checker.enter(0, 0, 1);
+        checker.enter(0, 1, 1); // another producer's task of the same context, while the first runs
+        checker.exit(0);
+        checker.exit(0);
+        assertThrows(AssertionFailedError.class, () -> checker.assertClean("overlap across streams"));
+    }
+
     @Test
     void findsAGapARepeatAndAReordering() {
         for (long[] seqs : new long[][] {{1, 3}, {1, 1}, {2, 1}}) {

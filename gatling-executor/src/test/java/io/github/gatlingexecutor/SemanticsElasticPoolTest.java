@@ -162,7 +162,11 @@ class SemanticsElasticPoolTest {
                 done.countDown();
             }));
         }
-        TestSupport.sleep(300); // several check periods: the checker must not run A's queued tasks elsewhere
+        // The checker must see the blocker and then look again, and still not run A's queued tasks elsewhere.
+        waitUntil("the checker to see the blocked worker", () -> e.statistics().blockedDetections() >= 1);
+        Checker checker = e.engine().checker;
+        long looked = checker.inspections();
+        waitUntil("two more looks of the checker", () -> checker.inspections() >= looked + 2);
         gate.countDown();
         await(done, "the blocked context's tasks");
         assertEquals(0, ranWhileBlocked.get(), "tasks of a blocked context ran before it was unblocked");

@@ -74,6 +74,7 @@ class StatisticsCoherenceTest {
             gate.countDown();
         }
         assertEquals(0, accepted.get(), "a submit into a full lane was accepted");
+        assertTrue(e.statistics().rejected() > 0, "no submit was refused while the snapshots were read: no race");
     }
 
     /**

@@ -1,7 +1,9 @@
 package io.github.gatlingexecutor.micrometer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -154,7 +156,15 @@ class GatlingExecutorMetricsTest {
                 holding.countDown();
                 await(release);
             });
-            Thread parked = new Thread(() -> k.execute(() -> { }), "parked-submitter");
+            java.util.concurrent.atomic.AtomicReference<Throwable> parkedFailure =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            Thread parked = new Thread(() -> {
+                try {
+                    k.execute(() -> { });
+                } catch (Throwable failure) {
+                    parkedFailure.set(failure); // it must be admitted once room is made, not refused
+                }
+            }, "parked-submitter");
             try {
                 assertTrue(holding.await(10, TimeUnit.SECONDS));
                 k.execute(() -> { }); // the one place of k's lane
@@ -176,6 +186,8 @@ class GatlingExecutorMetricsTest {
                 release.countDown();
             }
             parked.join(TimeUnit.SECONDS.toMillis(10));
+            assertFalse(parked.isAlive(), "the parked submitter was never admitted");
+            assertNull(parkedFailure.get(), () -> "the parked submitter was refused: " + parkedFailure.get());
             waitQuiescent(executor);
             assertEquals(0.0, value(registry, "executor.submitters.waiting"));
             assertEquals(2.0, value(registry, "executor.accepted.over.limit"));
@@ -240,8 +252,13 @@ class GatlingExecutorMetricsTest {
                 assertTrue(System.nanoTime() < deadline, "completed reads " + completed.count());
                 Thread.sleep(5);
             }
-            for (int i = 0; i < 3; i++) {
+            // A collection must be seen to happen (an object held only weakly goes), else the check below passes
+            // for want of one (explicit GC disabled, say).
+            WeakReference<Object> canary = new WeakReference<>(new Object());
+            while (canary.get() != null) {
+                assertTrue(System.nanoTime() < deadline, "no collection took a weakly held object");
                 System.gc();
+                Thread.sleep(5);
             }
             assertNotNull(kept.executor.get(), "the running executor's public object was collected");
             assertEquals(1.0, registry.get("executor.pool.size").gauge().value());
