@@ -211,6 +211,113 @@ class JfrEventsTest {
     }
 
     /**
+     * TaskRejected under the executor-wide limit, for each way a submit is refused: a wait for room that times out
+     * (a lane task), an {@code offer} (a plain task: no context), and a submitter interrupted while it must wait.
+     */
+    @Test
+    @Timeout(60)
+    void executorLimitRefusalsOfEveryKindAreRecorded() throws Exception {
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream(shippedSettings())) {
+            startCollecting(stream, events);
+            GatlingExecutor e = cleanup.track(gatling("jfr-executor-full").coreThreads(1).maxThreads(1).maxQueued(1)
+                    .overflow(Overflow.block(Duration.ofMillis(50))).build());
+            String name = e.name();
+            CountDownLatch running = new CountDownLatch(1);
+            CountDownLatch gate = cleanup.gate();
+            e.execute(() -> {
+                running.countDown();
+                TestSupport.blockQuietly(gate);
+            });
+            await(running, "the holding task");
+            e.execute(() -> { }); // the executor's one place
+            assertThrows(RejectedExecutionException.class, () -> e.sequential("q1").execute(() -> { }));
+            assertFalse(e.offer(() -> { }));
+            Thread.currentThread().interrupt();
+            try {
+                assertThrows(RejectedExecutionException.class, () -> e.sequential("q2").execute(() -> { }));
+            } finally {
+                Thread.interrupted();
+            }
+            java.util.Map<String, RecordedEvent> byContext = new java.util.HashMap<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (byContext.size() < 3 && System.nanoTime() - deadline < 0) {
+                for (RecordedEvent x : events) {
+                    if (x.getEventType().getName().equals(PREFIX + "TaskRejected")
+                            && name.equals(x.getString("executor"))) {
+                        byContext.put(x.getString("context"), x);
+                    }
+                }
+                TestSupport.sleep(20);
+            }
+            assertEquals(java.util.Set.of("q1", "", "q2"), byContext.keySet(), events.toString());
+            for (RecordedEvent x : byContext.values()) {
+                String limit = x.getString("limit");
+                assertTrue(limit.contains("maxQueued (1)") && !limit.contains("maxQueuedPerContext"), x.toString());
+            }
+            assertTrue(byContext.get("q1").getString("limit").contains("maxWait"), byContext.get("q1").toString());
+            assertEquals(3, e.statistics().rejected());
+            gate.countDown();
+        }
+    }
+
+    /** An auxiliary worker's start and its retirement after its keep-alive, each with its reason. */
+    @Test
+    @Timeout(60)
+    void anAuxiliaryWorkersStartAndRetirementAreRecorded() throws Exception {
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream(shippedSettings())) {
+            startCollecting(stream, events);
+            GatlingExecutor e = cleanup.track(gatling("jfr-aux").coreThreads(1).maxThreads(2)
+                    .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(30))
+                    .auxiliaryKeepAlive(Duration.ofMillis(50)).build());
+            String name = e.name();
+            CountDownLatch gate = cleanup.occupy(e.sequential("stuck"));
+            CountDownLatch other = new CountDownLatch(1);
+            e.sequential("other").execute(other::countDown); // waits behind the stuck worker: an auxiliary runs it
+            await(other, "the other context's task, on an auxiliary worker");
+            RecordedEvent started = awaitEvent(events, "ThreadStarted", name, x -> x.getBoolean("auxiliary"));
+            assertTrue(started.getString("reason").contains("stuck or blocked"), started.toString());
+            RecordedEvent retired = awaitEvent(events, "ThreadRetired", name, x -> x.getBoolean("auxiliary"));
+            assertTrue(retired.getString("reason").contains("auxiliaryKeepAlive"), retired.toString());
+            assertEquals(started.getThread("worker").getJavaName(), retired.getThread("worker").getJavaName());
+            gate.countDown();
+        }
+    }
+
+    /**
+     * SlowTask's threshold when a recording enables the event without one (not the shipped settings, which set
+     * their own): SPEC's default of 10 ms, from the event class.
+     */
+    @Test
+    @Timeout(60)
+    void slowTaskDefaultsToTenMilliseconds() throws Exception {
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream()) {
+            stream.enable(PREFIX + "SlowTask");
+            startCollecting(stream, events);
+            GatlingExecutor e = cleanup.track(gatling("jfr-slow-default").coreThreads(1).build());
+            String name = e.name();
+            CountDownLatch done = new CountDownLatch(101);
+            for (int i = 0; i < 100; i++) {
+                e.sequential("short").execute(done::countDown); // empty: far below 10 ms, but for a rare stall
+            }
+            e.sequential("long").execute(() -> {
+                TestSupport.sleep(30);
+                done.countDown();
+            });
+            await(done, "the tasks");
+            RecordedEvent slow = awaitEvent(events, "SlowTask", name, x -> "long".equals(x.getString("context")));
+            assertTrue(slow.getDuration().toMillis() >= 10, slow.toString());
+            // One worker ran them all, the empty ones first, and a thread's events arrive in the order it committed
+            // them: with no threshold every empty task would be here by now.
+            long shortOnes = events.stream().filter(x -> x.getEventType().getName().equals(PREFIX + "SlowTask")
+                    && name.equals(x.getString("executor")) && "short".equals(x.getString("context"))).count();
+            assertTrue(shortOnes < 50, shortOnes + " of 100 empty tasks recorded as slow");
+        }
+    }
+
+    /**
      * A context whose {@code toString} throws an error the engine lets through ({@link Messages#describe} rethrows
      * virtual machine errors other than a stack overflow) meets the ContextTransferred event, which names the context,
      * as its lane moves to another worker. The worker recorded the event before it noted the lane as its own, so its
