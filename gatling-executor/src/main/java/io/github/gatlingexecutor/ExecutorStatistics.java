@@ -6,7 +6,8 @@ import java.time.Duration;
  * A snapshot of a {@link ContextExecutor}'s counters, taken by {@link ContextExecutor#statistics()}.
  *
  * <p>Task counters count tasks that entered the pool: a task given to {@code execute}, a lane, {@code submit} or
- * {@code invoke*} counts once when accepted; a scheduled task counts each time it becomes due and enters the pool.
+ * {@code invoke*} counts once when accepted; a scheduled task counts each time it becomes due and enters the pool
+ * (until then it counts in {@link #delayed()} only).
  * Once the executor is quiescent, {@code submitted = executed + coalesced + queued + returned}. Refused submissions
  * ({@link #rejected()}) were never accepted, so they are in none of these.
  */
@@ -32,12 +33,13 @@ public final class ExecutorStatistics {
     private final int waitingSubmitters;
     private final long acceptedOverLimit;
     private final long oldestQueuedAgeNanos;
+    private final long delayed;
 
     ExecutorStatistics(long submitted, long executed, long coalesced, long failed, long returned,
                        long liveContexts, int threads, int peakThreads, int coreThreads,
                        long auxiliaryThreadsStarted, long coreBumps, long transfers, long blockedDetections,
                        long threadStartFailures, int active, int maxThreads, long queued, long rejected,
-                       int waitingSubmitters, long acceptedOverLimit, long oldestQueuedAgeNanos) {
+                       int waitingSubmitters, long acceptedOverLimit, long oldestQueuedAgeNanos, long delayed) {
         this.submitted = submitted;
         this.executed = executed;
         this.coalesced = coalesced;
@@ -59,6 +61,7 @@ public final class ExecutorStatistics {
         this.waitingSubmitters = waitingSubmitters;
         this.acceptedOverLimit = acceptedOverLimit;
         this.oldestQueuedAgeNanos = oldestQueuedAgeNanos;
+        this.delayed = delayed;
     }
 
     /**
@@ -224,6 +227,17 @@ public final class ExecutorStatistics {
      */
     public Duration oldestQueuedAge() { return Duration.ofNanos(oldestQueuedAgeNanos); }
 
+    /**
+     * Scheduled tasks waiting for their due time: delayed tasks, and periodic tasks between runs. They are accepted
+     * (their {@code schedule*} call returned a future) but enter the pool only when due, so until then they count in
+     * none of the task counters above, {@link #queued()} included, and not toward {@code maxQueued}; this is where a
+     * monitor sees them. A periodic task's run that is due and waiting for a worker counts in {@link #queued()}
+     * instead. Read without the timer's lock: while tasks are scheduled and fall due it may be a moment old.
+     *
+     * @return the number of scheduled tasks not yet due
+     */
+    public long delayed() { return delayed; }
+
     @Override
     public String toString() {
         return "ExecutorStatistics{submitted=" + submitted + ", executed=" + executed + ", coalesced=" + coalesced
@@ -234,6 +248,6 @@ public final class ExecutorStatistics {
                 + ", blockedDetections=" + blockedDetections + ", threadStartFailures=" + threadStartFailures
                 + ", active=" + active + ", maxThreads=" + maxThreads + ", rejected=" + rejected
                 + ", waitingSubmitters=" + waitingSubmitters + ", acceptedOverLimit=" + acceptedOverLimit
-                + ", oldestQueuedAge=" + oldestQueuedAge() + '}';
+                + ", oldestQueuedAge=" + oldestQueuedAge() + ", delayed=" + delayed + '}';
     }
 }

@@ -160,6 +160,7 @@ final class JfrRecorder {
             e.waitingSubmitters = s.waitingSubmitters();
             e.acceptedOverLimit = s.acceptedOverLimit();
             e.oldestQueuedAge = s.oldestQueuedAge().toNanos();
+            e.delayed = s.delayed();
             e.commit();
         }
     }

@@ -55,7 +55,8 @@ final class Snapshots {
                 returnedCount, live, (int) p[9], (int) p[10], (int) p[8], p[3], p[4], p[2],
                 engine.checker.blockedDetections(), p[5], (int) p[6], engine.settings.maxThreads, queued,
                 adm == null ? 0 : adm.rejected(), adm == null ? 0 : adm.waitingSubmitters(),
-                adm == null ? 0 : adm.acceptedOverLimit(), oldest == Lane.NO_WAITING ? 0 : age(now, oldest));
+                adm == null ? 0 : adm.acceptedOverLimit(), oldest == Lane.NO_WAITING ? 0 : age(now, oldest),
+                engine.timer.delayedCountOpaque());
     }
 
     private static long age(long now, long stamp) {

@@ -353,6 +353,11 @@ final class TaskTimer {
         return drain();
     }
 
+    /** Tasks waiting to become due, for statistics: read without the lock (see TimerQueue#sizeOpaque). */
+    int delayedCountOpaque() {
+        return delayed.sizeOpaque();
+    }
+
     /** True if no task waits to become due; a dispatch in flight holds the lock, so it is either seen or finished. */
     boolean noDelayedWork() {
         lock.lock();

@@ -21,8 +21,26 @@ final class TimerQueue {
     private ScheduledTask<?>[] heap = new ScheduledTask<?>[INITIAL];
     private int size;
 
+    private static final java.lang.invoke.VarHandle SIZE;
+
+    static {
+        try {
+            SIZE = java.lang.invoke.MethodHandles.lookup().findVarHandle(TimerQueue.class, "size", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     boolean isEmpty() {
         return size == 0;
+    }
+
+    /**
+     * The tasks queued, read without the timer's lock (statistics): opaque, an untorn value that one of the writes
+     * under the lock stored; a snapshot needs no more, and must not wait for a {@code schedule*} call or a dispatch.
+     */
+    int sizeOpaque() {
+        return (int) SIZE.getOpaque(this);
     }
 
     ScheduledTask<?> peek() {

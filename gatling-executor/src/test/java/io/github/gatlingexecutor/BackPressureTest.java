@@ -777,7 +777,9 @@ class BackPressureTest {
         ExecutorStatistics s = ex.statistics();
         assertEquals(1, s.queued(), s.toString());
         assertEquals(1, s.rejected(), s.toString());
+        assertEquals(5, s.delayed(), s.toString());
         later.forEach(f -> f.cancel(false));
+        assertEquals(0, ex.statistics().delayed(), "cancelled delayed tasks leave the timer at once");
         gate.countDown();
         awaitQuiescent(ex);
     }

@@ -60,9 +60,11 @@ class DefectRegressionTest {
         CountDownLatch firstRun = new CountDownLatch(1);
         ScheduledFuture<?> ranOnce = e.scheduleAtFixedRate(new Seq("s", firstRun::countDown), 0, 1, TimeUnit.HOURS);
         await(firstRun, "the first run of a periodic task, which then waits an hour for its next");
-        waitUntil("its run to end", () -> e.statistics().executed() == 1);
+        waitUntil("its run to end, and its next to wait on the timer with the others",
+                () -> e.statistics().executed() == 1 && e.statistics().delayed() == 5, () -> e.statistics().toString());
         List<Runnable> returned = e.shutdownNow();
         assertEquals(5, returned.size(), returned::toString);
+        assertEquals(0, e.statistics().delayed(), "returned, yet still counted as waiting on the timer");
         for (ScheduledFuture<?> f : List.of(once, rate, delay, coalescing, ranOnce)) {
             assertTrue(returned.contains(f), "not returned: " + f);
             assertFalse(f.isDone(), "returned, yet done: " + f);

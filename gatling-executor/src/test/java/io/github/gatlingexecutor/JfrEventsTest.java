@@ -204,6 +204,7 @@ class JfrEventsTest {
                 assertEquals(s.waitingSubmitters(), event.getInt("waitingSubmitters"), event.toString());
                 assertEquals(s.acceptedOverLimit(), event.getLong("acceptedOverLimit"), event.toString());
                 assertEquals(s.oldestQueuedAge(), event.getDuration("oldestQueuedAge"), event.toString());
+                assertEquals(s.delayed(), event.getLong("delayed"), event.toString());
                 return;
             }
             assertTrue(System.nanoTime() - deadline < 0, "the executor's figures never held still: " + later);

@@ -88,6 +88,8 @@ public final class GatlingExecutorMetrics implements MeterBinder {
         counter(registry, "executor.accepted.over.limit",
                 "Tasks accepted over a limit (from the executor's own workers under block, or due scheduled tasks)",
                 BaseUnits.TASKS, ExecutorStatistics::acceptedOverLimit);
+        gauge(registry, "executor.delayed", "Scheduled tasks waiting for their due time (in no other count yet)",
+                BaseUnits.TASKS, ExecutorStatistics::delayed);
         TimeGauge.builder("executor.queue.oldest.age", executor, TimeUnit.NANOSECONDS,
                         e -> e.statistics().oldestQueuedAge().toNanos())
                 .tags(tags).description("How long the oldest task accepted and not yet started has waited")

@@ -45,7 +45,8 @@ class GatlingExecutorMetricsTest {
             Map.entry("executor.transfers", ExecutorStatistics::transfers),
             Map.entry("executor.rejected", ExecutorStatistics::rejected),
             Map.entry("executor.submitters.waiting", ExecutorStatistics::waitingSubmitters),
-            Map.entry("executor.accepted.over.limit", ExecutorStatistics::acceptedOverLimit));
+            Map.entry("executor.accepted.over.limit", ExecutorStatistics::acceptedOverLimit),
+            Map.entry("executor.delayed", ExecutorStatistics::delayed));
 
     @Test
     @Timeout(30)
@@ -71,6 +72,9 @@ class GatlingExecutorMetricsTest {
             });
             CountDownLatch queuedRan = new CountDownLatch(1);
             executor.sequential("s").execute(queuedRan::countDown);
+            // Two delayed tasks, cancelled below (close() would wait for them: delayed one-shots run after shutdown).
+            java.util.List<java.util.concurrent.ScheduledFuture<?>> delayed = java.util.List.of(
+                    executor.schedule(() -> { }, 1, TimeUnit.HOURS), executor.schedule(() -> { }, 1, TimeUnit.HOURS));
             try {
                 assertTrue(queuedRan.await(10, TimeUnit.SECONDS), "an auxiliary worker should have run it");
                 waitFor(() -> executor.statistics().blockedDetections() >= 1, executor);
@@ -85,6 +89,7 @@ class GatlingExecutorMetricsTest {
             waitQuiescent(executor);
             ExecutorStatistics s = executor.statistics();
             assertTrue(s.coalesced() >= 1 && s.failed() == 1 && s.auxiliaryThreadsStarted() >= 1, s.toString());
+            assertEquals(2, s.delayed(), s.toString());
             for (Map.Entry<String, ToDoubleFunction<ExecutorStatistics>> m : METERS.entrySet()) {
                 if (m.getKey().equals("executor.active") || m.getKey().equals("executor.contexts.live")
                         || m.getKey().equals("executor.pool.size")) {
@@ -94,6 +99,8 @@ class GatlingExecutorMetricsTest {
                 Meter meter = registry.find(m.getKey()).tags("name", "metered", "service", "test").meter();
                 assertNotNull(meter, m.getKey() + " lacks its tags");
             }
+            delayed.forEach(f -> f.cancel(false));
+            assertEquals(0.0, value(registry, "executor.delayed"), "cancelled delayed tasks leave the timer");
             assertEquals(executor.statistics().threads(), value(registry, "executor.pool.size"), 0.0);
             assertTrue(value(registry, "executor.active") <= executor.statistics().threads());
         }

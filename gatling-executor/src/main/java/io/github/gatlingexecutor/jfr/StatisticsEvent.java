@@ -111,4 +111,8 @@ public final class StatisticsEvent extends Event {
     @Label("Oldest Queued Age")
     @Timespan(Timespan.NANOSECONDS)
     public long oldestQueuedAge;
+
+    /** Scheduled tasks waiting for their due time. */
+    @Label("Delayed")
+    public long delayed;
 }
