@@ -245,9 +245,9 @@ final class Checker implements Runnable {
      * {@link Engine#restartClock}).
      */
     boolean stallClock() {
-        engine.clockStale();
+        engine.markClockStaleOpaque();
         stalled = true;
-        if (!engine.clockStaleVolatile()) {
+        if (!engine.isClockStale()) {
             stalled = false;
             return false;
         }
@@ -494,7 +494,7 @@ final class Checker implements Runnable {
                     // we doze, and a task stamped with it would read up to a period older than it is. Stale again,
                     // the next submitter reads the clock itself. A worker that woke since our look finds it stale
                     // at its next tick, or its submitter already restarted it: at most one clock read too many.
-                    engine.clockStale();
+                    engine.markClockStaleOpaque();
                 }
             }
         }
@@ -636,9 +636,10 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Workers release the lanes they left idle themselves once the grace has passed, between items and when a timed
-     * park ends; a worker busy in one long task cannot. So while any worker holds idle lanes, the checker looks every
-     * {@link #SWEEP_TICK_NANOS} and releases those past the grace, which bounds how long an emptied lane stays mapped.
+     * Workers release the lanes they left idle themselves once the grace has passed, every 32 items, before they park
+     * and when a timed park ends; a worker busy in one long task cannot. So while any worker holds idle lanes, the
+     * checker looks every {@link #SWEEP_TICK_NANOS} and releases those past the grace, which bounds how long an emptied
+     * lane stays mapped.
      * Returns whether any worker holds some.
      */
     private boolean sweepIdleLanes(long now) {

@@ -171,8 +171,9 @@ final class Engine {
     /**
      * A System.nanoTime value at most a few milliseconds old while work flows, for stamping accepted tasks without a
      * clock read per task (ages are computed when read, from a fresh clock). Workers refresh it when they read the
-     * clock anyway (every few dozen items, each batch, after parking), the checker every {@link Checker#CLOCK_TICK_NANOS}
-     * while any worker is awake; a write happens only when the value is a millisecond old. A worker about to park marks
+     * clock anyway (every few dozen items, each batch, after parking, unless a worker resumes with no idle lanes: then
+     * it marks the clock STALE), the checker every {@link Checker#CLOCK_TICK_NANOS} while any worker is awake, until
+     * four quiet ticks stall it; a write happens only when the value is a millisecond old. A worker about to park marks
      * it STALE, and the next submitter reads the clock itself: otherwise the first task after a quiet spell would be
      * stamped with the time work last flowed. Opaque accesses: a stamp needs a recent value, not ordering.
      */
@@ -199,7 +200,7 @@ final class Engine {
      * and {@link #STALE} (unknown) once the last awake worker parked. One opaque load of a line written at most once
      * a millisecond.
      */
-    long coarseNow() {
+    long coarseNowOpaque() {
         return (long) CLOCK.getOpaque(clockCell, CLOCK_SLOT);
     }
 
@@ -226,12 +227,12 @@ final class Engine {
         }
     }
 
-    void clockStale() {
+    void markClockStaleOpaque() {
         CLOCK.setOpaque(clockCell, CLOCK_SLOT, STALE);
     }
 
     /** Whether the clock is stale, read with a volatile load (for the hand-shake of {@link Checker#stalled}). */
-    boolean clockStaleVolatile() {
+    boolean isClockStale() {
         return (long) CLOCK.getVolatile(clockCell, CLOCK_SLOT) == STALE;
     }
 
@@ -383,7 +384,7 @@ final class Engine {
      * succeeds only on an active lane, whose tasks run or are drained.
      */
     private boolean replacePending(Object context, Runnable task, LaneHandle handle) {
-        Lane lane = handle == null ? null : handle.cachedLane();
+        Lane lane = handle == null ? null : handle.cachedLaneAcquire();
         if (lane == null) {
             lane = coalescingLanes.get(context);
         }
@@ -392,7 +393,7 @@ final class Engine {
         }
         submitted.increment();
         if (handle != null) {
-            handle.cacheLane(lane);
+            handle.cacheLaneRelease(lane);
         }
         return true;
     }
@@ -477,7 +478,7 @@ final class Engine {
      */
     private int attemptLane(boolean coalescing, Object context, Runnable task, LaneHandle handle, boolean internal,
                             boolean force) {
-        Lane cached = handle == null ? null : handle.cachedLane();
+        Lane cached = handle == null ? null : handle.cachedLaneAcquire();
         Lane lane = cached;
         Admission adm = admission;
         boolean reserving = adm != null && adm.total > 0; // an executor-wide limit: a place to take before the offer
@@ -533,7 +534,7 @@ final class Engine {
             submitted.increment(); // else the place it keeps counts it (see submittedCount)
         }
         if (handle != null && lane != cached) {
-            handle.cacheLane(lane); // not a store per task: producers on other cores may read the handle too
+            handle.cacheLaneRelease(lane); // not a store per task: producers on other cores may read the handle too
         }
         return over || reserved == Admission.ADMITTED_OVER ? Admission.ADMITTED_OVER : Admission.ADMITTED;
     }

@@ -193,6 +193,7 @@ abstract class Lane {
     /** The coarse stamp of the oldest task waiting to start, or {@link #NO_WAITING} (racy: for statistics). */
     abstract long oldestStamp();
 
+    /** Tasks of this lane that started (racy, for statistics: an opaque or a plain read, by lane kind). */
     abstract long executedCount();
 
     /**

@@ -35,11 +35,11 @@ final class LaneHandle implements Executor {
         this.coalescing = coalescing;
     }
 
-    Lane cachedLane() {
+    Lane cachedLaneAcquire() {
         return (Lane) LANE.getAcquire(this);
     }
 
-    void cacheLane(Lane l) {
+    void cacheLaneRelease(Lane l) {
         LANE.setRelease(this, l);
     }
 

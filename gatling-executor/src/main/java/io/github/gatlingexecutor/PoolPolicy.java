@@ -42,7 +42,8 @@ final class PoolPolicy {
     static final int CORES = Runtime.getRuntime().availableProcessors();
 
     /**
-     * Bounds of a worker's search: how long it polls the ready queue, one {@link Waiting#pause} apart, before it parks
+     * Bounds of a worker's search: how long it polls the ready queue, one spin apart (yielding every 16th poll, outside
+     * the count of searchers), before it parks
      * (the park phase of the {@link Waiting} strategy). Each worker adapts its own budget between these, as adaptive
      * spinning does for locks: a search that finds work doubles it (work is flowing, and a park/unpark pair would cost
      * the submitter a system call), a search that ends in a park halves it (work is sparse, and spinning would only
@@ -191,7 +192,7 @@ final class PoolPolicy {
         if (spare <= 0) {
             return false;
         }
-        long now = engine.coarseNow();
+        long now = engine.coarseNowOpaque();
         for (Worker w : engine.pool.workers()) {
             if (w != self && w.inLongItem(now, LONG_ITEM_NANOS) && --spare == 0) {
                 return false;

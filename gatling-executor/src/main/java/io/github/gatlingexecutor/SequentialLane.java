@@ -151,14 +151,14 @@ final class SequentialLane extends Lane {
     private volatile long state;
     /**
      * The chunk the next claim goes into (or, when the next claim is its end, the last one). Written only by a
-     * submitter in GROWING, before the release store that ends it; read by submitters after their volatile read of
-     * {@code state}. A submitter whose CAS from that state succeeds therefore used the chunk that state belongs to:
-     * the chunk changes only with the state.
+     * submitter in GROWING, before the release store that ends it (and by a release, to NONE, once the lane is DEAD);
+     * read by submitters after their volatile read of {@code state}. A submitter whose CAS from that state succeeds
+     * therefore used the chunk that state belongs to: the chunk changes only with the state.
      */
     private Chunk producerChunk;
     /**
      * Consumer-owned: the last seq taken and the chunk holding slot {@code taken + 1} (or ending at it), as of the
-     * owner's last batch boundary. What the owner took since is in its hand-shake word ({@link Worker#takenIn}).
+     * owner's last batch boundary. What the owner took since is in its hand-shake word ({@link Worker#takenInAcquire}).
      *
      * <p>Why not per task: the fields share a cache line with {@code state}, which every submit CASes; a store per
      * task moved that line between the producer's core and the worker's twice per task. Written once per batch (on
@@ -291,7 +291,7 @@ final class SequentialLane extends Lane {
             // it on: the next owner must start after the last slot taken, which this worker's word holds. The chunk
             // is the last one written (this batch's start, or where it went idle and took the lane back), which may
             // stay behind that count: every walk follows the links from it (see takenFrom).
-            head(chunk, Math.max(h, worker.takenIn(this)));
+            head(chunk, Math.max(h, worker.takenInAcquire(this)));
             throw outsideAnyTask;
         }
     }
@@ -657,7 +657,7 @@ final class SequentialLane extends Lane {
 
     /**
      * The last seq taken: the head or the chunk's base (see takenFrom), or what a worker's word says it took from this
-     * lane since (see Worker#takenIn), whichever is furthest; each is a point the lane has passed. For
+     * lane since (see Worker#takenInAcquire), whichever is furthest; each is a point the lane has passed. For
      * {@code shutdownNow}, once no take is in progress, exact: the last take of this lane left its slot in its
      * worker's word, and that worker either still counts in this lane or wrote the head before it left it (see
      * Worker#leaveLane). For statistics, racy, and a moment old.
@@ -665,7 +665,7 @@ final class SequentialLane extends Lane {
     private long progress(Chunk c) {
         long h = -1;
         for (Worker w : engine.pool.workers()) {
-            h = Math.max(h, w.takenIn(this));
+            h = Math.max(h, w.takenInAcquire(this));
         }
         // The head after the words: a worker that gave this lane up wrote the head before it cleared its word, and
         // our acquire read of the cleared word (or lane) orders that write before this read.

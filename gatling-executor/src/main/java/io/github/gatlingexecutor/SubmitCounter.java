@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Why not a {@link LongAdder}: every increment of an adder is a CAS, a locked instruction, even on a cell no other
  * thread touches. On one hot key it was the largest single cost of a submit: 11 to 14 ns of the producer's 45
  * (docs/benchmarks.md, sixteenth set), as much as the lane's own CAS. Here a thread finds its cell through a
- * {@link ThreadLocal} and adds with a plain load and an opaque store.
+ * {@link ThreadLocal} and adds with an opaque load and an opaque store.
  *
  * <p>Cells of ended threads are folded into {@link #ended} when the count is read or a new thread registers, at most
  * once per {@code foldEveryNanos}, so the cells follow the threads that are alive, not every thread that ever

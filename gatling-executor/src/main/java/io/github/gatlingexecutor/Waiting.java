@@ -5,7 +5,7 @@ package io.github.gatlingexecutor;
  * spin, yield, then park (the phases of Agrona's {@code BackoffIdleStrategy}). This class is the first two phases;
  * the third belongs to the caller, because only the caller knows who will unpark it:
  * <ul>
- *   <li>a worker's search for work parks in {@link WorkerPool#awaitWork} once its budget of waits is spent; it
+ *   <li>a worker's search for work parks in {@link WorkerPool#awaitWork} once its time budget is spent; it
  *       makes its yields itself ({@link WorkerPool#yieldWhileSearching}), outside the count of searchers;</li>
  *   <li>a worker lingering on an emptied lane ({@link SequentialLane#runBatch}) gives the lane up instead of parking,
  *       and goes on to search;</li>

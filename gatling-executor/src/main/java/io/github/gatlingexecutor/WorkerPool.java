@@ -17,7 +17,8 @@ import java.util.concurrent.locks.LockSupport;
  * registers in {@code idle}, and then polls the ready queue once more before it parks. Both sides write before they
  * read, with volatile/CAS accesses, so in the total order of those accesses either the worker's last poll sees the
  * work, or the submitter sees the worker searching or registered. Nothing is lost, and a submitter pays for an unpark
- * only when every worker is parked or the searchers are in their yields (see {@link #yieldWhileSearching}).
+ * only when no worker is searching (none looks, or the searchers are in their yields: see
+ * {@link #yieldWhileSearching}) and one is parked, even if others are busy.
  *
  * <h2>One wake-up for a burst</h2>
  * A worker being woken counts as searching, from the submitter that wakes it until its first look at the ready queue
@@ -179,7 +180,8 @@ final class WorkerPool {
                 wakeAll();
                 return null;
             }
-            engine.clockStale(); // nobody may refresh it while we park: the next submitter reads the clock itself
+            // nobody may refresh it while we park: the next submitter reads the clock itself
+            engine.markClockStaleOpaque();
             w.parks++;
             long parkedAt = System.nanoTime();
             long deadline = parkedAt + settings.auxiliaryKeepAliveNanos;
@@ -247,7 +249,7 @@ final class WorkerPool {
                 Thread.interrupted();
                 if (sweepDue && w.parkState() == Worker.PARKED) {
                     w.sweepIdle(false); // still registered: a submitter that signals us meanwhile is seen next round
-                    engine.clockStale(); // the sweep refreshed it, and we park on
+                    engine.markClockStaleOpaque(); // the sweep refreshed it, and we park on
                 }
             }
         }

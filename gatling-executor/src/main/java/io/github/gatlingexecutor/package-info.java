@@ -22,6 +22,10 @@ package io.github.gatlingexecutor;
  *                                statistics and the checker: startedCountOpaque(), isBusyOpaque());
  *   - ...Acquire / ...Release:   acquire load / release store (idleLaneAcquire(i): the entry's lane fully built);
  *   - cas...:                    compareAndSet (casParkState).
+ * Two kinds of shared state have no accessor of their own: plain fields handed from one thread to another by a
+ * volatile or CAS access made after them (SequentialLane#producerChunk, Worker#currentLane; the field's comment names
+ * that access), and the counters of Admission, kept in atomic arrays for their padding. A read whose mode differs
+ * between implementations of one method (Lane#executedCount) says so on the method.
  * Every access weaker than volatile carries a comment saying why the weaker mode is enough; a volatile access chosen
  * for its StoreLoad order says which store and which load it orders (Worker#beginTake; the idle hand-shake in
  * WorkerPool).

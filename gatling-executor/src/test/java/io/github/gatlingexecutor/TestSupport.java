@@ -220,10 +220,10 @@ final class TestSupport {
      */
     static void nextStampLater(GatlingExecutor e) {
         Engine engine = e.engine();
-        long before = engine.coarseNow();
+        long before = engine.coarseNowOpaque();
         if (before != Engine.STALE) {
             waitUntil("the coarse clock moves on", () -> {
-                long now = engine.coarseNow();
+                long now = engine.coarseNowOpaque();
                 return now == Engine.STALE || now - before > 0;
             });
         }

@@ -47,7 +47,7 @@ public class ClockStallStress {
     @Actor
     public void submitter(ZZZ_Result r) {
         // Once stale, only a submitter's CAS sets the clock: if this read sees it stale, stamp() sets it.
-        r.r2 = engine.coarseNow() == Engine.STALE;
+        r.r2 = engine.coarseNowOpaque() == Engine.STALE;
         engine.stamp();
     }
 
