@@ -16,18 +16,20 @@ import org.openjdk.jcstress.infra.results.III_Result;
  * the lane up.
  *
  * <p>The lane starts active with task A pending. The owner runs its batch to the end; the submitter offers B; if B
- * re-activated an idle lane, the arbiter plays its new owner. Result: (which tasks ran, A = 1 and B = 2; the offer's
+ * re-activated an idle lane, the arbiter plays its new owner. Result: (runs, A counting 1 a run and B 10, so a task
+ * run twice shows; the offer's
  * outcome, 0 accepted, 1 activated or 5 replaced; the engine's coalesced count).
  *
  * <p>Catches a take that reads the slot and then marks it BUSY in two steps: the copy with that bug,
- * {@code broken.BrokenCoalescingSlotStress}, was seen failing with the forbidden "1, 0, 1" (now "1, 5, 1": a replacing offer reports 5, REPLACED) (B accepted and A counted
- * as coalesced, yet A ran and B never did).
+ * {@code broken.BrokenCoalescingSlotStress} (a model of the slot, with its own encoding), was seen failing with its
+ * forbidden "1, 0, 1" (B accepted and A counted as coalesced, yet A ran and B never did: "1, 5, 1" here, a replacing
+ * offer reporting 5, REPLACED).
  */
 @JCStressTest
 @Description("Coalescing lane: replace racing with take and idle")
-@Outcome(id = "3, 0, 0", expect = ACCEPTABLE, desc = "A was taken first; B arrived while A ran and ran after it")
-@Outcome(id = "2, 5, 1", expect = ACCEPTABLE, desc = "B replaced A before it started; only B ran; A coalesced")
-@Outcome(id = "3, 1, 0", expect = ACCEPTABLE, desc = "A ran and the owner went idle; B re-activated the lane")
+@Outcome(id = "11, 0, 0", expect = ACCEPTABLE, desc = "A was taken first; B arrived while A ran and ran after it")
+@Outcome(id = "10, 5, 1", expect = ACCEPTABLE, desc = "B replaced A before it started; only B ran; A coalesced")
+@Outcome(id = "11, 1, 0", expect = ACCEPTABLE, desc = "A ran and the owner went idle; B re-activated the lane")
 @Outcome(id = "1, 5, 1", expect = FORBIDDEN, desc = "LOST: B accepted but never ran, and A ran although replaced")
 @Outcome(expect = FORBIDDEN, desc = "anything else")
 @State
@@ -38,7 +40,7 @@ public class CoalescingSlotStress {
     int ran;
 
     public CoalescingSlotStress() {
-        if (lane.offer(() -> ran |= 1, 0) != Lane.ACTIVATED) {
+        if (lane.offer(() -> ran += 1, 0) != Lane.ACTIVATED) {
             throw new IllegalStateException("a new lane must activate on its first offer");
         }
     }
@@ -50,7 +52,7 @@ public class CoalescingSlotStress {
 
     @Actor
     public void submitter(III_Result r) {
-        r.r2 = lane.offer(() -> ran |= 2, 0);
+        r.r2 = lane.offer(() -> ran += 10, 0);
     }
 
     @Arbiter

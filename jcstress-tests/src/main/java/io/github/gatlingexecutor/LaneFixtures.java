@@ -25,6 +25,18 @@ final class LaneFixtures {
     }
 
     /** A core worker not started by the pool; {@code thread} stands in for the thread that plays it. */
+    /**
+     * The tasks in {@code returned}, weighed by identity: 1 for {@code a}, 10 for {@code b}, 1,000 for anything else.
+     * A count alone would let one task returned twice stand for two (and a lost one go unseen).
+     */
+    static int weigh(java.util.List<Runnable> returned, Runnable a, Runnable b) {
+        int w = 0;
+        for (Runnable r : returned) {
+            w += r == a ? 1 : r == b ? 10 : 1_000;
+        }
+        return w;
+    }
+
     static Worker worker(Engine engine, Thread thread) {
         Worker w = new Worker(engine, engine.pool, true, 1);
         w.thread = thread;

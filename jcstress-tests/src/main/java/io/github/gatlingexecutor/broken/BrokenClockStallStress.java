@@ -54,9 +54,8 @@ public class BrokenClockStallStress {
     }
 
     @Actor
-    public void submitter(ZZZ_Result r) {
+    public void submitter() {
         long t = (long) CLOCK.getOpaque(this);
-        r.r2 = t == STALE;
         if (t == STALE) {
             CLOCK.setRelease(this, System.nanoTime());          // BUG: a plain store where the real one CASes
             if ((boolean) STALLED.getAcquire(this)) {
@@ -67,6 +66,7 @@ public class BrokenClockStallStress {
 
     @Arbiter
     public void arbiter(ZZZ_Result r) {
+        r.r2 = (long) CLOCK.getVolatile(this) != STALE; // as in the real test: fresh iff restarted after the stall
         r.r3 = (boolean) STALLED.getVolatile(this);
     }
 }
