@@ -308,11 +308,6 @@ class EdgeCaseRegressionTest {
     }
 
     /**
-     * A second {@code close()}, come while the first waited for the processor's own executor to end, returned at once:
-     * a handler that had overrun the close timeout still ran on the processor's thread after its caller had been told
-     * that none was left.
-     */
-    /**
      * A bounded executor that refused the records' run: the processor offers it again after each poll, but the wait of
      * a close (or a revocation) did not, so it sat out the whole {@code closeTimeout} beside an executor with room, and
      * dropped the records (close took 20 s, nothing handled or committed).
@@ -341,7 +336,13 @@ class EdgeCaseRegressionTest {
             Thread closer = new Thread(processor::close, "closer");
             long start = System.nanoTime();
             closer.start();
-            Thread.sleep(200); // the close waits for the partition's records; then the executor makes room
+            // The close waits for the partition's records (its drain on the polling thread's stack); then the executor
+            // makes room. Released before the drain, the records would run through the re-offer after a poll, and a
+            // drain that does not offer them again would pass.
+            await(Duration.ofSeconds(30), "the close's drain", () -> Thread.getAllStackTraces().entrySet().stream()
+                    .filter(e -> e.getKey().getName().equals("kafka-" + group + "-poll"))
+                    .anyMatch(e -> java.util.Arrays.stream(e.getValue())
+                            .anyMatch(f -> f.getMethodName().equals("drain"))));
             release.countDown();
             closer.join(TimeUnit.SECONDS.toMillis(60));
             long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
@@ -521,6 +522,11 @@ class EdgeCaseRegressionTest {
         }
     }
 
+    /**
+     * A second {@code close()}, come while the first waited for the processor's own executor to end, returned at once:
+     * a handler that had overrun the close timeout still ran on the processor's thread after its caller had been told
+     * that none was left.
+     */
     @Test
     void aSecondCloseWaitsForTheHandlersAsTheFirstDoes() throws Exception {
         String topic = EmbeddedKafka.name("close-twice");

@@ -185,9 +185,12 @@ class GroupTest {
                     .topics(topic).executor(executorB).commitInterval(Duration.ofMillis(50))
                     .maxPendingPerPartition(500).handler(new Handler(doneB)).build();
             b.start();
-            await(Duration.ofSeconds(30), "b took over some partitions", () -> doneB.sum() >= total / 10);
-            assertTrue(doneA.sum() + doneB.sum() < total, "b joined mid-run");
-            b.close();
+            try {
+                await(Duration.ofSeconds(30), "b took over some partitions", () -> doneB.sum() >= total / 10);
+                assertTrue(doneA.sum() + doneB.sum() < total, "b joined mid-run");
+            } finally {
+                b.close(); // here, or on a failure above: left running, it would go on in the class's broker
+            }
             long bDone = doneB.sum();
             assertTrue(doneA.sum() + bDone < total, "b left mid-run");
             awaitCommitted(a, end);
@@ -256,10 +259,11 @@ class GroupTest {
         try (KafkaProcessor<String, String> a = new Member().start(true)) {
             assertTrue(bothInA.await(30, TimeUnit.SECONDS), "a's failure handlers running for both partitions");
             try (KafkaProcessor<String, String> b = new Member().start(false)) {
-                // The window in which a revocation that did not wait let b take the partition over and call the
-                // failure handler again; a revocation that waits keeps the partition in a until the release below,
-                // however long the window, so the window only decides how surely the old behaviour is caught.
-                TimeUnit.SECONDS.sleep(3);
+                // Released once the revocation is under way in a (its callback, which waits for the running failure
+                // handlers, on a polling thread's stack) or b has called a failure handler again (the old behaviour):
+                // a fixed wait let a slow rebalance pass the test without a revocation.
+                await(Duration.ofSeconds(30), "a revocation of a's partitions", () -> pollingThreadsIn(group,
+                        "onPartitionsRevoked") || failureHandlerCalls.values().stream().anyMatch(n -> n.get() >= 2));
                 releaseA.countDown();
                 await(Duration.ofSeconds(30), "every readable record handled", () -> handled.size() == 4);
                 Map<TopicPartition, Long> end = Map.of(new TopicPartition(topic, 0), 3L, new TopicPartition(topic, 1),
@@ -414,7 +418,8 @@ class GroupTest {
         StallingDeserializer.STALLS.set(0);
         StallingDeserializer.stalled = new CountDownLatch(1);
         FirstHeld first = new FirstHeld();
-        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        String group = EmbeddedKafka.name("g");
+        Properties props = KAFKA.consumerProperties(group);
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StallingDeserializer.class.getName());
         props.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, "2000");
         try (KafkaProcessor<String, String> p = KafkaProcessor.<String, String>builder(props)
@@ -430,10 +435,13 @@ class GroupTest {
             KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, key, "stall"),
                     new ProducerRecord<>(topic, 0, key, "last")));
             assertTrue(StallingDeserializer.stalled.await(30, TimeUnit.SECONDS), "the polling thread stalled");
-            // The window in which the new assignment, not waiting, ran "first" again beside its old run (rejoining
-            // takes a few hundred milliseconds). Shorter than max.poll.interval.ms: the assignment that waits for the
-            // old run here must not make the member fall out of the group again.
-            TimeUnit.MILLISECONDS.sleep(1_500);
+            // Released once the partition is back and either waits for the old run (the assignment's callback is on
+            // the polling thread's stack) or has started "first" again beside it: a fixed wait let a slow rejoin
+            // replay it after the release, which the check below then passed.
+            Thread poller = pollingThread(group);
+            await(Duration.ofSeconds(30), "the partition assigned back", () -> first.runs.get() >= 2
+                    || Arrays.stream(poller.getStackTrace())
+                            .anyMatch(f -> f.getMethodName().equals("onPartitionsAssigned")));
             first.release.countDown();
             await(Duration.ofSeconds(30), "every record run",
                     () -> first.ran.containsAll(List.of("first", "stall", "last")));
@@ -495,6 +503,13 @@ class GroupTest {
         }
         assertTrue(first.runs.get() >= 2, "the partition was not revoked and replayed: the test did not test");
         assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+    }
+
+    /** Whether a polling thread of a processor of {@code group} has {@code method} on its stack now. */
+    private static boolean pollingThreadsIn(String group, String method) {
+        String name = "kafka-" + group + "-poll";
+        return Thread.getAllStackTraces().entrySet().stream().filter(e -> e.getKey().getName().equals(name))
+                .anyMatch(e -> Arrays.stream(e.getValue()).anyMatch(f -> f.getMethodName().equals(method)));
     }
 
     private static Thread pollingThread(String group) {

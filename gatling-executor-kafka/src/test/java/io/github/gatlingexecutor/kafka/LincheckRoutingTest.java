@@ -87,11 +87,27 @@ class LincheckRoutingTest {
         }
     }
 
-    /** Runs the actors on new threads (all created before any starts) and waits for all. */
+    /**
+     * Runs the actors on new threads (all created before any starts), waits for all, and throws on the scenario's
+     * thread the first throwable an actor ended with: Lincheck reports what the scenario's own thread throws, not what
+     * dies with an actor's thread, which would otherwise pass unseen.
+     */
     static void runAll(Runnable... actors) {
         Thread[] threads = new Thread[actors.length];
+        Throwable[] failure = new Throwable[1];
         for (int i = 0; i < actors.length; i++) {
-            threads[i] = new Thread(actors[i]);
+            Runnable actor = actors[i];
+            threads[i] = new Thread(() -> {
+                try {
+                    actor.run();
+                } catch (Throwable t) {
+                    synchronized (failure) {
+                        if (failure[0] == null) {
+                            failure[0] = t;
+                        }
+                    }
+                }
+            });
         }
         for (Thread t : threads) {
             t.start();
@@ -101,6 +117,11 @@ class LincheckRoutingTest {
                 t.join();
             } catch (InterruptedException e) {
                 throw new AssertionError(e);
+            }
+        }
+        synchronized (failure) {
+            if (failure[0] != null) {
+                throw new AssertionError("an actor failed: " + failure[0], failure[0]);
             }
         }
     }
@@ -459,7 +480,7 @@ class LincheckRoutingTest {
         Lincheck.runConcurrentTest(INVOCATIONS, sharedKey(true, true, false, false));
         // Lincheck restores static state after each run, so a counter cannot tell whether the replacement was ever
         // explored; a probe that fails there can.
-        assertFinds(sharedKey(true, true, false, false, true));
+        assertFinds(sharedKey(true, true, false, false, true), "reached: a router replaced");
     }
 
     @Test
@@ -473,7 +494,7 @@ class LincheckRoutingTest {
     void sharedKeyScenarioFindsALaneThatStopsAtAnEmptyQueue() {
         Assumptions.assumeTrue(Runtime.version().feature() < 25,
                 "Lincheck 3.7 misses some interleavings on JDK " + Runtime.version().feature());
-        assertFinds(sharedKey(false, false, false, true));
+        assertFinds(sharedKey(false, false, false, true), "never ran");
     }
 
     // --------------------------------------------------------------------------- 2. a long call loses the routing
@@ -531,7 +552,7 @@ class LincheckRoutingTest {
     @Timeout(300)
     void longCallLosesTheRouting() {
         Lincheck.runConcurrentTest(INVOCATIONS, longCall(false));
-        assertFinds(longCall(false, true));
+        assertFinds(longCall(false, true), "reached: the polling thread took");
     }
 
     @Test
@@ -620,20 +641,26 @@ class LincheckRoutingTest {
     @Test
     @Timeout(300)
     void compactionThatUnlinksTheLastEntryIsFound() {
-        assertFinds(compaction(true));
+        assertFinds(compaction(true), "past the incomplete record at 2");
     }
 
     // ------------------------------------------------------------------------------------------------------------
 
     /**
-     * Passes if Lincheck reports a failure of {@code scenario}. Lincheck 3.7 sometimes finds one and then throws while
-     * rendering its trace (inside {@link LincheckAssertionError}'s constructor): a failure found too, and only that.
+     * Passes if Lincheck reports a failure of {@code scenario} whose report contains {@code expected} (the text of
+     * the check the scenario is built to fail, or of its probe): Lincheck 3.7 reports every failure, a hang or an
+     * exception of another kind included, as a {@link LincheckAssertionError}, so any failure would otherwise pass.
+     * Lincheck 3.7 sometimes finds one and then throws while rendering its trace (inside that error's constructor):
+     * a failure found too, of a kind then unknown, and only that passes besides.
      */
-    static void assertFinds(Runnable scenario) {
+    static void assertFinds(Runnable scenario, String expected) {
         try {
             Lincheck.runConcurrentTest(BROKEN_INVOCATIONS, scenario);
         } catch (LincheckAssertionError found) {
             String message = String.valueOf(found.getMessage()).strip();
+            if (!message.contains(expected)) {
+                fail("Lincheck found a failure, but not the expected one (\"" + expected + "\"):\n" + message, found);
+            }
             System.out.println("Lincheck found, as expected: "
                     + message.substring(0, Math.min(message.length(), 300)).replace('\n', ' '));
             return;

@@ -117,8 +117,12 @@ class OrderingTest {
         Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
         Map<String, AtomicLong> lastSeq = new ConcurrentHashMap<>();
         LongAdder calls = new LongAdder();
-        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
-                        KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+        // KEY_LATEST coalesces a key's records within a poll, so the calls tend to keys x polls: with the default 500
+        // records a poll that is 100 x 200, total / 5 itself, and shorter polls (a slow poller) went over. Polls of
+        // 5,000 bound it far below (about 2,000 calls).
+        java.util.Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(org.apache.kafka.clients.consumer.ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
                 .topics(topic)
                 .ordering(Ordering.KEY_LATEST)
                 .handler(r -> {

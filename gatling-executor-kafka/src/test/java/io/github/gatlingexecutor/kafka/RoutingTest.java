@@ -308,10 +308,13 @@ class RoutingTest {
                     .topics(topic).executor(executorB).commitInterval(Duration.ofMillis(50))
                     .handler(new Handler(doneB)).build();
             b.start();
-            await(Duration.ofSeconds(30), "b took over some partitions", () -> doneB.sum() >= 5_000);
-            long aBefore = doneA.sum();
-            await(Duration.ofSeconds(30), "a still running its share", () -> doneA.sum() >= aBefore + 2_000);
-            b.close();
+            try {
+                await(Duration.ofSeconds(30), "b took over some partitions", () -> doneB.sum() >= 5_000);
+                long aBefore = doneA.sum();
+                await(Duration.ofSeconds(30), "a still running its share", () -> doneA.sum() >= aBefore + 2_000);
+            } finally {
+                b.close(); // here, or on a failure above: left running, it would go on in the class's broker
+            }
             long bDone = doneB.sum();
             long aAfter = doneA.sum();
             await(Duration.ofSeconds(30), "a took the partitions back", () -> doneA.sum() >= aAfter + 5_000);
@@ -321,6 +324,8 @@ class RoutingTest {
             Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, partitions);
             awaitCommitted(a, end);
             assertEquals(bDone, doneB.sum(), "nothing ran in b after it closed");
+        } finally {
+            stop.set(true); // the producer stops on a failure too
         }
         assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
         assertEquals(sent.get(), checker.calls.sum(), "every record ran once");
