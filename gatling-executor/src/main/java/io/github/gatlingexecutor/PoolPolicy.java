@@ -43,10 +43,9 @@ final class PoolPolicy {
 
     /**
      * Bounds of a worker's search: how long it polls the ready queue, one spin apart (yielding every 16th poll, outside
-     * the count of searchers), before it parks
-     * (the park phase of the {@link Waiting} strategy). Each worker adapts its own budget between these, as adaptive
-     * spinning does for locks: a search that finds work doubles it (work is flowing, and a park/unpark pair would cost
-     * the submitter a system call), a search that ends in a park halves it (work is sparse, and spinning would only
+     * the count of searchers), before it parks (the park phase of the {@link Waiting} strategy). Each worker adapts
+     * its own budget between these, as adaptive spinning does for locks: a search that finds work doubles it (work is
+     * flowing, and a park/unpark pair would cost the submitter a system call), a search that ends in a park halves it (work is sparse, and spinning would only
      * burn a CPU). An idle executor therefore spins at most once, briefly, after its last task. A budget of time, not
      * of polls: a poll count stretched with the yields in the waits, and at 10,000 tasks a second a budget grown to
      * 4,096 polls outlasted the 100 us between tasks, so a worker spun for good on a nearly idle executor. Such a

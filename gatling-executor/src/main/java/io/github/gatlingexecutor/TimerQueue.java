@@ -1,5 +1,7 @@
 package io.github.gatlingexecutor;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -21,11 +23,11 @@ final class TimerQueue {
     private ScheduledTask<?>[] heap = new ScheduledTask<?>[INITIAL];
     private int size;
 
-    private static final java.lang.invoke.VarHandle SIZE;
+    private static final VarHandle SIZE;
 
     static {
         try {
-            SIZE = java.lang.invoke.MethodHandles.lookup().findVarHandle(TimerQueue.class, "size", int.class);
+            SIZE = MethodHandles.lookup().findVarHandle(TimerQueue.class, "size", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

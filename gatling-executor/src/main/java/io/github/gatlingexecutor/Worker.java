@@ -87,8 +87,8 @@ final class Worker implements Runnable {
     @SuppressWarnings("unused") // accessed through TAKE_LANE
     private Lane takeLane;
 
-    // Written by this worker only, with release stores (statistics read them with acquire loads: a task seen started
-    // has its submit counted); transfers and the busy flag below are opaque. Read by statistics and the checker.
+    // Written by this worker only, with release stores, read with acquire or opaque loads (each accessor names its
+    // mode); transfers and the busy flag below are opaque. Read by statistics and the checker.
     private long started;
     private long executed;
     private long failed;
@@ -138,9 +138,9 @@ final class Worker implements Runnable {
 
     /**
      * Lanes this worker left idle and has not released yet. Owner-only, except that the checker reads it racily to
-     * release the idle lanes of a worker stuck in a task (see {@link Checker#sweepIdleLanes}), and clears the entries of
-     * those it is done with ({@link #forgetEntry}): any lane read from here is released only if its own CAS finds it
-     * still idle, so a stale or torn view can only release a lane early, never wrongly.
+     * release the idle lanes of a worker stuck in a task (see {@link Checker#sweepIdleLanes}), and clears the entries
+     * of those it is done with ({@link #forgetEntry}): any lane read from here is released only if its own CAS finds
+     * it still idle, so a stale or torn view can only release a lane early, never wrongly.
      */
     private final Lane[] idleRing = new Lane[IDLE_RING];
     private int idleStart;
@@ -557,8 +557,9 @@ final class Worker implements Runnable {
      *
      * <p>A change of lane is written in three steps, each a release store: the word to progress 0 (still TAKING),
      * the lane, then the word with the new lane's progress. A racy reader that reads the lane, the word and the lane
-     * again (see {@link #takenInAcquire}) and finds the same lane twice therefore read either 0 or a figure of that lane,
-     * unless the worker went to another lane and back between its reads (a statistics figure then errs for a moment).
+     * again (see {@link #takenInAcquire}) and finds the same lane twice therefore read either 0 or a figure of that
+     * lane, unless the worker went to another lane and back between its reads (a statistics figure then errs for a
+     * moment).
      */
     void endTake(Lane lane, long taken) {
         if ((Lane) TAKE_LANE.getOpaque(this) != lane) { // once per batch at most, in the worker's own line
