@@ -47,6 +47,30 @@ class BuilderTest {
         assertDoesNotThrow(() -> builder(valid()).build().close());
     }
 
+    /** The defaults the README and SPEC name: each set test sets its own, so nothing else would notice a change. */
+    @Test
+    void defaultsAreAsDocumented() throws Exception {
+        try (KafkaProcessor<String, String> p = builder(valid()).build()) {
+            assertEquals(10_000, field(p, "maxPending"), "maxPendingPerPartition");
+            assertEquals(Duration.ofSeconds(1).toNanos(), field(p, "commitIntervalNanos"), "commitInterval");
+            assertEquals(Duration.ofSeconds(30), field(p, "closeTimeout"), "closeTimeout");
+            RecordRunner<?, ?> runner = (RecordRunner<?, ?>) field(p, "runner");
+            assertEquals(3, runner.retries(), "retries");
+            // retryBackoff 100 ms, doubling per failed try, capped at 10 s
+            assertEquals(Duration.ofMillis(100).toNanos(), runner.backoff(1));
+            assertEquals(Duration.ofMillis(200).toNanos(), runner.backoff(2));
+            assertEquals(Duration.ofMillis(400).toNanos(), runner.backoff(3));
+            assertEquals(Duration.ofSeconds(10).toNanos(), runner.backoff(8), "the cap");
+            assertEquals(Duration.ofSeconds(10).toNanos(), runner.backoff(1_000), "the cap");
+        }
+    }
+
+    private static Object field(Object target, String name) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = KafkaProcessor.class.getDeclaredField(name);
+        f.setAccessible(true);
+        return f.get(target);
+    }
+
     @Test
     void missingConsumerSettingsAreNamed() {
         rejected("bootstrap.servers", p -> p.remove("bootstrap.servers"), b -> { });
