@@ -5,6 +5,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
@@ -207,8 +209,14 @@ class OrderingTest {
         }
     }
 
-    @Test
-    void nullKeysRunInPartitionOrderUnderKeyOrdering() throws Exception {
+    /**
+     * Null keys keep their partition's offset order under both keyed orderings; under KEY_LATEST they are never
+     * superseded. The handler takes a little over 20 us, so that records wait behind a running one (the lane path),
+     * not only run on the spot.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Ordering.class, names = {"KEY", "KEY_LATEST"})
+    void nullKeysRunInPartitionOrderUnderKeyOrdering(Ordering ordering) throws Exception {
         String topic = EmbeddedKafka.name("null-keys");
         KAFKA.createTopic(topic, 2);
         List<ProducerRecord<String, String>> records = new ArrayList<>();
@@ -222,8 +230,14 @@ class OrderingTest {
         try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
                         KAFKA.consumerProperties(EmbeddedKafka.name("g")))
                 .topics(topic)
-                .ordering(Ordering.KEY_LATEST) // null keys are never superseded, even here
-                .handler(r -> checkPartitionOrder(r, running, last))
+                .ordering(ordering)
+                .handler(r -> {
+                    long until = System.nanoTime() + 20_000;
+                    while (System.nanoTime() - until < 0) {
+                        Thread.onSpinWait();
+                    }
+                    checkPartitionOrder(r, running, last);
+                })
                 .commitInterval(Duration.ofMillis(50))
                 .build()) {
             processor.start();
