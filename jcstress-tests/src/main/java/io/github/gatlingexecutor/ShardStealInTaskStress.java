@@ -48,9 +48,15 @@ public class ShardStealInTaskStress {
     @Actor
     public void thief() {
         Shard.Cursor cur = new Shard.Cursor();
-        if (shard.stealInTask(cur)) {
-            stole = 1;
-            work(cur);
+        // Tried until the owner has given the shard up: one try, at the start, came before the owner's first task
+        // in all but 2 of 153,600 samples of an outside probe, and the race was hardly reached.
+        while (!Shard.free(shard.wordVolatile())) {
+            if (shard.stealInTask(cur)) {
+                stole = 1;
+                work(cur);
+                return;
+            }
+            Thread.onSpinWait();
         }
     }
 
