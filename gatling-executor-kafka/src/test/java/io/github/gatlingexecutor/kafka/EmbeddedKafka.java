@@ -284,6 +284,27 @@ final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback {
         });
     }
 
+    /**
+     * Waits that a handler makes for a test's latch. A handler that throws is retried or handed to the failure
+     * handler, so an assertion there fails nothing at once; a wait that timed out is recorded instead, and the test
+     * class checks after each test that none did.
+     */
+    static final class HandlerWaits {
+        private final java.util.Queue<String> timedOut = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+        /** Waits up to 30 s for {@code latch}; a time-out is recorded (and the handler goes on). */
+        void await(java.util.concurrent.CountDownLatch latch, String what) throws InterruptedException {
+            if (!latch.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                timedOut.add(what);
+            }
+        }
+
+        void assertNoneTimedOut() {
+            org.junit.jupiter.api.Assertions.assertTrue(timedOut.isEmpty(),
+                    () -> "a handler's wait timed out: " + timedOut);
+        }
+    }
+
     /** Polls {@code condition} until it holds; fails with {@code what} at the deadline. */
     static void await(Duration timeout, String what, BooleanSupplier condition) {
         long deadline = System.nanoTime() + timeout.toNanos();

@@ -44,9 +44,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Failing handlers, records that cannot be deserialized, and close. */
 class FailureTest {
-
     @RegisterExtension
     static final EmbeddedKafka KAFKA = new EmbeddedKafka();
+
+    private final EmbeddedKafka.HandlerWaits handlerWaits = new EmbeddedKafka.HandlerWaits();
+
+    @org.junit.jupiter.api.AfterEach
+    void noHandlerWaitTimedOut() {
+        handlerWaits.assertNoneTimedOut();
+    }
 
     @Test
     void poisonRecordIsRetriedThenHandedOverWhileOtherKeysFlowAndTheOffsetWaitsForTheCallback() throws Exception {
@@ -98,7 +104,7 @@ class FailureTest {
                     failedRecord.set(r);
                     failedError.set(e);
                     inFailureHandler.countDown();
-                    assertTrue(release.await(30, TimeUnit.SECONDS));
+                    handlerWaits.await(release, "release");
                 })
                 .build()) {
             processor.start();
@@ -502,7 +508,7 @@ class FailureTest {
                 .onFailure((r, e) -> {
                     failed.add(r);
                     errors.add(e);
-                    assertTrue(release.await(30, TimeUnit.SECONDS));
+                    handlerWaits.await(release, "release");
                 })
                 .build()) {
             processor.start();
@@ -561,7 +567,7 @@ class FailureTest {
                 .onFailure((r, e) -> {
                     inHandler.countDown();
                     try {
-                        assertTrue(release.await(30, TimeUnit.SECONDS));
+                        handlerWaits.await(release, "release");
                     } catch (InterruptedException x) {
                         interrupted.incrementAndGet();
                         throw x;
@@ -721,7 +727,7 @@ class FailureTest {
                 .handler(r -> {
                     if (r.offset() == 0) {
                         firstStarted.countDown();
-                        assertTrue(release.await(30, TimeUnit.SECONDS));
+                        handlerWaits.await(release, "release");
                     }
                     if (r.offset() < 3) {
                         earlierDone.incrementAndGet();

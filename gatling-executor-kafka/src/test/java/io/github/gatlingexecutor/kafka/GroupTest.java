@@ -39,9 +39,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Several processors in one group: crash and restart, members joining and leaving; and back-pressure. */
 class GroupTest {
-
     @RegisterExtension
     static final EmbeddedKafka KAFKA = new EmbeddedKafka();
+
+    private final EmbeddedKafka.HandlerWaits handlerWaits = new EmbeddedKafka.HandlerWaits();
+
+    @org.junit.jupiter.api.AfterEach
+    void noHandlerWaitTimedOut() {
+        handlerWaits.assertNoneTimedOut();
+    }
 
     private final Queue<String> violations = new ConcurrentLinkedQueue<>();
 
@@ -245,7 +251,7 @@ class GroupTest {
                             try {
                                 if (holdsFailures) {
                                     bothInA.countDown();
-                                    assertTrue(releaseA.await(30, TimeUnit.SECONDS));
+                                    handlerWaits.await(releaseA, "releaseA");
                                 }
                             } finally {
                                 in.decrementAndGet();
@@ -313,7 +319,7 @@ class GroupTest {
                      .handler(r -> {
                          if ("hold".equals(r.value()) && holds.getAndIncrement() == 0) {
                              heldInA.countDown();
-                             assertTrue(releaseA.await(30, TimeUnit.SECONDS));
+                             handlerWaits.await(releaseA, "releaseA");
                          }
                      })
                      .onFailure((r, e) -> failureHandlerCalls.computeIfAbsent(position(r), x -> new AtomicInteger())
@@ -374,7 +380,7 @@ class GroupTest {
             try {
                 if (r.value().equals("first") && runs.incrementAndGet() == 1) {
                     started.countDown();
-                    assertTrue(release.await(30, TimeUnit.SECONDS));
+                    handlerWaits.await(release, "release");
                 }
                 ran.add(r.value());
             } finally {
@@ -546,7 +552,7 @@ class GroupTest {
                 .commitInterval(Duration.ofMillis(20))
                 .handler(r -> {
                     if (r.partition() == 0) {
-                        assertTrue(release.await(30, TimeUnit.SECONDS));
+                        handlerWaits.await(release, "release");
                     } else {
                         others.increment();
                     }
