@@ -241,15 +241,8 @@ class JfrEventsTest {
                 Thread.interrupted();
             }
             java.util.Map<String, RecordedEvent> byContext = new java.util.HashMap<>();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (byContext.size() < 3 && System.nanoTime() - deadline < 0) {
-                for (RecordedEvent x : events) {
-                    if (x.getEventType().getName().equals(PREFIX + "TaskRejected")
-                            && name.equals(x.getString("executor"))) {
-                        byContext.put(x.getString("context"), x);
-                    }
-                }
-                TestSupport.sleep(20);
+            for (RecordedEvent x : awaitEvents(events, "TaskRejected", name, 3)) {
+                byContext.put(x.getString("context"), x);
             }
             assertEquals(java.util.Set.of("q1", "", "q2"), byContext.keySet(), events.toString());
             for (RecordedEvent x : byContext.values()) {
@@ -483,18 +476,7 @@ class JfrEventsTest {
             assertThrows(RejectedExecutionException.class, () -> e.sequential("k").execute(() -> { }));
             assertFalse(e.offer(new TestSupport.Seq("k", () -> { })));
 
-            List<RecordedEvent> rejected = new java.util.ArrayList<>();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (rejected.size() < 2 && System.nanoTime() - deadline < 0) {
-                rejected.clear();
-                for (RecordedEvent x : events) {
-                    if (x.getEventType().getName().equals(PREFIX + "TaskRejected")
-                            && name.equals(x.getString("executor"))) {
-                        rejected.add(x);
-                    }
-                }
-                TestSupport.sleep(20);
-            }
+            List<RecordedEvent> rejected = awaitEvents(events, "TaskRejected", name, 2);
             assertEquals(2, rejected.size(), events.toString());
             for (RecordedEvent x : rejected) {
                 assertEquals("k", x.getString("context"));
@@ -600,6 +582,22 @@ class JfrEventsTest {
 
     private static boolean isClass(RecordedEvent e, Class<?> type) {
         return e.getClass("taskClass") != null && e.getClass("taskClass").getName().equals(type.getName());
+    }
+
+    /** The events of {@code type} from {@code executor} once there are {@code n} (or all there are after 20 s). */
+    private static List<RecordedEvent> awaitEvents(List<RecordedEvent> events, String type, String executor, int n) {
+        List<RecordedEvent> found = new java.util.ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (found.size() < n && System.nanoTime() - deadline < 0) {
+            TestSupport.sleep(20);
+            found.clear();
+            for (RecordedEvent x : events) {
+                if (x.getEventType().getName().equals(PREFIX + type) && executor.equals(x.getString("executor"))) {
+                    found.add(x);
+                }
+            }
+        }
+        return found;
     }
 
     private static RecordedEvent awaitEvent(List<RecordedEvent> events, String type, String executor,
