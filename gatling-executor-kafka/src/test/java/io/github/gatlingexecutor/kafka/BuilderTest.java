@@ -47,7 +47,7 @@ class BuilderTest {
         assertDoesNotThrow(() -> builder(valid()).build().close());
     }
 
-    /** The defaults the README and SPEC name: each set test sets its own, so nothing else would notice a change. */
+    /** The defaults the README and SPEC name: every other test sets its own, so nothing else would notice a change. */
     @Test
     void defaultsAreAsDocumented() throws Exception {
         try (KafkaProcessor<String, String> p = builder(valid()).build()) {
