@@ -342,6 +342,10 @@ class SemanticsOrderingTest {
             ContextStatistics cs = lane(e, "cs", true);
             return cs != null && cs.submitted() == 3;
         }, () -> e.contextStatistics().toString());
+        // The timer's dispatch cancels the replaced future after it lets go of the timer's lock, a moment after the
+        // lane counted the replacement: wait for it (the first version of this test asserted at once, and failed once
+        // in a CI run on JDK 25).
+        waitUntil("the replaced task's future to complete", waiting::isDone);
         assertTrue(waiting.isCancelled(), "the due scheduled task did not replace the task waiting in its lane");
         assertFalse(waitingRan.get());
         CountDownLatch newest = new CountDownLatch(1);
