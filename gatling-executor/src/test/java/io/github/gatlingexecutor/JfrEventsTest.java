@@ -224,13 +224,7 @@ class JfrEventsTest {
             GatlingExecutor e = cleanup.track(gatling("jfr-executor-full").coreThreads(1).maxThreads(1).maxQueued(1)
                     .overflow(Overflow.block(Duration.ofMillis(50))).build());
             String name = e.name();
-            CountDownLatch running = new CountDownLatch(1);
-            CountDownLatch gate = cleanup.gate();
-            e.execute(() -> {
-                running.countDown();
-                TestSupport.blockQuietly(gate);
-            });
-            await(running, "the holding task");
+            CountDownLatch gate = cleanup.occupy(e);
             e.execute(() -> { }); // the executor's one place
             assertThrows(RejectedExecutionException.class, () -> e.sequential("q1").execute(() -> { }));
             assertFalse(e.offer(() -> { }));
@@ -465,13 +459,7 @@ class JfrEventsTest {
             startCollecting(stream, events);
             GatlingExecutor e = cleanup.track(gatling("jfr-full").maxQueuedPerContext(1).build());
             String name = e.name();
-            CountDownLatch running = new CountDownLatch(1);
-            CountDownLatch gate = cleanup.gate();
-            e.sequential("k").execute(() -> {
-                running.countDown();
-                TestSupport.blockQuietly(gate);
-            });
-            await(running, "the holding task");
+            CountDownLatch gate = cleanup.occupy(e.sequential("k"));
             e.sequential("k").execute(() -> { });
             assertThrows(RejectedExecutionException.class, () -> e.sequential("k").execute(() -> { }));
             assertFalse(e.offer(new TestSupport.Seq("k", () -> { })));

@@ -339,10 +339,7 @@ class EdgeCaseRegressionTest {
             // The close waits for the partition's records (its drain on the polling thread's stack); then the executor
             // makes room. Released before the drain, the records would run through the re-offer after a poll, and a
             // drain that does not offer them again would pass.
-            await(Duration.ofSeconds(30), "the close's drain", () -> Thread.getAllStackTraces().entrySet().stream()
-                    .filter(e -> e.getKey().getName().equals("kafka-" + group + "-poll"))
-                    .anyMatch(e -> java.util.Arrays.stream(e.getValue())
-                            .anyMatch(f -> f.getMethodName().equals("drain"))));
+            await(Duration.ofSeconds(30), "the close's drain", () -> EmbeddedKafka.pollingThreadsIn(group, "drain"));
             release.countDown();
             closer.join(TimeUnit.SECONDS.toMillis(60));
             long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);

@@ -305,6 +305,33 @@ final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback {
         }
     }
 
+    /** The polling thread of the (one) processor of {@code group} running now. */
+    static Thread pollingThread(String group) {
+        String name = pollingThreadName(group);
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name)).findFirst()
+                .orElseThrow(() -> new AssertionError("no thread " + name));
+    }
+
+    /** Whether a polling thread of any processor of {@code group} has {@code method} on its stack now. */
+    static boolean pollingThreadsIn(String group, String method) {
+        String name = pollingThreadName(group);
+        return Thread.getAllStackTraces().entrySet().stream().filter(e -> e.getKey().getName().equals(name))
+                .anyMatch(e -> hasFrame(e.getValue(), method));
+    }
+
+    /** Whether {@code thread} has {@code method} on its stack now. */
+    static boolean onStack(Thread thread, String method) {
+        return hasFrame(thread.getStackTrace(), method);
+    }
+
+    private static boolean hasFrame(StackTraceElement[] stack, String method) {
+        return java.util.Arrays.stream(stack).anyMatch(f -> f.getMethodName().equals(method));
+    }
+
+    private static String pollingThreadName(String group) {
+        return "kafka-" + group + "-poll";
+    }
+
     /** Polls {@code condition} until it holds; fails with {@code what} at the deadline. */
     static void await(Duration timeout, String what, BooleanSupplier condition) {
         long deadline = System.nanoTime() + timeout.toNanos();

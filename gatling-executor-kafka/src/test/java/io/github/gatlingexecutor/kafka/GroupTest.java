@@ -16,7 +16,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -268,8 +267,9 @@ class GroupTest {
                 // Released once the revocation is under way in a (its callback, which waits for the running failure
                 // handlers, on a polling thread's stack) or b has called a failure handler again (the old behaviour):
                 // a fixed wait let a slow rebalance pass the test without a revocation.
-                await(Duration.ofSeconds(30), "a revocation of a's partitions", () -> pollingThreadsIn(group,
-                        "onPartitionsRevoked") || failureHandlerCalls.values().stream().anyMatch(n -> n.get() >= 2));
+                await(Duration.ofSeconds(30), "a revocation of a's partitions",
+                        () -> EmbeddedKafka.pollingThreadsIn(group, "onPartitionsRevoked")
+                                || failureHandlerCalls.values().stream().anyMatch(n -> n.get() >= 2));
                 releaseA.countDown();
                 await(Duration.ofSeconds(30), "every readable record handled", () -> handled.size() == 4);
                 Map<TopicPartition, Long> end = Map.of(new TopicPartition(topic, 0), 3L, new TopicPartition(topic, 1),
@@ -444,10 +444,9 @@ class GroupTest {
             // Released once the partition is back and either waits for the old run (the assignment's callback is on
             // the polling thread's stack) or has started "first" again beside it: a fixed wait let a slow rejoin
             // replay it after the release, which the check below then passed.
-            Thread poller = pollingThread(group);
-            await(Duration.ofSeconds(30), "the partition assigned back", () -> first.runs.get() >= 2
-                    || Arrays.stream(poller.getStackTrace())
-                            .anyMatch(f -> f.getMethodName().equals("onPartitionsAssigned")));
+            Thread poller = EmbeddedKafka.pollingThread(group);
+            await(Duration.ofSeconds(30), "the partition assigned back",
+                    () -> first.runs.get() >= 2 || EmbeddedKafka.onStack(poller, "onPartitionsAssigned"));
             first.release.countDown();
             await(Duration.ofSeconds(30), "every record run",
                     () -> first.ran.containsAll(List.of("first", "stall", "last")));
@@ -489,7 +488,7 @@ class GroupTest {
             a.start();
             KAFKA.produce(values.stream().map(v -> new ProducerRecord<>(topic, 0, "k", v)).collect(Collectors.toList()));
             assertTrue(first.started.await(30, TimeUnit.SECONDS), "the first record running");
-            Thread poller = pollingThread(group);
+            Thread poller = EmbeddedKafka.pollingThread(group);
             try (KafkaProcessor<String, String> b = KafkaProcessor.<String, String>builder(props)
                     .topics(otherTopic)
                     .handler(r -> { })
@@ -498,9 +497,8 @@ class GroupTest {
                 // Released once the partition is back and either waits for the old run (the assignment's callback is
                 // on the polling thread's stack) or has started the record again beside it: the release itself then
                 // never decides the outcome.
-                await(Duration.ofSeconds(30), "the partition assigned back", () -> first.runs.get() >= 2
-                        || Arrays.stream(poller.getStackTrace())
-                                .anyMatch(f -> f.getMethodName().equals("onPartitionsAssigned")));
+                await(Duration.ofSeconds(30), "the partition assigned back",
+                        () -> first.runs.get() >= 2 || EmbeddedKafka.onStack(poller, "onPartitionsAssigned"));
                 first.release.countDown();
                 await(Duration.ofSeconds(30), "every record run", () -> first.ran.containsAll(values));
             }
@@ -509,19 +507,6 @@ class GroupTest {
         }
         assertTrue(first.runs.get() >= 2, "the partition was not revoked and replayed: the test did not test");
         assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
-    }
-
-    /** Whether a polling thread of a processor of {@code group} has {@code method} on its stack now. */
-    private static boolean pollingThreadsIn(String group, String method) {
-        String name = "kafka-" + group + "-poll";
-        return Thread.getAllStackTraces().entrySet().stream().filter(e -> e.getKey().getName().equals(name))
-                .anyMatch(e -> Arrays.stream(e.getValue()).anyMatch(f -> f.getMethodName().equals(method)));
-    }
-
-    private static Thread pollingThread(String group) {
-        String name = "kafka-" + group + "-poll";
-        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name)).findFirst()
-                .orElseThrow(() -> new AssertionError("no thread " + name));
     }
 
     @Test
