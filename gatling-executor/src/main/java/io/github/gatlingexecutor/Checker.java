@@ -706,7 +706,7 @@ final class Checker implements Runnable {
      * worker that empties it next then rings it itself. Otherwise a lane whose only entry sits in the ring of a worker
      * stuck in a long task could never join another ring, and would stay mapped for as long as that worker is stuck.
      */
-    private static boolean releaseIdleLanesOf(Worker w, long now) {
+    static boolean releaseIdleLanesOf(Worker w, long now) {
         boolean young = false;
         boolean again = false; // an entry of a lane that left this ring: cleared when the lane is finished
         int start = w.idleStartOpaque();

@@ -751,6 +751,8 @@ class LincheckLaneTest {
         Lincheck.runConcurrentTest(n, shutdownNowVersusTake(false));
         Lincheck.runConcurrentTest(n, idleHandshake(true));
         Lincheck.runConcurrentTest(n, submitReleaseAndMove(false));
+        Lincheck.runConcurrentTest(n, auxiliaryRetirement(true));
+        Lincheck.runConcurrentTest(n, stuckWorkersRing(true));
     }
 
     // ---- 4. the idle hand-shake -------------------------------------------------------------------------------
@@ -951,6 +953,241 @@ class LincheckLaneTest {
     @Timeout(120)
     void burstScenarioFindsACountGivenBackAfterTheLook() {
         assertFinds(burstWakeUp(false), Found.HANG);
+    }
+
+    // ---- 4c. an auxiliary worker retiring while work arrives -------------------------------------------------------
+
+    /**
+     * An auxiliary worker whose keep-alive is over retires (its park state from PARKED to RETIRED, then out of the idle
+     * stack) while two submitters each offer an item and signal; a core worker is waiting for work too. A submitter's
+     * wake-up that reaches the retiring worker must either win (the worker stays and takes work) or find it retired
+     * and go on to the core worker: a wake-up spent on a worker that then retires leaves its count of searchers taken,
+     * the next submitter wakes nobody, and the core worker parks for good beside queued work (Lincheck reports the
+     * hang). Checks: the core worker comes back with an item, the auxiliary one with an item or retired, and every
+     * item is taken once or still queued (with the auxiliary worker retired, one item may wait for a core worker
+     * that is busy elsewhere: the pool believes it has one). {@code real == false} runs a copy in which the retiring
+     * worker stores RETIRED over whatever its state was: seen failing.
+     */
+    static Runnable auxiliaryRetirement(boolean real) {
+        return () -> {
+            PlainTask a = new PlainTask(() -> { }, 0);
+            PlainTask b = new PlainTask(() -> { }, 0);
+            Object[] got = new Object[2]; // the core worker's, the auxiliary worker's
+            List<Object> left = new ArrayList<>();
+            if (real) {
+                Engine e = new Engine(GatlingExecutor.builder().name("lincheck").coreThreads(1).maxThreads(2)
+                        .settings());
+                set(e.pool, "threads", 2); // one core worker and one auxiliary one: no real thread is started
+                set(e.settings, "auxiliaryKeepAliveNanos", 0L); // retires at its first look at the deadline
+                Worker[] w = new Worker[2];
+                Thread core = new Thread(() -> got[0] = e.pool.awaitWork(w[0]));
+                Thread aux = new Thread(() -> got[1] = e.pool.awaitWork(w[1]));
+                w[0] = parkingWorker(e, core);
+                w[1] = new Worker(e, e.pool, false, 2);
+                w[1].thread = aux;
+                w[1].searchBudget = 0;
+                Thread submitA = new Thread(() -> {
+                    e.readyQueue.offerTask(a);
+                    e.pool.signalWork();
+                });
+                Thread submitB = new Thread(() -> {
+                    e.readyQueue.offerTask(b);
+                    e.pool.signalWork();
+                });
+                core.start();
+                aux.start();
+                submitA.start();
+                submitB.start();
+                join(core, aux, submitA, submitB);
+                check(got[1] != null || w[1].retired, "the auxiliary worker came back with nothing, not retired");
+                for (Object item; (item = e.readyQueue.poll()) != null; ) {
+                    left.add(item);
+                }
+            } else {
+                BrokenRetirement r = new BrokenRetirement();
+                runAll(() -> got[0] = r.awaitWork(false), () -> got[1] = r.awaitWork(true), () -> r.submit(a),
+                        () -> r.submit(b));
+                left.addAll(r.ready);
+            }
+            check(got[0] != null, "the core worker came back with nothing");
+            List<Object> all = new ArrayList<>(left);
+            for (Object item : got) {
+                if (item != null) {
+                    all.add(item);
+                }
+            }
+            check(all.size() == 2 && all.contains(a) && all.contains(b),
+                    "taken " + got[0] + " (core) and " + got[1] + " (auxiliary), left queued " + left);
+        };
+    }
+
+    /**
+     * A copy of the counted wake-up (as {@link BrokenWakeCount}, with the count given back before the look) in which an
+     * auxiliary worker past its keep-alive retires with a plain store of RETIRED: a submitter whose CAS to WOKEN came
+     * first has spent its wake-up, and the searchers' count it took, on a worker that leaves.
+     */
+    static final class BrokenRetirement {
+        static final int ACTIVE = 0;
+        static final int PARKED = 1;
+        static final int WOKEN = 2;
+        static final int RETIRED = 3;
+        final ConcurrentLinkedQueue<Object> ready = new ConcurrentLinkedQueue<>();
+        final ConcurrentLinkedDeque<Thread> idle = new ConcurrentLinkedDeque<>();
+        final java.util.Map<Thread, AtomicInteger> parkStates = new java.util.concurrent.ConcurrentHashMap<>();
+        final AtomicInteger searching = new AtomicInteger();
+
+        Object awaitWork(boolean auxiliary) {
+            Thread self = Thread.currentThread();
+            AtomicInteger state = parkStates.computeIfAbsent(self, t -> new AtomicInteger());
+            for (;;) {
+                state.set(PARKED);
+                idle.offerFirst(self);
+                Object item = ready.poll();
+                if (item == null && auxiliary) {
+                    state.set(RETIRED); // the bug: a CAS from PARKED fails when a submitter has woken it
+                    idle.remove(self);
+                    return null;
+                }
+                if (item == null) {
+                    while (state.get() == PARKED) {
+                        LockSupport.park();
+                    }
+                }
+                if (state.getAndSet(ACTIVE) == WOKEN) {
+                    searching.decrementAndGet();
+                } else {
+                    idle.remove(self);
+                }
+                if (item == null) {
+                    item = ready.poll();
+                }
+                if (item != null) {
+                    if (!ready.isEmpty()) {
+                        signalWork();
+                    }
+                    return item;
+                }
+            }
+        }
+
+        void submit(Object item) {
+            ready.offer(item);
+            signalWork();
+        }
+
+        void signalWork() {
+            if (searching.get() > 0) {
+                return;
+            }
+            searching.incrementAndGet();
+            for (Thread t; (t = idle.pollFirst()) != null; ) {
+                if (parkStates.get(t).compareAndSet(PARKED, WOKEN)) {
+                    LockSupport.unpark(t);
+                    return;
+                }
+            }
+            searching.decrementAndGet();
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void auxiliaryWorkerRetiringWhileWorkArrivesLeavesNoWakeUpLost() {
+        Lincheck.runConcurrentTest(INVOCATIONS, auxiliaryRetirement(true));
+    }
+
+    @Test
+    @Timeout(120)
+    void retirementScenarioFindsARetirementOverAWakeUp() {
+        assertFinds(auxiliaryRetirement(false), Found.HANG);
+    }
+
+    // ---- 4d. the checker's sweep of a stuck worker's idle ring ------------------------------------------------------
+
+    /**
+     * A worker left a lane idle in its ring and is now stuck in a long task, so only the checker can release that lane
+     * (see Checker#releaseIdleLanesOf). Meanwhile another thread submits to the context and, as a worker, runs the lane
+     * and leaves it idle again; the lane's ring mark is still set by the stuck worker's entry, so it may not join this
+     * worker's ring. The checker sweeps the stuck worker's ring once, racing with all that; afterwards the submitter's
+     * worker sweeps its own ring, and the checker sweeps again as long as its last sweep asked for another look (the
+     * real checker stops looking at a stuck worker's ring once a sweep says there is nothing to wait for). Checks:
+     * both tasks ran once, in order, and no lane is left in the map: an idle lane in no ring but the stuck worker's,
+     * with the checker's looks at that ring ended, would stay mapped for as long as that worker is stuck.
+     * {@code real == false} sweeps with a copy of the checker's method whose look at a lane that went idle between
+     * its two reads of the lane's state asks for no other look: seen failing.
+     */
+    static Runnable stuckWorkersRing(boolean real) {
+        return () -> {
+            Engine e = engine();
+            List<String> order = new ArrayList<>();
+            Worker stuck = worker(e, null);
+            Worker other = worker(e, null);
+            e.submitToLane(false, "ctx", () -> order.add("t1"), null, false);
+            Lane lane = (Lane) e.readyQueue.poll();
+            check(lane.runBatch(stuck, 1) == Lane.IDLED, "the first visit did not leave the lane idle");
+            stuck.rememberIdle(lane); // in the stuck worker's ring, marked; that worker now runs a task for good
+            long late = Long.MAX_VALUE / 4; // every grace is over
+            boolean[] again = new boolean[1];
+            runBoth(() -> {
+                e.submitToLane(false, "ctx", () -> order.add("t2"), null, false);
+                work(e, other, false); // runs the lane, leaves it idle, then sweeps its own ring
+            }, () -> again[0] = sweep(real, stuck, late));
+            for (int looks = 0; again[0]; looks++) {
+                check(looks < 3, "the checker asks for another look at the ring for good");
+                again[0] = sweep(real, stuck, late);
+            }
+            check(order.equals(List.of("t1", "t2")), "ran " + order);
+            check(e.lanes(false).isEmpty(), "a lane is left in the map: " + e.lanes(false));
+        };
+    }
+
+    private static boolean sweep(boolean real, Worker stuck, long now) {
+        return real ? Checker.releaseIdleLanesOf(stuck, now) : brokenReleaseIdleLanesOf(stuck, now);
+    }
+
+    /** Checker#releaseIdleLanesOf without the look it asks for when a lane went idle between its two reads. */
+    private static boolean brokenReleaseIdleLanesOf(Worker w, long now) {
+        boolean young = false;
+        boolean again = false;
+        int start = w.idleStartOpaque();
+        int count = Math.min(w.idleCountOpaque(), Worker.IDLE_RING);
+        for (int i = 0; i < count; i++) {
+            Lane lane = w.idleLaneAcquire(start + i);
+            if (lane == null) {
+                continue;
+            }
+            if (lane.isIdle()) {
+                if (now - lane.idleSince >= Worker.IDLE_GRACE_NANOS) {
+                    if (lane.releaseIfIdle()) {
+                        lane.unmap();
+                        w.forgetEntry(start + i, lane);
+                    } else {
+                        lane.leaveRing();
+                        again = true;
+                    }
+                } else {
+                    young = true;
+                }
+            } else if (lane.isActive()) {
+                lane.leaveRing();
+                again = true;
+            } else if (lane.isFinished()) {
+                w.forgetEntry(start + i, lane);
+            } // the bug: a lane that went idle since the first read counts as nothing to wait for
+        }
+        return young || again;
+    }
+
+    @Test
+    @Timeout(120)
+    void checkerSweepOfAStuckWorkersRingLeavesNoLaneMapped() {
+        Lincheck.runConcurrentTest(INVOCATIONS, stuckWorkersRing(true));
+    }
+
+    @Test
+    @Timeout(120)
+    void ringScenarioFindsALaneThatWentIdleBetweenTheCheckersReads() {
+        assertFinds(stuckWorkersRing(false), Found.CHECK);
     }
 
     // ---- 5. the real submit path, lanes released and re-created, a context moving between workers ---------------
