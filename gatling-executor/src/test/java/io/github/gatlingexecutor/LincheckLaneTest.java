@@ -878,15 +878,7 @@ class LincheckLaneTest {
      * count its submitter took for it: a submitter that read the count in between wakes nobody, and nobody wakes for
      * its work.
      */
-    static final class BrokenWakeCount {
-        static final int ACTIVE = 0;
-        static final int PARKED = 1;
-        static final int WOKEN = 2;
-        final ConcurrentLinkedQueue<Object> ready = new ConcurrentLinkedQueue<>();
-        final ConcurrentLinkedDeque<Thread> idle = new ConcurrentLinkedDeque<>();
-        final java.util.Map<Thread, AtomicInteger> parkStates = new java.util.concurrent.ConcurrentHashMap<>();
-        final AtomicInteger searching = new AtomicInteger();
-
+    static final class BrokenWakeCount extends WakeCountModel {
         Object awaitWork() {
             AtomicInteger state = parkStates.computeIfAbsent(Thread.currentThread(), t -> new AtomicInteger());
             for (;;) {
@@ -921,6 +913,21 @@ class LincheckLaneTest {
                 }
             }
         }
+    }
+
+    /**
+     * The submit side of the counted wake-up, and the state the models of it share: a submitter offers its item and,
+     * unless a worker counts as searching, takes that count for the parked worker it wakes (PARKED to WOKEN); the
+     * worker gives the count back once it looks at the queue. Each model adds a worker side with its own bug.
+     */
+    abstract static class WakeCountModel {
+        static final int ACTIVE = 0;
+        static final int PARKED = 1;
+        static final int WOKEN = 2;
+        final ConcurrentLinkedQueue<Object> ready = new ConcurrentLinkedQueue<>();
+        final ConcurrentLinkedDeque<Thread> idle = new ConcurrentLinkedDeque<>();
+        final java.util.Map<Thread, AtomicInteger> parkStates = new java.util.concurrent.ConcurrentHashMap<>();
+        final AtomicInteger searching = new AtomicInteger();
 
         void submit(Object item) {
             ready.offer(item);
@@ -1022,19 +1029,12 @@ class LincheckLaneTest {
     }
 
     /**
-     * A copy of the counted wake-up (as {@link BrokenWakeCount}, with the count given back before the look) in which an
+     * A model of the counted wake-up (its worker gives the count back before it looks, as the real one does) in which an
      * auxiliary worker past its keep-alive retires with a plain store of RETIRED: a submitter whose CAS to WOKEN came
      * first has spent its wake-up, and the searchers' count it took, on a worker that leaves.
      */
-    static final class BrokenRetirement {
-        static final int ACTIVE = 0;
-        static final int PARKED = 1;
-        static final int WOKEN = 2;
+    static final class BrokenRetirement extends WakeCountModel {
         static final int RETIRED = 3;
-        final ConcurrentLinkedQueue<Object> ready = new ConcurrentLinkedQueue<>();
-        final ConcurrentLinkedDeque<Thread> idle = new ConcurrentLinkedDeque<>();
-        final java.util.Map<Thread, AtomicInteger> parkStates = new java.util.concurrent.ConcurrentHashMap<>();
-        final AtomicInteger searching = new AtomicInteger();
 
         Object awaitWork(boolean auxiliary) {
             Thread self = Thread.currentThread();
@@ -1068,25 +1068,6 @@ class LincheckLaneTest {
                     return item;
                 }
             }
-        }
-
-        void submit(Object item) {
-            ready.offer(item);
-            signalWork();
-        }
-
-        void signalWork() {
-            if (searching.get() > 0) {
-                return;
-            }
-            searching.incrementAndGet();
-            for (Thread t; (t = idle.pollFirst()) != null; ) {
-                if (parkStates.get(t).compareAndSet(PARKED, WOKEN)) {
-                    LockSupport.unpark(t);
-                    return;
-                }
-            }
-            searching.decrementAndGet();
         }
     }
 
