@@ -114,6 +114,43 @@ class LincheckLaneTest {
         }
     }
 
+    static void startAll(Thread... threads) {
+        for (Thread t : threads) {
+            t.start();
+        }
+    }
+
+    /**
+     * Plays the checker's look after a nudge (Checker#nudge, then PoolPolicy#inspected): a submitter that found no
+     * parked worker to wake, only a stale entry of one that had just found work, asks the checker, whose look wakes
+     * an idle worker for the queued work. No checker thread runs in these scenarios; called once every submitter has
+     * returned, before the workers are joined.
+     */
+    static void standInForTheChecker(Engine e) {
+        if (nudged(e)) {
+            e.pool.signalWork();
+        }
+    }
+
+    static boolean nudged(Engine e) {
+        return (boolean) get(e.checker, "nudged");
+    }
+
+    /** The pool's count of workers searching or being woken (see WorkerPool#signalWork). */
+    static int searching(Engine e) {
+        return (int) get(e.pool, "searching");
+    }
+
+    static Object get(Object target, String field) {
+        try {
+            Field f = target.getClass().getDeclaredField(field);
+            f.setAccessible(true);
+            return f.get(target);
+        } catch (ReflectiveOperationException ex) {
+            throw new AssertionError(ex);
+        }
+    }
+
     static void join(Thread... threads) {
         for (Thread t : threads) {
             try {
@@ -833,10 +870,14 @@ class LincheckLaneTest {
     /**
      * One wake-up for a burst (see WorkerPool): a worker being woken counts as searching until its first look, so a
      * second submitter in that window wakes nobody, and the woken worker must wake the next one when it finds more
-     * than it takes. Two workers each come back from {@code awaitWork} with one item (each then "runs" it for good:
-     * it never looks again), two submitters each offer one. If the second item's wake-up is lost, its worker parks
-     * forever and Lincheck reports the hang. {@code real == false} runs a copy in which the woken worker looks at
-     * what is left before it gives the count back: seen failing.
+     * than it takes. Two workers register as idle first (the burst finds them so), then two submitters each offer
+     * one item; each worker comes back from {@code awaitWork} with one (and then "runs" it for good: it never looks
+     * again). If the second item's wake-up is lost, its worker parks forever and Lincheck reports the hang. A submitter
+     * that finds no parked worker to wake (only a stale entry of one that has just found work) leaves the work to the
+     * checker, which no thread plays here: once the submitters are done, {@link #standInForTheChecker} does its look.
+     * After every worker has looked, no searcher may be counted. {@code real == false} runs a model in which the
+     * woken worker does not look whether more waits once it has its item: seen failing (and the same model with that
+     * look, not).
      */
     static Runnable burstWakeUp(boolean real) {
         return () -> {
@@ -858,15 +899,31 @@ class LincheckLaneTest {
                     e.readyQueue.offerTask(b);
                     e.pool.signalWork();
                 });
-                first.start();
-                second.start();
-                submitA.start();
-                submitB.start();
-                join(first, second, submitA, submitB);
+                startAll(first, second);
+                while (w[0].parkState() != Worker.PARKED || w[1].parkState() != Worker.PARKED) {
+                    Thread.yield(); // both registered as idle (they may not have looked once more yet): the burst
+                }
+                startAll(submitA, submitB);
+                join(submitA, submitB);
+                standInForTheChecker(e);
+                join(first, second);
+                check(searching(e) == 0, "searchers counted after every worker has looked: " + searching(e));
             } else {
                 BrokenWakeCount c = new BrokenWakeCount();
-                runAll(() -> got[0] = c.awaitWork(), () -> got[1] = c.awaitWork(), () -> c.submit(a),
-                        () -> c.submit(b));
+                ModelWorker w0 = new ModelWorker();
+                ModelWorker w1 = new ModelWorker();
+                Thread first = new Thread(() -> got[0] = c.awaitWork(w0));
+                Thread second = new Thread(() -> got[1] = c.awaitWork(w1));
+                Thread submitA = new Thread(() -> c.submit(a));
+                Thread submitB = new Thread(() -> c.submit(b));
+                startAll(first, second);
+                while (!WakeCountModel.registered(w0) || !WakeCountModel.registered(w1)) {
+                    Thread.yield();
+                }
+                startAll(submitA, submitB);
+                join(submitA, submitB);
+                c.standInForTheChecker();
+                join(first, second);
             }
             check((got[0] == a && got[1] == b) || (got[0] == b && got[1] == a),
                     "the workers came back with " + got[0] + " and " + got[1]);
@@ -874,60 +931,50 @@ class LincheckLaneTest {
     }
 
     /**
-     * A copy of the counted wake-up in which the woken worker reads whether more work waits before it gives back the
-     * count its submitter took for it: a submitter that read the count in between wakes nobody, and nobody wakes for
-     * its work.
+     * A model of the counted wake-up in which the woken worker, having found its item, does not look whether more
+     * waits: a submitter that found it counted as searching woke nobody, and nobody wakes for that submitter's work.
      */
     static final class BrokenWakeCount extends WakeCountModel {
-        Object awaitWork() {
-            AtomicInteger state = parkStates.computeIfAbsent(Thread.currentThread(), t -> new AtomicInteger());
+        Object awaitWork(ModelWorker me) {
             for (;;) {
-                state.set(PARKED);
-                idle.offerFirst(Thread.currentThread());
-                Object item = ready.poll();
+                Object item = registerAndLook(me);
                 if (item != null) {
-                    if (state.getAndSet(ACTIVE) == WOKEN) {
-                        searching.decrementAndGet();
-                    }
-                    if (!ready.isEmpty()) {
-                        signalWork();
-                    }
                     return item;
                 }
-                while (state.get() == PARKED) {
-                    LockSupport.park();
-                }
-                boolean woken = state.getAndSet(ACTIVE) == WOKEN;
-                item = ready.poll();
-                if (woken) {
-                    boolean more = !ready.isEmpty(); // the bug: read before the count is given back
+                parkWhileRegistered(me);
+                if (me.state.getAndSet(ACTIVE) == WOKEN) {
                     searching.decrementAndGet();
-                    if (item != null) {
-                        if (more) {
-                            signalWork();
-                        }
-                        return item;
-                    }
-                } else if (item != null) {
-                    return item;
+                }
+                item = ready.poll();
+                if (item != null) {
+                    return item; // the bug: no look at what is left, so no wake-up passed on
                 }
             }
         }
     }
 
+    /** A worker of the models: its park state (ACTIVE, PARKED, WOKEN...) and its thread. */
+    static final class ModelWorker {
+        final AtomicInteger state = new AtomicInteger();
+        volatile Thread thread;
+    }
+
     /**
-     * The submit side of the counted wake-up, and the state the models of it share: a submitter offers its item and,
-     * unless a worker counts as searching, takes that count for the parked worker it wakes (PARKED to WOKEN); the
-     * worker gives the count back once it looks at the queue. Each model adds a worker side with its own bug.
+     * What the models of the counted wake-up share, written as the real pool does it: a submitter offers its item and,
+     * unless a worker counts as searching, takes that count for the parked worker it wakes (PARKED to WOKEN), or, with
+     * none to wake, nudges the checker; a worker registers as idle, then looks once more. Each model adds the rest of a
+     * worker's side, with its own bug. Park states are fields of the workers, not entries of a map keyed by thread:
+     * Lincheck 3.7 read the lookups of such a map as a spinning thread, and reported a livelock of the correct model.
      */
     abstract static class WakeCountModel {
         static final int ACTIVE = 0;
         static final int PARKED = 1;
         static final int WOKEN = 2;
         final ConcurrentLinkedQueue<Object> ready = new ConcurrentLinkedQueue<>();
-        final ConcurrentLinkedDeque<Thread> idle = new ConcurrentLinkedDeque<>();
-        final java.util.Map<Thread, AtomicInteger> parkStates = new java.util.concurrent.ConcurrentHashMap<>();
+        final ConcurrentLinkedDeque<ModelWorker> idle = new ConcurrentLinkedDeque<>();
         final AtomicInteger searching = new AtomicInteger();
+        /** Set by a submitter that found no parked worker to wake: the real one asks the checker to look. */
+        volatile boolean nudged;
 
         void submit(Object item) {
             ready.offer(item);
@@ -938,15 +985,58 @@ class LincheckLaneTest {
             if (searching.get() > 0) {
                 return;
             }
-            searching.incrementAndGet();
-            for (Thread t; (t = idle.pollFirst()) != null; ) {
-                AtomicInteger state = parkStates.get(t);
-                if (state != null && state.compareAndSet(PARKED, WOKEN)) {
-                    LockSupport.unpark(t);
-                    return;
+            if (idle.peekFirst() != null) {
+                searching.incrementAndGet();
+                for (ModelWorker w; (w = idle.pollFirst()) != null; ) {
+                    if (w.state.compareAndSet(PARKED, WOKEN)) {
+                        LockSupport.unpark(w.thread);
+                        return;
+                    }
+                }
+                searching.decrementAndGet();
+            }
+            nudged = true;
+        }
+
+        /**
+         * Registers {@code me} as idle and looks at the queue once more. With an item, leaves the idle stack (or, woken
+         * meanwhile, gives the count back) and passes the wake-up on if more is queued, as WorkerPool#unregister and
+         * #passingWakeUpOn do; returns the item, or null to park.
+         */
+        Object registerAndLook(ModelWorker me) {
+            me.thread = Thread.currentThread();
+            me.state.set(PARKED);
+            idle.offerFirst(me);
+            Object item = ready.poll();
+            if (item != null) {
+                if (me.state.compareAndSet(PARKED, ACTIVE)) {
+                    idle.remove(me);
+                } else if (me.state.getAndSet(ACTIVE) == WOKEN) {
+                    searching.decrementAndGet();
+                }
+                if (!ready.isEmpty()) {
+                    signalWork();
                 }
             }
-            searching.decrementAndGet();
+            return item;
+        }
+
+        static void parkWhileRegistered(ModelWorker me) {
+            while (me.state.get() == PARKED) {
+                LockSupport.park();
+            }
+        }
+
+        /** Whether {@code w} has registered as idle and not been woken or come back since. */
+        static boolean registered(ModelWorker w) {
+            return w.state.get() == PARKED;
+        }
+
+        /** What the checker's look after a nudge does for queued work when a worker is idle (see the real one). */
+        void standInForTheChecker() {
+            if (nudged) {
+                signalWork();
+            }
         }
     }
 
@@ -958,7 +1048,7 @@ class LincheckLaneTest {
 
     @Test
     @Timeout(120)
-    void burstScenarioFindsACountGivenBackAfterTheLook() {
+    void burstScenarioFindsAWakeUpNotPassedOn() {
         assertFinds(burstWakeUp(false), Found.HANG);
     }
 
@@ -967,13 +1057,16 @@ class LincheckLaneTest {
     /**
      * An auxiliary worker whose keep-alive is over retires (its park state from PARKED to RETIRED, then out of the idle
      * stack) while two submitters each offer an item and signal; a core worker is waiting for work too. A submitter's
-     * wake-up that reaches the retiring worker must either win (the worker stays and takes work) or find it retired
+     * wake-up that reaches the retiring worker must either win (the worker stays, and retires later only if it finds
+     * nothing at its next look) or find it retired
      * and go on to the core worker: a wake-up spent on a worker that then retires leaves its count of searchers taken,
      * the next submitter wakes nobody, and the core worker parks for good beside queued work (Lincheck reports the
      * hang). Checks: the core worker comes back with an item, the auxiliary one with an item or retired, and every
      * item is taken once or still queued (with the auxiliary worker retired, one item may wait for a core worker
-     * that is busy elsewhere: the pool believes it has one). {@code real == false} runs a copy in which the retiring
-     * worker stores RETIRED over whatever its state was: seen failing.
+     * that is busy elsewhere: the pool believes it has one), and, after every worker has looked, no searcher counted
+     * (a count left taken is the wake-up lost for good, whether or not a worker parks beside the work this time). The
+     * checker's look after a nudge is played as in the burst scenario. {@code real == false} runs a model in which the
+     * retiring worker stores RETIRED over whatever its state was: seen failing (and the same model with the CAS, not).
      */
     static Runnable auxiliaryRetirement(boolean real) {
         return () -> {
@@ -1005,15 +1098,27 @@ class LincheckLaneTest {
                 aux.start();
                 submitA.start();
                 submitB.start();
-                join(core, aux, submitA, submitB);
+                join(aux, submitA, submitB);
+                standInForTheChecker(e);
+                join(core);
                 check(got[1] != null || w[1].retired, "the auxiliary worker came back with nothing, not retired");
+                check(searching(e) == 0, "searchers counted after every worker has looked: " + searching(e));
                 for (Object item; (item = e.readyQueue.poll()) != null; ) {
                     left.add(item);
                 }
             } else {
                 BrokenRetirement r = new BrokenRetirement();
-                runAll(() -> got[0] = r.awaitWork(false), () -> got[1] = r.awaitWork(true), () -> r.submit(a),
-                        () -> r.submit(b));
+                ModelWorker coreWorker = new ModelWorker();
+                ModelWorker auxWorker = new ModelWorker();
+                Thread core = new Thread(() -> got[0] = r.awaitWork(coreWorker, false));
+                Thread aux = new Thread(() -> got[1] = r.awaitWork(auxWorker, true));
+                Thread submitA = new Thread(() -> r.submit(a));
+                Thread submitB = new Thread(() -> r.submit(b));
+                startAll(core, aux, submitA, submitB);
+                join(aux, submitA, submitB);
+                r.standInForTheChecker();
+                join(core);
+                check(r.searching.get() == 0, "searchers counted after every worker has looked: " + r.searching);
                 left.addAll(r.ready);
             }
             check(got[0] != null, "the core worker came back with nothing");
@@ -1029,38 +1134,29 @@ class LincheckLaneTest {
     }
 
     /**
-     * A model of the counted wake-up (its worker gives the count back before it looks, as the real one does) in which an
-     * auxiliary worker past its keep-alive retires with a plain store of RETIRED: a submitter whose CAS to WOKEN came
-     * first has spent its wake-up, and the searchers' count it took, on a worker that leaves.
+     * A model of the counted wake-up (see {@link WakeCountModel}) in which an auxiliary worker past its keep-alive
+     * retires with a plain store of RETIRED: a submitter whose CAS to WOKEN came first has spent its wake-up, and the
+     * searchers' count it took, on a worker that leaves.
      */
     static final class BrokenRetirement extends WakeCountModel {
         static final int RETIRED = 3;
 
-        Object awaitWork(boolean auxiliary) {
-            Thread self = Thread.currentThread();
-            AtomicInteger state = parkStates.computeIfAbsent(self, t -> new AtomicInteger());
+        Object awaitWork(ModelWorker me, boolean auxiliary) {
             for (;;) {
-                state.set(PARKED);
-                idle.offerFirst(self);
-                Object item = ready.poll();
-                if (item == null && auxiliary) {
-                    state.set(RETIRED); // the bug: a CAS from PARKED fails when a submitter has woken it
-                    idle.remove(self);
+                Object item = registerAndLook(me);
+                if (item != null) {
+                    return item;
+                }
+                if (auxiliary) {
+                    me.state.set(RETIRED); // the bug: a CAS from PARKED fails when a submitter has woken it
+                    idle.remove(me);
                     return null;
                 }
-                if (item == null) {
-                    while (state.get() == PARKED) {
-                        LockSupport.park();
-                    }
-                }
-                if (state.getAndSet(ACTIVE) == WOKEN) {
+                parkWhileRegistered(me);
+                if (me.state.getAndSet(ACTIVE) == WOKEN) {
                     searching.decrementAndGet();
-                } else {
-                    idle.remove(self);
                 }
-                if (item == null) {
-                    item = ready.poll();
-                }
+                item = ready.poll();
                 if (item != null) {
                     if (!ready.isEmpty()) {
                         signalWork();
@@ -1080,7 +1176,7 @@ class LincheckLaneTest {
     @Test
     @Timeout(120)
     void retirementScenarioFindsARetirementOverAWakeUp() {
-        assertFinds(auxiliaryRetirement(false), Found.HANG);
+        assertFinds(auxiliaryRetirement(false), Found.CHECK);
     }
 
     // ---- 4d. the checker's sweep of a stuck worker's idle ring ------------------------------------------------------
@@ -1088,12 +1184,13 @@ class LincheckLaneTest {
     /**
      * A worker left a lane idle in its ring and is now stuck in a long task, so only the checker can release that lane
      * (see Checker#releaseIdleLanesOf). Meanwhile another thread submits to the context and, as a worker, runs the lane
-     * and leaves it idle again; the lane's ring mark is still set by the stuck worker's entry, so it may not join this
-     * worker's ring. The checker sweeps the stuck worker's ring once, racing with all that; afterwards the submitter's
+     * and leaves it idle again; it joins that worker's ring only if the checker has cleared the mark the stuck worker's
+     * entry set. The checker sweeps the stuck worker's ring once, racing with all that; afterwards the submitter's
      * worker sweeps its own ring, and the checker sweeps again as long as its last sweep asked for another look (the
      * real checker stops looking at a stuck worker's ring once a sweep says there is nothing to wait for). Checks:
-     * both tasks ran once, in order, and no lane is left in the map: an idle lane in no ring but the stuck worker's,
-     * with the checker's looks at that ring ended, would stay mapped for as long as that worker is stuck.
+     * both tasks ran once, in order, no lane is left in the map (an idle lane in no ring but the stuck worker's, with
+     * the checker's looks at that ring ended, would stay mapped for as long as that worker is stuck), and the stuck
+     * worker's entry is cleared (kept, it would hold the released lane and its context for as long).
      * {@code real == false} sweeps with a copy of the checker's method whose look at a lane that went idle between
      * its two reads of the lane's state asks for no other look: seen failing.
      */
@@ -1119,6 +1216,8 @@ class LincheckLaneTest {
             }
             check(order.equals(List.of("t1", "t2")), "ran " + order);
             check(e.lanes(false).isEmpty(), "a lane is left in the map: " + e.lanes(false));
+            check(stuck.idleLaneAcquire(stuck.idleStartOpaque()) == null, "the stuck worker's ring still holds "
+                    + stuck.idleLaneAcquire(stuck.idleStartOpaque()));
         };
     }
 
