@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Model checking of the engine's lock-free pieces with Lincheck ({@link Lincheck#runConcurrentTest(int, Runnable)}):
  * the real {@link SequentialLane}, {@link CoalescingLane}, the {@code shutdownNow} take hand-shake of
- * {@link Worker}, the idle hand-shake of {@link WorkerPool}, and the real submit path of {@link Engine} with two
+ * {@link Worker}, the idle hand-shake of {@link WorkerPool} (with a burst of submits, and with an auxiliary worker
+ * retiring), the checker's sweep of a stuck worker's idle lanes, and the real submit path of {@link Engine} with two
  * test threads playing the workers (so a context is released, re-created and moved between workers).
  *
  * <p>No worker thread is started: the engine's pool is told its core is full, and the test's own threads call the
@@ -1058,15 +1059,15 @@ class LincheckLaneTest {
      * An auxiliary worker whose keep-alive is over retires (its park state from PARKED to RETIRED, then out of the idle
      * stack) while two submitters each offer an item and signal; a core worker is waiting for work too. A submitter's
      * wake-up that reaches the retiring worker must either win (the worker stays, and retires later only if it finds
-     * nothing at its next look) or find it retired
-     * and go on to the core worker: a wake-up spent on a worker that then retires leaves its count of searchers taken,
-     * the next submitter wakes nobody, and the core worker parks for good beside queued work (Lincheck reports the
-     * hang). Checks: the core worker comes back with an item, the auxiliary one with an item or retired, and every
-     * item is taken once or still queued (with the auxiliary worker retired, one item may wait for a core worker
-     * that is busy elsewhere: the pool believes it has one), and, after every worker has looked, no searcher counted
-     * (a count left taken is the wake-up lost for good, whether or not a worker parks beside the work this time). The
-     * checker's look after a nudge is played as in the burst scenario. {@code real == false} runs a model in which the
-     * retiring worker stores RETIRED over whatever its state was: seen failing (and the same model with the CAS, not).
+     * nothing at its next look) or find it retired and go on to the core worker: a wake-up spent on a worker that then
+     * retires leaves its count of searchers taken, the next submitter wakes nobody, and the core worker parks for good
+     * beside queued work. Checks: the core worker comes back with an item, the auxiliary one with an item or retired,
+     * and every item is taken once or still queued (with the auxiliary worker retired, one item may wait for a core
+     * worker that is busy elsewhere: the pool believes it has one), and, after every worker has looked, no searcher
+     * counted (a count left taken is the wake-up lost for good, whether or not a worker parks beside the work this
+     * time). The checker's look after a nudge is played as in the burst scenario. {@code real == false} runs a model in
+     * which the retiring worker stores RETIRED over whatever its state was: seen failing (and the same model with the
+     * CAS, not).
      */
     static Runnable auxiliaryRetirement(boolean real) {
         return () -> {
@@ -1094,10 +1095,7 @@ class LincheckLaneTest {
                     e.readyQueue.offerTask(b);
                     e.pool.signalWork();
                 });
-                core.start();
-                aux.start();
-                submitA.start();
-                submitB.start();
+                startAll(core, aux, submitA, submitB);
                 join(aux, submitA, submitB);
                 standInForTheChecker(e);
                 join(core);
