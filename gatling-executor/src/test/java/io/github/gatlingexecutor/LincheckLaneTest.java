@@ -788,6 +788,7 @@ class LincheckLaneTest {
         Lincheck.runConcurrentTest(n, coalescingReplaceVersusTake(() -> realCoalescing()));
         Lincheck.runConcurrentTest(n, shutdownNowVersusTake(false));
         Lincheck.runConcurrentTest(n, idleHandshake(true));
+        Lincheck.runConcurrentTest(n, burstWakeUp(true));
         Lincheck.runConcurrentTest(n, submitReleaseAndMove(false));
         Lincheck.runConcurrentTest(n, auxiliaryRetirement(true));
         Lincheck.runConcurrentTest(n, stuckWorkersRing(true));
