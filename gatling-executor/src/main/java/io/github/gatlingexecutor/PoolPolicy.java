@@ -43,15 +43,15 @@ final class PoolPolicy {
 
     /**
      * Bounds of a worker's search: how long it polls the ready queue, one spin apart (yielding every 16th poll, outside
-     * the count of searchers), before it parks (the park phase of the {@link Waiting} strategy). Each worker adapts
-     * its own budget between these, as adaptive spinning does for locks: a search that finds work doubles it (work is
-     * flowing, and a park/unpark pair would cost the submitter a system call), a search that ends in a park halves it (work is sparse, and spinning would only
-     * burn a CPU). An idle executor therefore spins at most once, briefly, after its last task. A budget of time, not
-     * of polls: a poll count stretched with the yields in the waits, and at 10,000 tasks a second a budget grown to
-     * 4,096 polls outlasted the 100 us between tasks, so a worker spun for good on a nearly idle executor. Such a
-     * spinner, preempted by the producer it shares a CPU with, holds up the very task it waits for (a submitter that
-     * sees a searcher wakes nobody): p99 at low load went from about 35 us to hundreds in some rounds. Capped at
-     * 50 us, a search outlives only the short gaps of a stream of tasks.
+     * the count of searchers), before it parks (the park phase of the {@link Waiting} strategy). Each worker adapts its
+     * own budget between these, as adaptive spinning does for locks: a search that finds work doubles it (work is
+     * flowing, and a park/unpark pair would cost the submitter a system call), a search that ends in a park halves it
+     * (work is sparse, and spinning would only burn a CPU). An idle executor therefore spins at most once, briefly,
+     * after its last task. A budget of time, not of polls: a poll count stretched with the yields in the waits, and at
+     * 10,000 tasks a second a budget grown to 4,096 polls outlasted the 100 us between tasks, so a worker spun for good
+     * on a nearly idle executor. Such a spinner, preempted by the producer it shares a CPU with, holds up the very task
+     * it waits for (a submitter that sees a searcher wakes nobody): p99 at low load went from about 35 us to hundreds
+     * in some rounds. Capped at 50 us, a search outlives only the short gaps of a stream of tasks.
      */
     static final long MIN_SEARCH_NANOS = 4_000L;
     static final long MAX_SEARCH_NANOS = 50_000L;

@@ -299,8 +299,8 @@ class JfrEventsTest {
             assertTrue(slow.getDuration().toMillis() >= 10, slow.toString());
             // One worker ran them all, the empty ones first, and a thread's events arrive in the order it committed
             // them: with no threshold every empty task would be here by now.
-            long shortOnes = events.stream().filter(x -> x.getEventType().getName().equals(PREFIX + "SlowTask")
-                    && name.equals(x.getString("executor")) && "short".equals(x.getString("context"))).count();
+            long shortOnes = events.stream()
+                    .filter(x -> is(x, "SlowTask", name) && "short".equals(x.getString("context"))).count();
             assertTrue(shortOnes < 50, shortOnes + " of 100 empty tasks recorded as slow");
         }
     }
@@ -572,6 +572,11 @@ class JfrEventsTest {
         return e.getClass("taskClass") != null && e.getClass("taskClass").getName().equals(type.getName());
     }
 
+    /** Whether {@code e} is an event of {@code type} (the name after the prefix) from {@code executor}. */
+    private static boolean is(RecordedEvent e, String type, String executor) {
+        return e.getEventType().getName().equals(PREFIX + type) && executor.equals(e.getString("executor"));
+    }
+
     /** The events of {@code type} from {@code executor} once there are {@code n} (or all there are after 20 s). */
     private static List<RecordedEvent> awaitEvents(List<RecordedEvent> events, String type, String executor, int n) {
         List<RecordedEvent> found = new java.util.ArrayList<>();
@@ -580,7 +585,7 @@ class JfrEventsTest {
             TestSupport.sleep(20);
             found.clear();
             for (RecordedEvent x : events) {
-                if (x.getEventType().getName().equals(PREFIX + type) && executor.equals(x.getString("executor"))) {
+                if (is(x, type, executor)) {
                     found.add(x);
                 }
             }
@@ -593,8 +598,7 @@ class JfrEventsTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (System.nanoTime() - deadline < 0) {
             for (RecordedEvent e : events) {
-                if (e.getEventType().getName().equals(PREFIX + type) && executor.equals(e.getString("executor"))
-                        && match.test(e)) {
+                if (is(e, type, executor) && match.test(e)) {
                     assertEquals("GatlingExecutor", e.getEventType().getCategoryNames().get(0));
                     return e;
                 }

@@ -91,28 +91,48 @@ class LincheckLaneTest {
      * count checked afterwards can still add up when an actor dies halfway).
      */
     static void runAll(Runnable... actors) {
+        Actors all = new Actors();
         Thread[] threads = new Thread[actors.length];
-        Throwable[] failures = new Throwable[actors.length];
         for (int i = 0; i < actors.length; i++) {
-            int k = i;
-            Runnable actor = actors[i];
-            threads[i] = new Thread(() -> {
+            threads[i] = all.thread(actors[i]);
+        }
+        startAll(threads);
+        all.join(threads);
+    }
+
+    /**
+     * The threads of one scenario's actors, for scenarios that start and join them in stages (see runAll): each keeps
+     * the first throwable an actor ends with, and {@link #join} fails with it.
+     */
+    static final class Actors {
+        private final java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+                new java.util.concurrent.atomic.AtomicReference<>();
+
+        Thread thread(Runnable actor) {
+            return new Thread(() -> {
                 try {
                     actor.run();
                 } catch (Throwable t) {
-                    failures[k] = t;
+                    failure.compareAndSet(null, t);
                 }
             });
         }
-        for (Thread t : threads) {
-            t.start();
-        }
-        join(threads);
-        for (Throwable t : failures) {
+
+        void join(Thread... threads) {
+            LincheckLaneTest.join(threads);
+            Throwable t = failure.get();
             if (t != null) {
                 throw new AssertionError("an actor failed: " + t, t);
             }
         }
+    }
+
+    /** A submitter of the idle hand-shake scenarios: offers {@code item} and signals, as a submit does. */
+    static Runnable offerAndSignal(Engine e, PlainTask item) {
+        return () -> {
+            e.readyQueue.offerTask(item);
+            e.pool.signalWork();
+        };
     }
 
     static void startAll(Thread... threads) {
@@ -808,15 +828,12 @@ class LincheckLaneTest {
             if (real) {
                 Engine e = engine();
                 Worker[] w = new Worker[1];
-                Thread worker = new Thread(() -> got[0] = e.pool.awaitWork(w[0]));
+                Actors actors = new Actors();
+                Thread worker = actors.thread(() -> got[0] = e.pool.awaitWork(w[0]));
                 w[0] = parkingWorker(e, worker);
-                Thread submitter = new Thread(() -> {
-                    e.readyQueue.offerTask(item);
-                    e.pool.signalWork();
-                });
-                worker.start();
-                submitter.start();
-                join(worker, submitter);
+                Thread submitter = actors.thread(offerAndSignal(e, item));
+                startAll(worker, submitter);
+                actors.join(worker, submitter);
             } else {
                 BrokenIdle b = new BrokenIdle();
                 runBoth(() -> got[0] = b.awaitWork(), () -> b.submit(item));
@@ -889,43 +906,39 @@ class LincheckLaneTest {
             if (real) {
                 Engine e = engine();
                 Worker[] w = new Worker[2];
-                Thread first = new Thread(() -> got[0] = e.pool.awaitWork(w[0]));
-                Thread second = new Thread(() -> got[1] = e.pool.awaitWork(w[1]));
+                Actors actors = new Actors();
+                Thread first = actors.thread(() -> got[0] = e.pool.awaitWork(w[0]));
+                Thread second = actors.thread(() -> got[1] = e.pool.awaitWork(w[1]));
                 w[0] = parkingWorker(e, first);
                 w[1] = parkingWorker(e, second);
-                Thread submitA = new Thread(() -> {
-                    e.readyQueue.offerTask(a);
-                    e.pool.signalWork();
-                });
-                Thread submitB = new Thread(() -> {
-                    e.readyQueue.offerTask(b);
-                    e.pool.signalWork();
-                });
+                Thread submitA = actors.thread(offerAndSignal(e, a));
+                Thread submitB = actors.thread(offerAndSignal(e, b));
                 startAll(first, second);
                 while (w[0].parkState() != Worker.PARKED || w[1].parkState() != Worker.PARKED) {
                     Thread.yield(); // both registered as idle (they may not have looked once more yet): the burst
                 }
                 startAll(submitA, submitB);
-                join(submitA, submitB);
+                actors.join(submitA, submitB);
                 standInForTheChecker(e);
-                join(first, second);
+                actors.join(first, second);
                 check(searching(e) == 0, "searchers counted after every worker has looked: " + searching(e));
             } else {
                 BrokenWakeCount c = new BrokenWakeCount();
                 ModelWorker w0 = new ModelWorker();
                 ModelWorker w1 = new ModelWorker();
-                Thread first = new Thread(() -> got[0] = c.awaitWork(w0));
-                Thread second = new Thread(() -> got[1] = c.awaitWork(w1));
-                Thread submitA = new Thread(() -> c.submit(a));
-                Thread submitB = new Thread(() -> c.submit(b));
+                Actors actors = new Actors();
+                Thread first = actors.thread(() -> got[0] = c.awaitWork(w0));
+                Thread second = actors.thread(() -> got[1] = c.awaitWork(w1));
+                Thread submitA = actors.thread(() -> c.submit(a));
+                Thread submitB = actors.thread(() -> c.submit(b));
                 startAll(first, second);
                 while (!WakeCountModel.registered(w0) || !WakeCountModel.registered(w1)) {
                     Thread.yield();
                 }
                 startAll(submitA, submitB);
-                join(submitA, submitB);
+                actors.join(submitA, submitB);
                 c.standInForTheChecker();
-                join(first, second);
+                actors.join(first, second);
             }
             check((got[0] == a && got[1] == b) || (got[0] == b && got[1] == a),
                     "the workers came back with " + got[0] + " and " + got[1]);
@@ -1082,24 +1095,19 @@ class LincheckLaneTest {
                 set(e.pool, "threads", 2); // one core worker and one auxiliary one: no real thread is started
                 set(e.settings, "auxiliaryKeepAliveNanos", 0L); // retires at its first look at the deadline
                 Worker[] w = new Worker[2];
-                Thread core = new Thread(() -> got[0] = e.pool.awaitWork(w[0]));
-                Thread aux = new Thread(() -> got[1] = e.pool.awaitWork(w[1]));
+                Actors actors = new Actors();
+                Thread core = actors.thread(() -> got[0] = e.pool.awaitWork(w[0]));
+                Thread aux = actors.thread(() -> got[1] = e.pool.awaitWork(w[1]));
                 w[0] = parkingWorker(e, core);
                 w[1] = new Worker(e, e.pool, false, 2);
                 w[1].thread = aux;
                 w[1].searchBudget = 0;
-                Thread submitA = new Thread(() -> {
-                    e.readyQueue.offerTask(a);
-                    e.pool.signalWork();
-                });
-                Thread submitB = new Thread(() -> {
-                    e.readyQueue.offerTask(b);
-                    e.pool.signalWork();
-                });
+                Thread submitA = actors.thread(offerAndSignal(e, a));
+                Thread submitB = actors.thread(offerAndSignal(e, b));
                 startAll(core, aux, submitA, submitB);
-                join(aux, submitA, submitB);
+                actors.join(aux, submitA, submitB);
                 standInForTheChecker(e);
-                join(core);
+                actors.join(core);
                 check(got[1] != null || w[1].retired, "the auxiliary worker came back with nothing, not retired");
                 check(searching(e) == 0, "searchers counted after every worker has looked: " + searching(e));
                 for (Object item; (item = e.readyQueue.poll()) != null; ) {
@@ -1109,14 +1117,15 @@ class LincheckLaneTest {
                 BrokenRetirement r = new BrokenRetirement();
                 ModelWorker coreWorker = new ModelWorker();
                 ModelWorker auxWorker = new ModelWorker();
-                Thread core = new Thread(() -> got[0] = r.awaitWork(coreWorker, false));
-                Thread aux = new Thread(() -> got[1] = r.awaitWork(auxWorker, true));
-                Thread submitA = new Thread(() -> r.submit(a));
-                Thread submitB = new Thread(() -> r.submit(b));
+                Actors actors = new Actors();
+                Thread core = actors.thread(() -> got[0] = r.awaitWork(coreWorker, false));
+                Thread aux = actors.thread(() -> got[1] = r.awaitWork(auxWorker, true));
+                Thread submitA = actors.thread(() -> r.submit(a));
+                Thread submitB = actors.thread(() -> r.submit(b));
                 startAll(core, aux, submitA, submitB);
-                join(aux, submitA, submitB);
+                actors.join(aux, submitA, submitB);
                 r.standInForTheChecker();
-                join(core);
+                actors.join(core);
                 check(r.searching.get() == 0, "searchers counted after every worker has looked: " + r.searching);
                 left.addAll(r.ready);
             }
