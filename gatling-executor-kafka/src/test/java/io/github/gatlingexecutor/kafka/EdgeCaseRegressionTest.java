@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import io.github.gatlingexecutor.ContextExecutor;
 import io.github.gatlingexecutor.GatlingExecutor;
@@ -24,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -244,18 +246,24 @@ class EdgeCaseRegressionTest {
         AtomicLong above = new AtomicLong();
         AtomicLong samples = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
+        AtomicReference<Throwable> readerFailed = new AtomicReference<>();
         try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
                         KAFKA.consumerProperties(EmbeddedKafka.name("g")))
                 .topics(topic).ordering(ordering).commitInterval(Duration.ofMillis(50))
                 .handler(r -> { })
                 .build()) {
             Thread reader = new Thread(() -> {
-                while (!stop.get()) {
-                    KafkaStatistics s = processor.statistics();
-                    samples.incrementAndGet();
-                    if (s.completed() > s.polled()) {
-                        above.incrementAndGet();
+                try {
+                    while (!stop.get()) {
+                        KafkaStatistics s = processor.statistics();
+                        samples.incrementAndGet();
+                        if (s.completed() > s.polled()) {
+                            above.incrementAndGet();
+                        }
                     }
+                } catch (Throwable t) {
+                    // Uncaught, it only ended the reader: the snapshots read before it passed the checks below.
+                    readerFailed.set(t);
                 }
             }, "statistics-reader");
             reader.start();
@@ -266,6 +274,9 @@ class EdgeCaseRegressionTest {
                 stop.set(true);
                 reader.join();
             }
+        }
+        if (readerFailed.get() != null) {
+            fail("reading the statistics threw after " + samples + " snapshots", readerFailed.get());
         }
         assertTrue(samples.get() > 0);
         assertEquals(0, above.get(), above + " of " + samples + " snapshots read completed() above polled()");
@@ -286,17 +297,24 @@ class EdgeCaseRegressionTest {
             config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
             KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(config)
                     .topics("t").handler(r -> { }).closeTimeout(Duration.ZERO).build();
+            AtomicReference<Throwable> startFailed = new AtomicReference<>();
             Thread starter = new Thread(() -> {
                 try {
                     processor.start();
                 } catch (IllegalStateException closedFirst) {
                     // close() won the race: start() refuses, as after any close
+                } catch (Throwable t) {
+                    // Uncaught, it only ended the starter: a start() that failed left nothing running to find below.
+                    startFailed.set(t);
                 }
             }, "starter");
             starter.start();
             Thread.sleep(2 + round % 5);
             processor.close();
             starter.join();
+            if (startFailed.get() != null) {
+                fail("start() threw in round " + round, startFailed.get());
+            }
             assertTrue(Thread.getAllStackTraces().keySet().stream()
                             .noneMatch(t -> t.isAlive() && t.getName().equals("kafka-" + group + "-poll")),
                     "the polling thread outlived close()");

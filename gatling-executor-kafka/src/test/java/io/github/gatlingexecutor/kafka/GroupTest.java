@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
@@ -455,6 +456,97 @@ class GroupTest {
         }
         assertTrue(first.runs.get() >= 2, "the partition was not lost and replayed: the test did not test");
         assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+    }
+
+    /**
+     * A partition lost (its member past {@code max.poll.interval.ms}) while a record runs and two more of its key wait
+     * behind it commits nothing and neither waits for that record nor runs the waiting ones: it is replayed at once
+     * (here by the same processor, the group's only member) from its start, while the record of its old assignment
+     * still runs; and once that record returns, the two waiting records of the old assignment are dropped, so each runs
+     * once, in the replay. A loss handled as a revocation (the consumer's default for {@code onPartitionsLost}) waited
+     * up to {@code closeTimeout} for the running record before the replay; one that did not mark the partition let go
+     * ran the waiting records in the old assignment as well; one that committed what was done (the record before the
+     * held one) left that record out of the replay. Both group protocols: under the classic one the consumer itself
+     * refuses a commit from a member that fell out of the group, so only the consumer protocol, whose commit there
+     * reaches the broker, tells a processor that commits at the loss from one that does not.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"classic", "consumer"})
+    void aLostPartitionCommitsNothingDropsItsWaitingRecordsAndIsReplayedWithoutWaitingForItsRunningOne(
+            String protocol) throws Exception {
+        String topic = EmbeddedKafka.name("lost-drop");
+        KAFKA.createTopic(topic, 1);
+        StallingDeserializer.STALLS.set(0);
+        StallingDeserializer.stalled = new CountDownLatch(1);
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>(); // by value, counted as each run starts
+        Map<String, AtomicInteger> running = new ConcurrentHashMap<>(); // by key
+        CountDownLatch heldStarted = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger heldReturned = new AtomicInteger();
+        String group = EmbeddedKafka.name("g");
+        Properties props = KAFKA.consumerProperties(group);
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StallingDeserializer.class.getName());
+        props.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, "2000");
+        props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        if (protocol.equals("consumer")) {
+            // The broker assigns and times sessions under this protocol: the consumer refuses these settings.
+            props.remove(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG);
+            props.remove(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG);
+            props.remove(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG);
+        }
+        try (KafkaProcessor<String, String> p = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .commitInterval(Duration.ofMinutes(1)) // no commit tick: only the loss could have committed
+                .closeTimeout(Duration.ofMinutes(1)) // longer than any wait below: a drain at the loss shows
+                .handler(r -> {
+                    AtomicInteger inKey = running.computeIfAbsent(r.key(), k -> new AtomicInteger());
+                    if (inKey.incrementAndGet() != 1) {
+                        violations.add("two records of " + r.key() + " at once, one of them " + r.value());
+                    }
+                    try {
+                        int n = runs.computeIfAbsent(r.value(), v -> new AtomicInteger()).incrementAndGet();
+                        if (r.value().equals("held") && n == 1) {
+                            heldStarted.countDown();
+                            handlerWaits.await(release, "release");
+                            heldReturned.incrementAndGet();
+                        }
+                    } finally {
+                        inKey.decrementAndGet();
+                    }
+                })
+                .build()) {
+            p.start();
+            KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, "f", "first"),
+                    new ProducerRecord<>(topic, 0, "k", "held"), new ProducerRecord<>(topic, 0, "k", "waiting-1"),
+                    new ProducerRecord<>(topic, 0, "k", "waiting-2"), new ProducerRecord<>(topic, 0, "o", "after")));
+            assertTrue(heldStarted.await(30, TimeUnit.SECONDS), "the held record running");
+            // "after" runs once the router has passed the held record and queued the two behind it.
+            await(Duration.ofSeconds(30), "the waiting records queued", () -> runsOf(runs, "after") == 1);
+            KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, "s", "stall")));
+            assertTrue(StallingDeserializer.stalled.await(30, TimeUnit.SECONDS), "the polling thread stalled");
+            // 20 s, inside the held record's own 30 s wait, which started before the stall: a loss that waits for
+            // that record times out here, and is not let through by the record returning on its own.
+            await(Duration.ofSeconds(20), "the lost partition replayed while a record of its old assignment runs",
+                    () -> runsOf(runs, "after") == 2);
+            assertEquals(0, heldReturned.get(), "the held record returned before the replay");
+            await(Duration.ofSeconds(20), "the replay of the record before the held one (no commit at the loss)",
+                    () -> runsOf(runs, "first") == 2);
+            release.countDown();
+            // The key's lane takes the old assignment's waiting records before the replay's held one.
+            await(Duration.ofSeconds(30), "the replay of the held record and of the two behind it",
+                    () -> runsOf(runs, "held") == 2 && runsOf(runs, "waiting-2") >= 1);
+        } finally {
+            release.countDown();
+        }
+        for (String waiting : List.of("waiting-1", "waiting-2")) {
+            assertEquals(1, runsOf(runs, waiting), "runs of " + waiting + ", waiting when its partition was lost");
+        }
+        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+    }
+
+    private static int runsOf(Map<String, AtomicInteger> runs, String value) {
+        AtomicInteger n = runs.get(value);
+        return n == null ? 0 : n.get();
     }
 
     /**

@@ -130,14 +130,20 @@ class LincheckRoutingTest {
 
     /**
      * An executor that runs nothing by itself: {@link #work()} is a worker's loop, called by the test's threads. Timer
-     * actions are queued at once: a retry may then come as early as the model checker likes, which only widens what
-     * is explored.
+     * actions are queued at once (unless {@link #timersHeld}): a retry may then come as early as the model checker
+     * likes, which only widens what is explored.
      */
     static final class ModelExecutor extends AbstractExecutorService implements ContextExecutor {
         final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
         final Map<Object, ModelLane> lanes = new ConcurrentHashMap<>();
         /** Set before the threads start: the lanes run {@link #runStoppingAtEmptyQueue} instead of the slot's run. */
         boolean brokenLane;
+        /**
+         * Set before use: timer actions wait in {@link #timers}, never due, so that {@link #work()} runs only what was
+         * handed over for now (a test of what must not wait for a timer).
+         */
+        boolean timersHeld;
+        final ConcurrentLinkedQueue<Runnable> timers = new ConcurrentLinkedQueue<>();
 
         void work() {
             for (Runnable task; (task = queue.poll()) != null; ) {
@@ -157,7 +163,7 @@ class LincheckRoutingTest {
 
         @Override
         public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
-            queue.offer(command);
+            (timersHeld ? timers : queue).offer(command);
             return null; // the runner ignores it
         }
 

@@ -382,4 +382,48 @@ class RoutingTest {
             executor.close();
         }
     }
+
+    /**
+     * Under KEY_LATEST a record of a key with nothing running or waiting runs at once: the routing hands it to its
+     * key's lane, with no newer record of the key, no later poll and no timer needed first (no debounce). The executor
+     * runs only what the test tells it to, on the test's thread, and keeps timer actions apart without ever running
+     * them: a router that held the record back for a newer one, until the next poll (its next schedule()) or on a
+     * timer, leaves it unrun here.
+     */
+    @Test
+    void underKeyLatestARecordOfAnIdleKeyRunsWithoutWaitingForANewerOneAPollOrATimer() {
+        List<String> ran = new ArrayList<>(); // only the test's thread runs handlers here
+        LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
+        executor.timersHeld = true;
+        RecordRunner<String, String> runner = new RecordRunner<>(r -> ran.add(r.value()), null, 3,
+                Duration.ofMillis(100));
+        runner.executor(executor);
+        PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
+        Router<String, String> router = new Router<>(ps, runner, executor, Ordering.KEY_LATEST,
+                new ConcurrentHashMap<>());
+        ps.router = router;
+
+        poll(ps, router, new ConsumerRecord<>("t", 0, 0, "k", "k@0"));
+        executor.work();
+        assertEquals(List.of("k@0"), ran, "the record of an idle key, with nothing after it");
+        // The key ran before and is idle again; a key new to the router beside it.
+        poll(ps, router, new ConsumerRecord<>("t", 0, 1, "k", "k@1"), new ConsumerRecord<>("t", 0, 2, "j", "j@2"));
+        executor.work();
+        assertEquals(List.of("k@0", "k@1", "j@2"), ran, "the records of idle keys, with nothing after them");
+        assertTrue(executor.timers.isEmpty(), "a timer set for records that run at once: " + executor.timers);
+        assertEquals(0, runner.superseded.sum());
+        assertEquals(3, ps.advance(), "the commit follows the records");
+    }
+
+    /** The polling thread's part of a poll that returned {@code records} of the partition. */
+    @SafeVarargs
+    private static void poll(PartitionState ps, Router<String, String> router,
+                             ConsumerRecord<String, String>... records) {
+        long next = records[records.length - 1].offset() + 1;
+        ps.dispatched += records.length;
+        ps.sentUpTo = next;
+        ps.nextOffset = next;
+        router.offer(List.of(records));
+        assertTrue(router.schedule(), "the router's run was refused");
+    }
 }
