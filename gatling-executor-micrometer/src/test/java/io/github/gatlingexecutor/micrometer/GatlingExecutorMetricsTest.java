@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,106 +14,168 @@ import io.github.gatlingexecutor.Overflow;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.TimeGauge;
+import io.micrometer.core.instrument.binder.BaseUnits;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.ToDoubleFunction;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Every meter reads the same value as {@code statistics()}, with the executor's name and the given tags. */
+/**
+ * Every meter has its kind, base unit and tags, and reads the same value as {@code statistics()}; a binder refuses to
+ * share meters with another, and removes its own on close.
+ */
 class GatlingExecutorMetricsTest {
 
-    private static final Map<String, ToDoubleFunction<ExecutorStatistics>> METERS = Map.ofEntries(
-            Map.entry("executor.completed", ExecutorStatistics::executed),
-            Map.entry("executor.queued", ExecutorStatistics::queued),
-            Map.entry("executor.active", ExecutorStatistics::active),
-            Map.entry("executor.pool.size", ExecutorStatistics::threads),
-            Map.entry("executor.pool.core", ExecutorStatistics::coreThreads),
-            Map.entry("executor.pool.max", ExecutorStatistics::maxThreads),
-            Map.entry("executor.coalesced", ExecutorStatistics::coalesced),
-            Map.entry("executor.failed", ExecutorStatistics::failed),
-            Map.entry("executor.contexts.live", ExecutorStatistics::liveContexts),
-            Map.entry("executor.threads.auxiliary.started", ExecutorStatistics::auxiliaryThreadsStarted),
-            Map.entry("executor.blocked", ExecutorStatistics::blockedDetections),
-            Map.entry("executor.transfers", ExecutorStatistics::transfers),
-            Map.entry("executor.rejected", ExecutorStatistics::rejected),
-            Map.entry("executor.submitters.waiting", ExecutorStatistics::waitingSubmitters),
-            Map.entry("executor.accepted.over.limit", ExecutorStatistics::acceptedOverLimit),
-            Map.entry("executor.delayed", ExecutorStatistics::delayed));
+    private enum Kind { COUNTER, GAUGE }
 
+    /** A meter as it must be registered ({@code executor.queue.oldest.age}, a time gauge, is checked apart). */
+    private record Expected(String name, Kind kind, String unit, ToDoubleFunction<ExecutorStatistics> value) {
+    }
+
+    private static final List<Expected> METERS = List.of(
+            new Expected("executor.completed", Kind.COUNTER, BaseUnits.TASKS, ExecutorStatistics::executed),
+            new Expected("executor.queued", Kind.GAUGE, BaseUnits.TASKS, ExecutorStatistics::queued),
+            new Expected("executor.active", Kind.GAUGE, BaseUnits.THREADS, ExecutorStatistics::active),
+            new Expected("executor.pool.size", Kind.GAUGE, BaseUnits.THREADS, ExecutorStatistics::threads),
+            new Expected("executor.pool.core", Kind.GAUGE, BaseUnits.THREADS, ExecutorStatistics::coreThreads),
+            new Expected("executor.pool.max", Kind.GAUGE, BaseUnits.THREADS, ExecutorStatistics::maxThreads),
+            new Expected("executor.coalesced", Kind.COUNTER, BaseUnits.TASKS, ExecutorStatistics::coalesced),
+            new Expected("executor.failed", Kind.COUNTER, BaseUnits.TASKS, ExecutorStatistics::failed),
+            new Expected("executor.contexts.live", Kind.GAUGE, "contexts", ExecutorStatistics::liveContexts),
+            new Expected("executor.threads.auxiliary.started", Kind.COUNTER, BaseUnits.THREADS,
+                    ExecutorStatistics::auxiliaryThreadsStarted),
+            new Expected("executor.blocked", Kind.COUNTER, "detections", ExecutorStatistics::blockedDetections),
+            new Expected("executor.transfers", Kind.COUNTER, "transfers", ExecutorStatistics::transfers),
+            new Expected("executor.rejected", Kind.COUNTER, BaseUnits.TASKS, ExecutorStatistics::rejected),
+            new Expected("executor.submitters.waiting", Kind.GAUGE, "submitters",
+                    ExecutorStatistics::waitingSubmitters),
+            new Expected("executor.accepted.over.limit", Kind.COUNTER, BaseUnits.TASKS,
+                    ExecutorStatistics::acceptedOverLimit),
+            new Expected("executor.delayed", Kind.GAUGE, BaseUnits.TASKS, ExecutorStatistics::delayed));
+
+    private static final String AGE = "executor.queue.oldest.age";
+    private static final int METER_COUNT = METERS.size() + 1;
+
+    /** Levels that move on their own (idle workers retire, emptied lanes are released): checked apart. */
+    private static final Set<String> MOVING = Set.of("executor.active", "executor.pool.size", "executor.contexts.live");
+
+    /**
+     * Three of four core workers held (the heads of lanes r and c, and a plain task), so that the figures compared
+     * stand still and differ: a meter wired to another one's figure reads a wrong value.
+     */
     @Test
     @Timeout(30)
     void everyMeterReadsWhatStatisticsSays() throws Exception {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (GatlingExecutor executor = GatlingExecutor.builder().name("metered").coreThreads(1).maxThreads(5)
-                .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(20))
+        Tags tags = Tags.of("name", "metered", "service", "test");
+        GatlingExecutorMetrics metrics;
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("metered").coreThreads(4).maxThreads(11)
+                .maxQueuedPerContext(5).checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(20))
                 .uncaughtExceptionHandler((t, e) -> { }).build()) {
-            new GatlingExecutorMetrics(executor, Tags.of("service", "test")).bindTo(registry);
-            // Work that moves every counter: coalesced and failed tasks, a stuck worker, an auxiliary thread.
+            metrics = new GatlingExecutorMetrics(executor, Tags.of("service", "test"));
+            metrics.bindTo(registry);
+            Set<String> names = registry.getMeters().stream().map(m -> m.getId().getName()).collect(Collectors.toSet());
+            Set<String> expectedNames = METERS.stream().map(Expected::name).collect(Collectors.toSet());
+            assertTrue(expectedNames.add(AGE));
+            assertEquals(expectedNames, names);
+            assertEquals(METER_COUNT, registry.getMeters().size());
+
             CountDownLatch release = new CountDownLatch(1);
-            CountDownLatch holding = new CountDownLatch(1);
-            executor.execute(() -> {
+            CountDownLatch holding = new CountDownLatch(3);
+            Runnable hold = () -> {
                 holding.countDown();
                 await(release);
-            });
-            assertTrue(holding.await(10, TimeUnit.SECONDS));
-            for (int i = 0; i < 10; i++) {
-                executor.coalescing("c").execute(() -> { });
-            }
-            executor.sequential("s").execute(() -> {
-                throw new IllegalStateException("counted in failed()");
-            });
-            CountDownLatch queuedRan = new CountDownLatch(1);
-            executor.sequential("s").execute(queuedRan::countDown);
-            // Two delayed tasks, cancelled below (close() would wait for them: delayed one-shots run after shutdown).
-            java.util.List<java.util.concurrent.ScheduledFuture<?>> delayed = java.util.List.of(
-                    executor.schedule(() -> { }, 1, TimeUnit.HOURS), executor.schedule(() -> { }, 1, TimeUnit.HOURS));
+            };
+            executor.sequential("r").execute(hold);
+            executor.coalescing("c").execute(hold);
+            executor.execute(hold);
+            List<ScheduledFuture<?>> delayed = new ArrayList<>();
             try {
-                assertTrue(queuedRan.await(10, TimeUnit.SECONDS), "an auxiliary worker should have run it");
-                waitFor(() -> executor.statistics().blockedDetections() >= 1, executor);
-                // Mid-flight: the stuck worker is active, and there is one thread more than the core.
-                ExecutorStatistics busy = executor.statistics();
-                assertTrue(busy.active() >= 1 && busy.threads() >= 2, busy.toString());
-                assertEquals(busy.maxThreads(), value(registry, "executor.pool.max"));
-                assertTrue(value(registry, "executor.active") >= 1);
-            } finally {
-                release.countDown();
-            }
-            waitQuiescent(executor);
-            ExecutorStatistics s = executor.statistics();
-            assertTrue(s.coalesced() >= 1 && s.failed() == 1 && s.auxiliaryThreadsStarted() >= 1, s.toString());
-            assertEquals(2, s.delayed(), s.toString());
-            for (Map.Entry<String, ToDoubleFunction<ExecutorStatistics>> m : METERS.entrySet()) {
-                if (m.getKey().equals("executor.active") || m.getKey().equals("executor.contexts.live")
-                        || m.getKey().equals("executor.pool.size")) {
-                    continue; // these move on their own (idle workers, lane release); checked below
+                try {
+                    assertTrue(holding.await(10, TimeUnit.SECONDS));
+                    for (int i = 0; i < 5; i++) {
+                        executor.sequential("r").execute(() -> { }); // r's five places, behind its running head
+                    }
+                    Executor r = executor.sequential("r");
+                    for (int i = 0; i < 7; i++) {
+                        assertThrows(RejectedExecutionException.class, () -> r.execute(() -> { }));
+                    }
+                    for (int i = 0; i < 10; i++) {
+                        executor.coalescing("c").execute(() -> { }); // each replaces the one before it: 9 coalesced
+                    }
+                    for (int i = 0; i < 2; i++) {
+                        executor.execute(() -> {
+                            throw new IllegalStateException("counted in failed()");
+                        });
+                    }
+                    for (int i = 0; i < 3; i++) {
+                        executor.execute(() -> { });
+                    }
+                    for (int i = 0; i < 8; i++) {
+                        delayed.add(executor.schedule(() -> { }, 1, TimeUnit.HOURS));
+                    }
+                    waitFor(() -> {
+                        ExecutorStatistics s = executor.statistics();
+                        return s.executed() == 5 && s.failed() == 2 && s.active() == 3 && s.queued() == 6
+                                && s.blockedDetections() == 3;
+                    }, executor);
+                    ExecutorStatistics s = executor.statistics();
+                    assertDistinct(s, "executor.completed", "executor.queued", "executor.active", "executor.pool.core",
+                            "executor.pool.max", "executor.coalesced", "executor.failed", "executor.rejected",
+                            "executor.delayed");
+                    assertEveryMeterReads(registry, tags, s, Set.of("executor.pool.size", "executor.contexts.live"));
+                    assertTrue(read(registry, "executor.pool.size", tags) >= 4);
+                } finally {
+                    release.countDown();
                 }
-                assertEquals(m.getValue().applyAsDouble(s), value(registry, m.getKey()), m.getKey() + " vs " + s);
-                Meter meter = registry.find(m.getKey()).tags("name", "metered", "service", "test").meter();
-                assertNotNull(meter, m.getKey() + " lacks its tags");
+                waitQuiescent(executor);
+                ExecutorStatistics s = executor.statistics();
+                assertEquals(14, s.executed(), s.toString());
+                assertEquals(9, s.coalesced(), s.toString());
+                assertEquals(3, s.blockedDetections(), s.toString());
+                assertEveryMeterReads(registry, tags, s, MOVING);
+                delayed.forEach(f -> f.cancel(false));
+                assertEquals(0.0, read(registry, "executor.delayed", tags), "cancelled delayed tasks leave the timer");
+                assertEquals(executor.statistics().threads(), read(registry, "executor.pool.size", tags));
+                assertTrue(read(registry, "executor.active", tags) <= executor.statistics().threads());
+            } finally {
+                delayed.forEach(f -> f.cancel(false)); // else close() would wait an hour for them
             }
-            delayed.forEach(f -> f.cancel(false));
-            assertEquals(0.0, value(registry, "executor.delayed"), "cancelled delayed tasks leave the timer");
-            assertEquals(executor.statistics().threads(), value(registry, "executor.pool.size"), 0.0);
-            assertTrue(value(registry, "executor.active") <= executor.statistics().threads());
         }
-        assertEquals(0.0, value(registry, "executor.pool.size"), "no thread after close()");
-        assertEquals(0.0, value(registry, "executor.contexts.live"));
+        assertEquals(0.0, read(registry, "executor.pool.size", tags), "no thread after close()");
+        assertEquals(0.0, read(registry, "executor.contexts.live", tags));
+        metrics.close();
+        assertTrue(registry.getMeters().isEmpty(), () -> "left registered: " + registry.getMeters());
     }
 
+    /** Queued (2) and rejected (3) read apart, and the age of the oldest waiting task is a time gauge in seconds. */
     @Test
     @Timeout(30)
     void capacityMetersReadWhatStatisticsSays() throws Exception {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (GatlingExecutor executor = GatlingExecutor.builder().name("bounded-metered").maxQueuedPerContext(1)
+        Tags tags = Tags.of("name", "bounded-metered");
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("bounded-metered").maxQueuedPerContext(2)
                 .build()) {
             new GatlingExecutorMetrics(executor, Tags.empty()).bindTo(registry);
             CountDownLatch release = new CountDownLatch(1);
@@ -124,24 +187,28 @@ class GatlingExecutorMetricsTest {
             try {
                 assertTrue(holding.await(10, TimeUnit.SECONDS));
                 executor.sequential("k").execute(() -> { });
-                assertThrows(RejectedExecutionException.class, () -> executor.sequential("k").execute(() -> { }));
-                assertEquals(1.0, value(registry, "executor.rejected"));
-                assertEquals(executor.statistics().rejected(), value(registry, "executor.rejected"));
-                assertEquals(1.0, value(registry, "executor.queued"));
+                executor.sequential("k").execute(() -> { });
+                for (int i = 0; i < 3; i++) {
+                    assertThrows(RejectedExecutionException.class, () -> executor.sequential("k").execute(() -> { }));
+                }
+                assertEquals(3, executor.statistics().rejected());
+                assertEquals(2, executor.statistics().queued());
+                assertEquals(3.0, read(registry, "executor.rejected", tags));
+                assertEquals(2.0, read(registry, "executor.queued", tags));
                 Thread.sleep(30);
                 Duration before = executor.statistics().oldestQueuedAge();
-                TimeGauge age = registry.find("executor.queue.oldest.age").timeGauge();
-                assertNotNull(age, "executor.queue.oldest.age is a time gauge");
+                TimeGauge age = age(registry, tags);
                 double seconds = age.value(TimeUnit.SECONDS);
                 Duration after = executor.statistics().oldestQueuedAge();
                 assertTrue(before.toMillis() >= 20, before.toString());
                 assertTrue(seconds * 1e9 >= before.toNanos() && seconds * 1e9 <= after.toNanos(),
                         before + " <= " + seconds + " s <= " + after);
+                assertEquals(age.value(), age.value(TimeUnit.SECONDS), 1e-3, "read in the registry's base unit");
             } finally {
                 release.countDown();
             }
             waitQuiescent(executor);
-            assertEquals(0.0, registry.find("executor.queue.oldest.age").timeGauge().value(TimeUnit.SECONDS));
+            assertEquals(0.0, age(registry, tags).value(TimeUnit.SECONDS));
         }
     }
 
@@ -153,6 +220,7 @@ class GatlingExecutorMetricsTest {
     @Timeout(30)
     void waitingSubmittersAndAcceptedOverLimitReadTheirOwnFigures() throws Exception {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Tags tags = Tags.of("name", "blocking-metered");
         try (GatlingExecutor executor = GatlingExecutor.builder().name("blocking-metered").coreThreads(2)
                 .maxQueuedPerContext(1).overflow(Overflow.block(Duration.ofSeconds(20))).build()) {
             new GatlingExecutorMetrics(executor, Tags.empty()).bindTo(registry);
@@ -163,8 +231,7 @@ class GatlingExecutorMetricsTest {
                 holding.countDown();
                 await(release);
             });
-            java.util.concurrent.atomic.AtomicReference<Throwable> parkedFailure =
-                    new java.util.concurrent.atomic.AtomicReference<>();
+            AtomicReference<Throwable> parkedFailure = new AtomicReference<>();
             Thread parked = new Thread(() -> {
                 try {
                     k.execute(() -> { });
@@ -187,8 +254,8 @@ class GatlingExecutorMetricsTest {
                 ExecutorStatistics s = executor.statistics();
                 assertEquals(1, s.waitingSubmitters(), s.toString());
                 assertEquals(2, s.acceptedOverLimit(), s.toString());
-                assertEquals(1.0, value(registry, "executor.submitters.waiting"));
-                assertEquals(2.0, value(registry, "executor.accepted.over.limit"));
+                assertEquals(1.0, read(registry, "executor.submitters.waiting", tags));
+                assertEquals(2.0, read(registry, "executor.accepted.over.limit", tags));
             } finally {
                 release.countDown();
             }
@@ -196,26 +263,238 @@ class GatlingExecutorMetricsTest {
             assertFalse(parked.isAlive(), "the parked submitter was never admitted");
             assertNull(parkedFailure.get(), () -> "the parked submitter was refused: " + parkedFailure.get());
             waitQuiescent(executor);
-            assertEquals(0.0, value(registry, "executor.submitters.waiting"));
-            assertEquals(2.0, value(registry, "executor.accepted.over.limit"));
+            assertEquals(0.0, read(registry, "executor.submitters.waiting", tags));
+            assertEquals(2.0, read(registry, "executor.accepted.over.limit", tags));
         }
     }
 
     @Test
-    void badArgumentsAreRejectedAtConstruction() {
+    void badArgumentsAreRejected() {
         assertThrows(NullPointerException.class, () -> new GatlingExecutorMetrics(null, Tags.empty()));
         try (GatlingExecutor e = new GatlingExecutor("nulltags", 1)) {
             assertThrows(NullPointerException.class, () -> new GatlingExecutorMetrics(e, null));
+            assertThrows(NullPointerException.class, () -> new GatlingExecutorMetrics(e, Tags.empty()).bindTo(null));
         }
     }
 
-    private static double value(SimpleMeterRegistry registry, String name) {
-        Meter meter = registry.find(name).meter();
-        assertNotNull(meter, "no meter " + name);
-        if (meter instanceof FunctionCounter) {
-            return ((FunctionCounter) meter).count();
+    /** Two executors named alike: the second binding throws, names the meter, and leaves the registry as it was. */
+    @Test
+    void aSecondExecutorOfTheSameNameAndTagsIsRefusedAndRegistersNothing() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (GatlingExecutor first = GatlingExecutor.builder().coreThreads(1).maxThreads(3).build();
+             GatlingExecutor second = GatlingExecutor.builder().coreThreads(1).maxThreads(5).build()) {
+            assertEquals(first.name(), second.name());
+            new GatlingExecutorMetrics(first, Tags.of("service", "s")).bindTo(registry);
+            Set<Meter> before = identitySet(registry.getMeters());
+            GatlingExecutorMetrics refused = new GatlingExecutorMetrics(second, Tags.of("service", "s"));
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> refused.bindTo(registry));
+            String message = e.getMessage();
+            assertTrue(message.startsWith("Meter executor."), message);
+            assertTrue(message.contains("{name=gatling, service=s} is already in the registry and was not registered"
+                    + " by this binder"), message);
+            assertTrue(message.contains("Close the binder that registered it first, or give this executor ('gatling')"
+                    + " a distinct name (GatlingExecutor.builder().name(..)) or an extra tag"), message);
+            assertEquals(before, identitySet(registry.getMeters()));
+            assertEquals(3.0, read(registry, "executor.pool.max", Tags.of("name", "gatling", "service", "s")));
+
+            // A tag set of its own, even a superset or a subset of the first one's, is another meter: no collision.
+            new GatlingExecutorMetrics(second, Tags.of("service", "s", "shard", "2")).bindTo(registry);
+            new GatlingExecutorMetrics(second, Tags.empty()).bindTo(registry);
+            assertEquals(3 * METER_COUNT, registry.getMeters().size());
+            assertEquals(5.0, read(registry, "executor.pool.max", Tags.of("name", "gatling", "shard", "2")));
         }
-        return ((Gauge) meter).value();
+    }
+
+    /** With common tags the registry's ids are not the binder's: the collision is found as the meters register. */
+    @Test
+    void aCollisionThroughTheRegistrysMeterFiltersIsRefusedToo() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        registry.config().commonTags("application", "billing");
+        try (GatlingExecutor first = GatlingExecutor.builder().coreThreads(1).build();
+             GatlingExecutor second = GatlingExecutor.builder().coreThreads(1).build()) {
+            new GatlingExecutorMetrics(first, Tags.empty()).bindTo(registry);
+            Set<Meter> before = identitySet(registry.getMeters());
+            GatlingExecutorMetrics refused = new GatlingExecutorMetrics(second, Tags.empty());
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> refused.bindTo(registry));
+            assertTrue(e.getMessage().contains("{application=billing, name=gatling} is already in the registry"),
+                    e.getMessage());
+            assertEquals(before, identitySet(registry.getMeters()));
+        }
+    }
+
+    /** Two colliding bindings at once: exactly one wins, whichever interleaving. */
+    @Test
+    @Timeout(30)
+    void concurrentCollidingBindingsLetExactlyOneIn() throws Exception {
+        try (GatlingExecutor first = GatlingExecutor.builder().coreThreads(1).build();
+             GatlingExecutor second = GatlingExecutor.builder().coreThreads(1).build()) {
+            for (int round = 0; round < 50; round++) {
+                SimpleMeterRegistry registry = new SimpleMeterRegistry();
+                List<GatlingExecutorMetrics> binders = List.of(new GatlingExecutorMetrics(first, Tags.empty()),
+                        new GatlingExecutorMetrics(second, Tags.empty()));
+                CountDownLatch start = new CountDownLatch(1);
+                AtomicInteger refused = new AtomicInteger();
+                List<Thread> threads = new ArrayList<>();
+                for (GatlingExecutorMetrics binder : binders) {
+                    Thread t = new Thread(() -> {
+                        await(start);
+                        try {
+                            binder.bindTo(registry);
+                        } catch (IllegalStateException expected) {
+                            refused.incrementAndGet();
+                        }
+                    });
+                    t.start();
+                    threads.add(t);
+                }
+                start.countDown();
+                for (Thread t : threads) {
+                    t.join();
+                }
+                assertEquals(1, refused.get(), "round " + round);
+                assertEquals(METER_COUNT, registry.getMeters().size());
+            }
+        }
+    }
+
+    @Test
+    void closeRemovesEveryMeterFromEveryRegistryOnceAndForAll() {
+        SimpleMeterRegistry a = new SimpleMeterRegistry();
+        SimpleMeterRegistry b = new SimpleMeterRegistry();
+        Meter foreign = a.counter("unrelated", "name", "gatling");
+        try (GatlingExecutor executor = GatlingExecutor.builder().coreThreads(1).build()) {
+            GatlingExecutorMetrics metrics = new GatlingExecutorMetrics(executor, Tags.empty());
+            metrics.bindTo(a);
+            metrics.bindTo(b);
+            assertEquals(METER_COUNT + 1, a.getMeters().size());
+            assertEquals(METER_COUNT, b.getMeters().size());
+            metrics.close();
+            assertEquals(List.of(foreign), a.getMeters());
+            assertTrue(b.getMeters().isEmpty(), () -> "left registered: " + b.getMeters());
+            metrics.close();
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> metrics.bindTo(a));
+            assertEquals("This GatlingExecutorMetrics of executor 'gatling' is closed and binds no more;"
+                    + " bind a new one", e.getMessage());
+            assertEquals(List.of(foreign), a.getMeters());
+        }
+    }
+
+    /** A meter removed by other means, and one registered in its place by someone else, are left to their owner. */
+    @Test
+    void closeRemovesOnlyTheMetersThisBinderRegistered() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (GatlingExecutor executor = GatlingExecutor.builder().coreThreads(1).build()) {
+            GatlingExecutorMetrics metrics = new GatlingExecutorMetrics(executor, Tags.empty());
+            metrics.bindTo(registry);
+            Meter completed = registry.get("executor.completed").meter();
+            registry.remove(completed);
+            Meter replacement = registry.counter("executor.completed", "name", "gatling");
+            metrics.close();
+            assertEquals(List.of(replacement), registry.getMeters());
+        }
+    }
+
+    @Test
+    void bindingTheSameBinderTwiceIsHarmlessAndRestoresWhatWasRemoved() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (GatlingExecutor executor = GatlingExecutor.builder().coreThreads(1).build()) {
+            GatlingExecutorMetrics metrics = new GatlingExecutorMetrics(executor, Tags.empty());
+            metrics.bindTo(registry);
+            Set<Meter> first = identitySet(registry.getMeters());
+            metrics.bindTo(registry);
+            assertEquals(first, identitySet(registry.getMeters()));
+            registry.remove(registry.get("executor.failed").meter());
+            metrics.bindTo(registry);
+            assertEquals(METER_COUNT, registry.getMeters().size());
+            assertEquals(0.0, read(registry, "executor.failed", Tags.of("name", "gatling")));
+            metrics.close();
+            assertTrue(registry.getMeters().isEmpty(), () -> "left registered: " + registry.getMeters());
+        }
+    }
+
+    /** Once the first binder is closed, a new executor of the same name binds, and its meters read its own figures. */
+    @Test
+    void afterCloseANewExecutorOfTheSameNameBinds() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Tags tags = Tags.of("name", "orders");
+        GatlingExecutor old = GatlingExecutor.builder().name("orders").coreThreads(1).maxThreads(3).build();
+        GatlingExecutorMetrics oldMetrics = new GatlingExecutorMetrics(old, Tags.empty());
+        oldMetrics.bindTo(registry);
+        old.close();
+        oldMetrics.close();
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("orders").coreThreads(1).maxThreads(5).build();
+             GatlingExecutorMetrics metrics = new GatlingExecutorMetrics(executor, Tags.empty())) {
+            metrics.bindTo(registry);
+            assertEquals(METER_COUNT, registry.getMeters().size());
+            assertEquals(5.0, read(registry, "executor.pool.max", tags));
+        }
+        assertTrue(registry.getMeters().isEmpty(), () -> "left registered: " + registry.getMeters());
+    }
+
+    /**
+     * Each meter of {@link #METERS} but {@code skip}, looked up with its tags as its kind, has its base unit and reads
+     * what {@code s} says.
+     */
+    private static void assertEveryMeterReads(MeterRegistry registry, Tags tags, ExecutorStatistics s,
+                                              Set<String> skip) {
+        for (Expected m : METERS) {
+            if (!skip.contains(m.name)) {
+                assertEquals(m.value.applyAsDouble(s), read(registry, m, tags), m.name + " vs " + s);
+            }
+        }
+        assertEquals(s.oldestQueuedAge().toNanos() / 1e9, age(registry, tags).value(TimeUnit.SECONDS), 0.1);
+    }
+
+    /** The figures of the named meters differ pairwise in {@code s}, so no two of them can stand in for each other. */
+    private static void assertDistinct(ExecutorStatistics s, String... names) {
+        Map<Double, String> seen = new HashMap<>();
+        for (String name : names) {
+            String other = seen.put(expected(name).value.applyAsDouble(s), name);
+            assertNull(other, () -> name + " and " + other + " read alike in " + s);
+        }
+    }
+
+    private static double read(MeterRegistry registry, String name, Tags tags) {
+        return read(registry, expected(name), tags);
+    }
+
+    private static double read(MeterRegistry registry, Expected m, Tags tags) {
+        Meter meter;
+        double value;
+        if (m.kind == Kind.COUNTER) {
+            FunctionCounter counter = registry.get(m.name).tags(tags).functionCounter();
+            meter = counter;
+            value = counter.count();
+        } else {
+            Gauge gauge = registry.get(m.name).tags(tags).gauge();
+            assertFalse(gauge instanceof TimeGauge, m.name + " is a plain gauge");
+            meter = gauge;
+            value = gauge.value();
+        }
+        assertEquals(m.unit, meter.getId().getBaseUnit(), m.name + "'s base unit");
+        return value;
+    }
+
+    private static TimeGauge age(MeterRegistry registry, Tags tags) {
+        TimeGauge age = registry.get(AGE).tags(tags).timeGauge();
+        assertEquals(TimeUnit.SECONDS, age.baseTimeUnit());
+        assertEquals("seconds", age.getId().getBaseUnit());
+        return age;
+    }
+
+    private static Expected expected(String name) {
+        for (Expected m : METERS) {
+            if (m.name.equals(name)) {
+                return m;
+            }
+        }
+        throw new AssertionError("no meter " + name);
+    }
+
+    private static Set<Meter> identitySet(List<Meter> meters) {
+        Set<Meter> set = Collections.newSetFromMap(new IdentityHashMap<>());
+        set.addAll(meters);
+        return set;
     }
 
     private static void waitQuiescent(GatlingExecutor e) throws InterruptedException {
@@ -225,8 +504,7 @@ class GatlingExecutorMetricsTest {
         }, e);
     }
 
-    private static void waitFor(java.util.function.BooleanSupplier condition, GatlingExecutor e)
-            throws InterruptedException {
+    private static void waitFor(BooleanSupplier condition, GatlingExecutor e) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {
             assertTrue(System.nanoTime() < deadline, "condition not reached: " + e.statistics());
@@ -241,6 +519,7 @@ class GatlingExecutorMetricsTest {
             Thread.currentThread().interrupt();
         }
     }
+
     /**
      * The meters hold the executor weakly (Micrometer's default). A caller that keeps only a lane handle must still
      * see them read while the executor runs: the running executor keeps its public object reachable, as a
@@ -254,6 +533,7 @@ class GatlingExecutorMetricsTest {
         try {
             kept.lane.execute(() -> { });
             FunctionCounter completed = registry.get("executor.completed").functionCounter();
+            assertEquals(BaseUnits.TASKS, completed.getId().getBaseUnit());
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (completed.count() != 1.0) { // counted once the task has run (a fresh executor counts no other)
                 assertTrue(System.nanoTime() < deadline, "completed reads " + completed.count());
@@ -268,7 +548,7 @@ class GatlingExecutorMetricsTest {
                 Thread.sleep(5);
             }
             assertNotNull(kept.executor.get(), "the running executor's public object was collected");
-            assertEquals(1.0, registry.get("executor.pool.size").gauge().value());
+            assertEquals(1.0, read(registry, "executor.pool.size", Tags.empty()));
             assertEquals(1.0, completed.count());
         } finally {
             GatlingExecutor executor = kept.executor.get();
