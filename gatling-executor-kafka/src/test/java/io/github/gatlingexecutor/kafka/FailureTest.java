@@ -26,6 +26,7 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -76,7 +77,8 @@ class FailureTest {
         Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, 2);
 
         AtomicInteger poisonTries = new AtomicInteger();
-        List<String> badKeyRuns = new ArrayList<>(); // one key: the processor orders its calls
+        // One key, so the processor orders the handler's calls; the test's thread reads it while they may run.
+        List<String> badKeyRuns = new CopyOnWriteArrayList<>();
         Set<String> otherValues = ConcurrentHashMap.newKeySet();
         CountDownLatch inFailureHandler = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);

@@ -49,7 +49,7 @@ class GroupTest {
         handlerWaits.assertNoneTimedOut();
     }
 
-    private final Queue<String> violations = new ConcurrentLinkedQueue<>();
+    private final Violations violations = new Violations();
 
     private static List<ProducerRecord<String, String>> keyed(String topic, int keys, int perKey) {
         List<ProducerRecord<String, String>> records = new ArrayList<>();
@@ -126,7 +126,7 @@ class GroupTest {
             // second nothing to run, and so nothing to commit.
             KAFKA.awaitGroupCommitted(group, end);
         }
-        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        violations.assertNone();
         Set<Long> all = ConcurrentHashMap.newKeySet();
         all.addAll(ranInFirst);
         all.addAll(ranInSecond);
@@ -202,7 +202,7 @@ class GroupTest {
             awaitCommitted(a, end);
             assertEquals(bDone, doneB.sum(), "nothing ran in b after it closed");
         }
-        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        violations.assertNone();
         assertEquals(total, runs.size(), "nothing lost");
         assertTrue(runs.values().stream().allMatch(n -> n.get() == 1), "clean hand-overs re-process nothing");
         assertEquals(end, KAFKA.committed(group));
@@ -284,7 +284,7 @@ class GroupTest {
                 });
             }
         }
-        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        violations.assertNone();
         assertEquals(Map.of(position(0, 1), 1, position(1, 1), 1), failureHandlerCalls.entrySet().stream()
                 .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get())),
                 "one failure handler call per unreadable record");
@@ -455,7 +455,7 @@ class GroupTest {
             first.release.countDown();
         }
         assertTrue(first.runs.get() >= 2, "the partition was not lost and replayed: the test did not test");
-        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        violations.assertNone();
     }
 
     /**
@@ -541,7 +541,7 @@ class GroupTest {
         for (String waiting : List.of("waiting-1", "waiting-2")) {
             assertEquals(1, runsOf(runs, waiting), "runs of " + waiting + ", waiting when its partition was lost");
         }
-        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        violations.assertNone();
     }
 
     private static int runsOf(Map<String, AtomicInteger> runs, String value) {
@@ -598,7 +598,7 @@ class GroupTest {
             first.release.countDown();
         }
         assertTrue(first.runs.get() >= 2, "the partition was not revoked and replayed: the test did not test");
-        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        violations.assertNone();
     }
 
     @Test

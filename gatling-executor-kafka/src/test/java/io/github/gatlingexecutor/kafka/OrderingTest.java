@@ -13,10 +13,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -35,7 +33,7 @@ class OrderingTest {
     static final EmbeddedKafka KAFKA = new EmbeddedKafka();
 
     /** Records every violation instead of throwing inside a handler (which would only cause a retry). */
-    private final Queue<String> violations = new ConcurrentLinkedQueue<>();
+    private final Violations violations = new Violations();
 
     @Test
     void keyOrderEightPartitionsThousandKeysHundredThousandRecords() throws Exception {
@@ -87,7 +85,7 @@ class OrderingTest {
                      .build()) {
             processor.start();
             awaitCommitted(processor, end);
-            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            violations.assertNone();
             assertEquals(keys * perKey, calls.sum(), "each record ran once");
             for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
                 assertEquals(e.getValue().longValue(), seen.get(e.getKey()).size(), "distinct offsets of " + e.getKey());
@@ -145,7 +143,7 @@ class OrderingTest {
                 .build()) {
             processor.start();
             awaitCommitted(processor, end);
-            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            violations.assertNone();
             for (int k = 0; k < keys; k++) {
                 assertEquals(updates - 1, lastSeq.get("hot" + k).get(), "the last record of hot" + k + " ran");
             }
@@ -180,7 +178,7 @@ class OrderingTest {
                 .build()) {
             processor.start();
             awaitCommitted(processor, end);
-            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            violations.assertNone();
             assertEquals(4_000, processor.statistics().completed());
         }
     }
@@ -242,7 +240,7 @@ class OrderingTest {
                 .build()) {
             processor.start();
             awaitCommitted(processor, end);
-            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            violations.assertNone();
             assertEquals(0, processor.statistics().superseded());
             assertEquals(2_000, processor.statistics().completed());
         }

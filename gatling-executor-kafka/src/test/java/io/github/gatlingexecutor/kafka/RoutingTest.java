@@ -12,9 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -41,7 +39,7 @@ class RoutingTest {
     static final EmbeddedKafka KAFKA = new EmbeddedKafka();
 
     /** Records every violation instead of throwing inside a handler (which would only cause a retry). */
-    private final Queue<String> violations = new ConcurrentLinkedQueue<>();
+    private final Violations violations = new Violations();
 
     /**
      * Checks, per key across everything that runs it, that no two records overlap, and per key and partition that
@@ -114,7 +112,7 @@ class RoutingTest {
                      .build()) {
             processor.start();
             awaitCommitted(processor, end);
-            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            violations.assertNone();
             assertEquals(total, checker.calls.sum(), "each record ran once");
             assertEquals(total, processor.statistics().completed());
             checker.lastSeq.forEach((k, v) -> assertEquals(perKeyAndPartition - 1, v.get(), "last record of " + k));
@@ -172,7 +170,7 @@ class RoutingTest {
             assertEquals(2_001, checker.calls.sum(), "the blocked key's later records wait for it");
         }
         release.countDown();
-        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        violations.assertNone();
         Long committed = KAFKA.committed(group).get(tp);
         assertTrue(committed == null || committed == 0, "the commit stops at the blocked record: " + committed);
 
@@ -188,7 +186,7 @@ class RoutingTest {
                 .build()) {
             processor.start();
             awaitCommitted(processor, end);
-            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            violations.assertNone();
             assertEquals(records.size(), again.calls.sum(), "everything from the blocked record on ran again");
             assertEquals(5, again.lastSeq.get("stuck/0").get(), "every record of the blocked key ran, in order");
         }
@@ -231,7 +229,7 @@ class RoutingTest {
                      .build()) {
             processor.start();
             awaitCommitted(processor, end);
-            assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+            violations.assertNone();
             assertEquals(records.size(), checker.calls.sum());
             // Run on the router, one at a time, nearly every call would start alone (the partition has one router).
             assertTrue(overlapping.sum() >= records.size() * 8L / 10,
@@ -327,7 +325,7 @@ class RoutingTest {
         } finally {
             stop.set(true); // the producer stops on a failure too
         }
-        assertTrue(violations.isEmpty(), () -> violations.size() + " violations, first: " + violations.peek());
+        violations.assertNone();
         assertEquals(sent.get(), checker.calls.sum(), "every record ran once");
     }
 
