@@ -11,7 +11,10 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.binder.BaseUnits;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -51,7 +54,8 @@ import java.util.stream.Collectors;
  * stay registered and read what the executor last counted (or {@code NaN} once it is collected). A closed binder
  * cannot be bound again: make a new one.
  *
- * <p>Thread-safe: {@code bindTo} and {@code close} may be called from any thread, concurrently.
+ * <p>Thread-safe: {@code bindTo} and {@code close} may be called from any thread, concurrently, and from meter
+ * filters and listeners: no lock of this class is held while Micrometer runs.
  *
  * <pre>{@code
  * GatlingExecutor executor = GatlingExecutor.builder().name("orders").build();
@@ -63,9 +67,22 @@ import java.util.stream.Collectors;
  * }</pre>
  */
 public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable {
-    /**
-     * Guards every binder's state. One lock for all binders, so that two binders' check-then-register on one registry
-     * cannot interleave: both would pass the check, and the second would get the first one's meters back.
+    /*
+     * Locking. LOCK guards every binder's bound and closed, and is never held while calling into Micrometer:
+     * Micrometer calls meter filters and meter-added/removed listeners under its registry's own lock, and they may
+     * call bindTo or close of any binder. So the only order is "a registry's lock, then LOCK" (LOCK is a leaf: nothing
+     * is acquired while holding it), and no cycle of waits can form through a binder. Not even a lock per registry is
+     * held across a registration: a listener of that registry binding to it, on a thread that holds the registry's
+     * lock, would wait for a binder that waits for that lock.
+     *
+     * So the calls into Micrometer of any binders interleave freely. A bindTo racing close of the same binder finds
+     * it closed when it records its meters, and removes what it registered; two bindTo of one binder to one registry
+     * register the same meters (the second gets the first one's back and takes them for its own, which they are).
+     * What a check cannot see is a registration that comes between it and the binder's own: two binders of one name
+     * and tags binding to one registry at the same instant may both pass, the second then reading the first one's
+     * meters, and a close's check-then-remove may remove a meter that other code re-registered in between. Making
+     * those exact would take a claim on the registry that outlives the call, and so a table of registries that keeps
+     * them reachable; a binding is made once, at start-up, and the sequential cases are the ones met in practice.
      */
     private static final Object LOCK = new Object();
 
@@ -112,8 +129,11 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
 
     private final ContextExecutor executor;
     private final Tags tags;
-    /** The meters this binder registered, by registry (by identity: registries need not be equal-comparable). */
-    private final Map<MeterRegistry, List<Meter>> bound = new IdentityHashMap<>(); // guarded by LOCK
+    /**
+     * This binder's meters in each registry it holds, in the order of METERS (null where it has none); a composite's
+     * members are listed too, with the meters of this binder's exact ids the composite registered in them.
+     */
+    private final Map<MeterRegistry, Meter[]> bound = new IdentityHashMap<>(); // guarded by LOCK
     private boolean closed; // guarded by LOCK
 
     /**
@@ -132,79 +152,173 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * Registers the seventeen meters in {@code registry}, all or none. Binding again to a registry this binder is
      * bound to registers only what was removed from it since, and is otherwise harmless.
      *
-     * <p>A meter of one of these names with exactly these tags (not more) that this binder did not register refuses
-     * the whole binding: every id is checked before any meter is registered, and the {@code IllegalStateException}
-     * names the meter and its tags. That is typically another executor of the same name bound to the same registry;
-     * close its binder first, or give this executor a distinct name or an extra tag. If the registry's meter filters
-     * (common tags, say) map an id onto a meter already there, that is seen only as the meter is registered: the
-     * meters this call registered are removed again before the same exception is thrown.
+     * <p>Refused with an {@code IllegalStateException} that names the meter and its tags, registering nothing, when
+     * the registry holds a meter of one of these names with exactly these tags (not more) that this binder did not
+     * register. That is typically another executor of the same name bound to the same registry; close its binder
+     * first, or give this executor a distinct name or an extra tag. If the registry's meter filters (common tags, say)
+     * map an id onto a meter already there, that is seen only as the meters are registered; then, as for any other
+     * exception a registration throws, the meters this call registered are removed again before it is thrown (a
+     * meter of another type is reported as this {@code IllegalStateException}, with Micrometer's exception as its
+     * cause). Not detected, and taken for this binder's own: a meter of one of these ids that other code (another
+     * binder included) registers while this call runs; two binders of one name and tags binding to one registry at
+     * the same instant may therefore both succeed, the second reading the first one's meters.
+     *
+     * <p>A {@link CompositeMeterRegistry} registers each meter in its members too (those it has now, at any depth), so
+     * the check covers them, and binding to the composite also binds this binder to them: binding it later to one of
+     * them directly is harmless, and {@link #close()} removes its meters from all of them. Another binder's meters in
+     * a member, or a foreign meter of these ids there, refuse the binding as they would in the composite.
      *
      * @param registry the registry to register the meters in
-     * @throws IllegalStateException if the registry holds a meter with one of these names and tags that this binder
-     *         did not register, or if this binder is closed
+     * @throws IllegalStateException if the meters would collide as above, or if this binder is closed
      * @throws NullPointerException if {@code registry} is null
      */
     @Override
     public void bindTo(MeterRegistry registry) {
         Objects.requireNonNull(registry, "registry");
         synchronized (LOCK) {
-            if (closed) {
-                throw new IllegalStateException("This GatlingExecutorMetrics of executor '" + executor.name()
-                        + "' is closed and binds no more; bind a new one");
+            checkOpen();
+        }
+        register(registry, withMembers(registry));
+    }
+
+    private void register(MeterRegistry registry, List<MeterRegistry> targets) {
+        Map<MeterRegistry, Set<Meter>> own = new IdentityHashMap<>();
+        Meter[] previous;
+        synchronized (LOCK) {
+            for (MeterRegistry r : targets) {
+                own.put(r, identitySet(bound.get(r)));
             }
-            List<Meter> previous = bound.get(registry); // in the order of METERS
-            Set<Meter> own = identitySet(previous == null ? List.of() : previous);
-            Set<Meter> present = identitySet(registry.getMeters());
-            for (Meter m : present) {
-                if (!own.contains(m) && isOneOfMine(m.getId())) {
-                    throw collision(m.getId());
+            previous = bound.get(registry);
+        }
+        for (MeterRegistry r : targets) {
+            for (Meter m : r.getMeters()) {
+                if (!own.get(r).contains(m) && isOneOfMine(m.getId())) {
+                    throw collision(m.getId().getName(), m.getId().getTags(), null);
                 }
             }
-            List<Meter> registered = new ArrayList<>(METERS.size());
+        }
+        Set<Meter> present = identitySet(registry.getMeters());
+        Meter[] registered = new Meter[METERS.size()];
+        List<Meter> added = new ArrayList<>(); // registered by this call: what a failure removes again
+        try {
             for (int i = 0; i < METERS.size(); i++) {
-                if (previous != null && present.contains(previous.get(i))) {
-                    registered.add(previous.get(i)); // registering it again would only log a warning
+                if (previous != null && present.contains(previous[i])) {
+                    registered[i] = previous[i]; // registering it again would only log a warning
                     continue;
                 }
-                Meter m = METERS.get(i).register(registry, executor, tags);
-                if (present.contains(m) && !own.contains(m)) {
-                    for (Meter r : registered) {
-                        if (!present.contains(r)) {
-                            registry.remove(r);
-                        }
-                    }
-                    throw collision(m.getId());
+                Meter m = registerOrRefuse(METERS.get(i), registry);
+                if (!present.contains(m)) {
+                    added.add(m);
+                } else if (!own.get(registry).contains(m)) {
+                    throw collision(m.getId().getName(), m.getId().getTags(), null);
                 }
-                registered.add(m);
+                registered[i] = m;
             }
-            bound.put(registry, registered);
+        } catch (RuntimeException e) {
+            added.forEach(registry::remove);
+            throw e;
+        }
+        Map<MeterRegistry, Meter[]> members = new IdentityHashMap<>();
+        for (MeterRegistry member : targets.subList(1, targets.size())) {
+            members.put(member, exactlyMine(member));
+        }
+        boolean closedMeanwhile;
+        synchronized (LOCK) {
+            closedMeanwhile = closed;
+            if (!closedMeanwhile) {
+                bound.put(registry, registered);
+                bound.putAll(members);
+            }
+        }
+        if (closedMeanwhile) { // close() ran during this call and did not see these meters
+            added.forEach(registry::remove);
+            throw closedException();
+        }
+    }
+
+    /** Micrometer refuses a meter of another type under an id already taken with an IllegalArgumentException. */
+    private Meter registerOrRefuse(Spec spec, MeterRegistry registry) {
+        try {
+            return spec.register(registry, executor, tags);
+        } catch (IllegalArgumentException e) {
+            if (String.valueOf(e.getMessage()).contains("different type")) {
+                throw collision(spec.name, tags, e);
+            }
+            throw e;
         }
     }
 
     /**
      * Removes the meters this binder registered from every registry it was bound to, and closes this binder: a later
      * {@link #bindTo} throws {@code IllegalStateException}. A meter already removed by other means is left alone, and
-     * so is one registered in its place. Idempotent.
+     * so is one registered in its place since; one re-registered in its place at the instant of the removal may be
+     * removed with it (a registry removes by id). Idempotent. Until closed, a binder keeps the registries it was bound
+     * to reachable for as long as it is itself.
      */
     @Override
     public void close() {
+        Map<MeterRegistry, Meter[]> toRemove;
         synchronized (LOCK) {
             if (closed) {
                 return;
             }
             closed = true;
-            for (Map.Entry<MeterRegistry, List<Meter>> e : bound.entrySet()) {
-                MeterRegistry registry = e.getKey();
-                // Removal goes by id: only a meter still there itself is removed, never another one of its id.
-                Set<Meter> present = identitySet(registry.getMeters());
-                for (Meter m : e.getValue()) {
-                    if (present.contains(m)) {
-                        registry.remove(m);
+            toRemove = new IdentityHashMap<>(bound);
+            bound.clear();
+        }
+        for (Map.Entry<MeterRegistry, Meter[]> e : toRemove.entrySet()) {
+            MeterRegistry registry = e.getKey();
+            // Removal goes by id: only a meter still there itself is removed, never another one of its id.
+            Set<Meter> present = identitySet(registry.getMeters());
+            for (Meter m : e.getValue()) {
+                if (m != null && present.contains(m)) {
+                    registry.remove(m);
+                }
+            }
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw closedException();
+        }
+    }
+
+    private IllegalStateException closedException() {
+        return new IllegalStateException("This GatlingExecutorMetrics of executor '" + executor.name()
+                + "' is closed and binds no more; bind a new one");
+    }
+
+    /** The registry, then a composite's members at any depth, each once. */
+    private static List<MeterRegistry> withMembers(MeterRegistry registry) {
+        Set<MeterRegistry> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        List<MeterRegistry> all = new ArrayList<>();
+        List<MeterRegistry> next = new ArrayList<>(List.of(registry));
+        while (!next.isEmpty()) {
+            MeterRegistry r = next.remove(next.size() - 1);
+            if (seen.add(r)) {
+                all.add(r);
+                if (r instanceof CompositeMeterRegistry composite) {
+                    next.addAll(composite.getRegistries());
+                }
+            }
+        }
+        return all;
+    }
+
+    /** The meters of {@code registry} with this binder's exact ids, in the order of METERS. */
+    private Meter[] exactlyMine(MeterRegistry registry) {
+        Meter[] mine = new Meter[METERS.size()];
+        for (Meter m : registry.getMeters()) {
+            if (tags.equals(Tags.of(m.getId().getTags()))) {
+                for (int i = 0; i < METERS.size(); i++) {
+                    if (METERS.get(i).name.equals(m.getId().getName())) {
+                        mine[i] = m;
                     }
                 }
             }
-            bound.clear();
         }
+        return mine;
     }
 
     private boolean isOneOfMine(Meter.Id id) {
@@ -219,20 +333,24 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
         return false;
     }
 
-    private IllegalStateException collision(Meter.Id id) {
-        String tagList = id.getTags().stream().map(t -> t.getKey() + "=" + t.getValue())
+    private IllegalStateException collision(String name, Iterable<Tag> meterTags, Throwable cause) {
+        String tagList = Tags.of(meterTags).stream().map(t -> t.getKey() + "=" + t.getValue())
                 .collect(Collectors.joining(", ", "{", "}"));
-        return new IllegalStateException("Meter " + id.getName() + tagList + " is already in the registry and was not"
+        return new IllegalStateException("Meter " + name + tagList + " is already in the registry and was not"
                 + " registered by this binder: an executor's meters need a name and tags no other executor bound to"
                 + " the registry has. Close the binder that registered it first, or give this executor ('"
-                + executor.name() + "') a distinct name (GatlingExecutor.builder().name(..)) or an extra tag");
+                + executor.name() + "') a distinct name (GatlingExecutor.builder().name(..)) or an extra tag", cause);
     }
 
     /** Meters compare equal by id; ownership is a matter of identity. */
-    private static Set<Meter> identitySet(List<Meter> meters) {
-        Set<Meter> set = Collections.newSetFromMap(new IdentityHashMap<>(meters.size() * 2));
+    private static Set<Meter> identitySet(Collection<Meter> meters) {
+        Set<Meter> set = Collections.newSetFromMap(new IdentityHashMap<>());
         set.addAll(meters);
         return set;
+    }
+
+    private static Set<Meter> identitySet(Meter[] meters) {
+        return identitySet(meters == null ? List.of() : Arrays.stream(meters).filter(Objects::nonNull).toList());
     }
 
     private enum Kind { COUNTER, GAUGE, TIME_GAUGE }
