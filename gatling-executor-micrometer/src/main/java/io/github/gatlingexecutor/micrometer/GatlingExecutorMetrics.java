@@ -129,10 +129,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
 
     private final ContextExecutor executor;
     private final Tags tags;
-    /**
-     * This binder's meters in each registry it holds, in the order of METERS (null where it has none); a composite's
-     * members are listed too, with the meters of this binder's exact ids the composite registered in them.
-     */
+    /** This binder's meters in each registry it was bound to, in the order of METERS. */
     private final Map<MeterRegistry, Meter[]> bound = new IdentityHashMap<>(); // guarded by LOCK
     private boolean closed; // guarded by LOCK
 
@@ -161,12 +158,14 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * meter of another type is reported as this {@code IllegalStateException}, with Micrometer's exception as its
      * cause). Not detected, and taken for this binder's own: a meter of one of these ids that other code (another
      * binder included) registers while this call runs; two binders of one name and tags binding to one registry at
-     * the same instant may therefore both succeed, the second reading the first one's meters.
+     * the same instant may therefore both succeed, the second reading the first one's meters; and one binder bound from
+     * two threads at once may refuse one of the calls (the meters are registered all the same).
      *
-     * <p>A {@link CompositeMeterRegistry} registers each meter in its members too (those it has now, at any depth), so
-     * the check covers them, and binding to the composite also binds this binder to them: binding it later to one of
-     * them directly is harmless, and {@link #close()} removes its meters from all of them. Another binder's meters in
-     * a member, or a foreign meter of these ids there, refuse the binding as they would in the composite.
+     * <p>A {@link CompositeMeterRegistry} is checked against its own meters only. Its members, which hold a meter of
+     * their own for each of its meters under ids their own filters may change, are not looked at, and Micrometer
+     * removes a composite's meter from its members by id: a binder bound to a composite and another bound directly to
+     * one of its members are not told apart, and the first one's {@link #close()} (or a refused binding's roll-back)
+     * removes the members' meters of its ids whoever registered them. Bind every executor to the same registry.
      *
      * @param registry the registry to register the meters in
      * @throws IllegalStateException if the meters would collide as above, or if this binder is closed
@@ -178,23 +177,19 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
         synchronized (LOCK) {
             checkOpen();
         }
-        register(registry, withMembers(registry));
+        register(registry);
     }
 
-    private void register(MeterRegistry registry, List<MeterRegistry> targets) {
-        Map<MeterRegistry, Set<Meter>> own = new IdentityHashMap<>();
+    private void register(MeterRegistry registry) {
+        Set<Meter> own;
         Meter[] previous;
         synchronized (LOCK) {
-            for (MeterRegistry r : targets) {
-                own.put(r, identitySet(bound.get(r)));
-            }
             previous = bound.get(registry);
+            own = identitySet(previous);
         }
-        for (MeterRegistry r : targets) {
-            for (Meter m : r.getMeters()) {
-                if (!own.get(r).contains(m) && isOneOfMine(m.getId())) {
-                    throw collision(m.getId().getName(), m.getId().getTags(), null);
-                }
+        for (Meter m : registry.getMeters()) {
+            if (!own.contains(m) && isOneOfMine(m.getId())) {
+                throw collision(m.getId().getName(), m.getId().getTags(), null);
             }
         }
         Set<Meter> present = identitySet(registry.getMeters());
@@ -209,7 +204,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
                 Meter m = registerOrRefuse(METERS.get(i), registry);
                 if (!present.contains(m)) {
                     added.add(m);
-                } else if (!own.get(registry).contains(m)) {
+                } else if (!own.contains(m)) {
                     throw collision(m.getId().getName(), m.getId().getTags(), null);
                 }
                 registered[i] = m;
@@ -218,16 +213,11 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
             added.forEach(registry::remove);
             throw e;
         }
-        Map<MeterRegistry, Meter[]> members = new IdentityHashMap<>();
-        for (MeterRegistry member : targets.subList(1, targets.size())) {
-            members.put(member, exactlyMine(member));
-        }
         boolean closedMeanwhile;
         synchronized (LOCK) {
             closedMeanwhile = closed;
             if (!closedMeanwhile) {
                 bound.put(registry, registered);
-                bound.putAll(members);
             }
         }
         if (closedMeanwhile) { // close() ran during this call and did not see these meters
@@ -268,7 +258,8 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
         }
         for (Map.Entry<MeterRegistry, Meter[]> e : toRemove.entrySet()) {
             MeterRegistry registry = e.getKey();
-            // Removal goes by id: only a meter still there itself is removed, never another one of its id.
+            // Removal goes by id: only a meter still there itself is removed, never another one of its id (in this
+            // registry: a composite's removal reaches its members by id, see bindTo).
             Set<Meter> present = identitySet(registry.getMeters());
             for (Meter m : e.getValue()) {
                 if (m != null && present.contains(m)) {
@@ -287,38 +278,6 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
     private IllegalStateException closedException() {
         return new IllegalStateException("This GatlingExecutorMetrics of executor '" + executor.name()
                 + "' is closed and binds no more; bind a new one");
-    }
-
-    /** The registry, then a composite's members at any depth, each once. */
-    private static List<MeterRegistry> withMembers(MeterRegistry registry) {
-        Set<MeterRegistry> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-        List<MeterRegistry> all = new ArrayList<>();
-        List<MeterRegistry> next = new ArrayList<>(List.of(registry));
-        while (!next.isEmpty()) {
-            MeterRegistry r = next.remove(next.size() - 1);
-            if (seen.add(r)) {
-                all.add(r);
-                if (r instanceof CompositeMeterRegistry composite) {
-                    next.addAll(composite.getRegistries());
-                }
-            }
-        }
-        return all;
-    }
-
-    /** The meters of {@code registry} with this binder's exact ids, in the order of METERS. */
-    private Meter[] exactlyMine(MeterRegistry registry) {
-        Meter[] mine = new Meter[METERS.size()];
-        for (Meter m : registry.getMeters()) {
-            if (tags.equals(Tags.of(m.getId().getTags()))) {
-                for (int i = 0; i < METERS.size(); i++) {
-                    if (METERS.get(i).name.equals(m.getId().getName())) {
-                        mine[i] = m;
-                    }
-                }
-            }
-        }
-        return mine;
     }
 
     private boolean isOneOfMine(Meter.Id id) {
