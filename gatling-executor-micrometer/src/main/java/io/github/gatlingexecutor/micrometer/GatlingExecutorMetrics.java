@@ -75,9 +75,11 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * held across a registration: a listener of that registry binding to it, on a thread that holds the registry's
      * lock, would wait for a binder that waits for that lock.
      *
-     * So the calls into Micrometer of any binders interleave freely. A bindTo racing close of the same binder finds
-     * it closed when it records its meters, and removes what it registered; two bindTo of one binder to one registry
-     * register the same meters (the second gets the first one's back and takes them for its own, which they are).
+     * So the calls into Micrometer of different binders interleave freely. One binder's bindTo calls do not overlap: one
+     * that finds another running (on another thread, or from a listener the first one set off) is refused at once,
+     * since its check would take the meters the first one is registering for another binder's, and its roll-back could
+     * remove them. A bindTo racing close of the same binder finds it closed when it records its meters, and removes
+     * what it registered.
      * What a check cannot see is a registration that comes between it and the binder's own: two binders of one name
      * and tags binding to one registry at the same instant may both pass, the second then reading the first one's
      * meters, and a close's check-then-remove may remove a meter that other code re-registered in between. Making
@@ -132,6 +134,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
     /** This binder's meters in each registry it was bound to, in the order of METERS. */
     private final Map<MeterRegistry, Meter[]> bound = new IdentityHashMap<>(); // guarded by LOCK
     private boolean closed; // guarded by LOCK
+    private boolean binding; // guarded by LOCK: a bindTo of this binder is running
 
     /**
      * A binder for {@code executor}.
@@ -158,8 +161,9 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * meter of another type is reported as this {@code IllegalStateException}, with Micrometer's exception as its
      * cause). Not detected, and taken for this binder's own: a meter of one of these ids that other code (another
      * binder included) registers while this call runs; two binders of one name and tags binding to one registry at
-     * the same instant may therefore both succeed, the second reading the first one's meters; and one binder bound from
-     * two threads at once may refuse one of the calls (the meters are registered all the same).
+     * the same instant may therefore both succeed, the second reading the first one's meters. A call made while
+     * another {@code bindTo} of this binder runs (on another thread, or from a meter filter or listener it set off) is
+     * refused with an {@code IllegalStateException}, registering nothing.
      *
      * <p>A {@link CompositeMeterRegistry} is checked against its own meters only. Its members, which hold a meter of
      * their own for each of its meters under ids their own filters may change, are not looked at, and Micrometer
@@ -168,7 +172,8 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * removes the members' meters of its ids whoever registered them. Bind every executor to the same registry.
      *
      * @param registry the registry to register the meters in
-     * @throws IllegalStateException if the meters would collide as above, or if this binder is closed
+     * @throws IllegalStateException if the meters would collide as above, if this binder is closed, or if another
+     *         {@code bindTo} of this binder is running
      * @throws NullPointerException if {@code registry} is null
      */
     @Override
@@ -176,8 +181,19 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
         Objects.requireNonNull(registry, "registry");
         synchronized (LOCK) {
             checkOpen();
+            if (binding) {
+                throw new IllegalStateException("Another bindTo of this GatlingExecutorMetrics of executor '"
+                        + executor.name() + "' is running; bind it once at a time");
+            }
+            binding = true;
         }
-        register(registry);
+        try {
+            register(registry);
+        } finally {
+            synchronized (LOCK) {
+                binding = false;
+            }
+        }
     }
 
     private void register(MeterRegistry registry) {

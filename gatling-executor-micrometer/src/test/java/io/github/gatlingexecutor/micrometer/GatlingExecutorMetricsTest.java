@@ -483,6 +483,38 @@ class GatlingExecutorMetricsTest {
     }
 
     /**
+     * One binder's bindTo calls do not overlap: one started while another runs (here from a listener the first one set
+     * off, on its own thread) is refused and registers nothing, and the first registers every meter. Overlapping, the
+     * second took the first one's meters for another binder's, and its roll-back could remove them.
+     */
+    @Test
+    void aBindToWhileAnotherOfTheSameBinderRunsIsRefusedAndTheFirstRegistersEverything() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (GatlingExecutor executor = GatlingExecutor.builder().coreThreads(1).build();
+             GatlingExecutorMetrics metrics = new GatlingExecutorMetrics(executor, Tags.empty())) {
+            List<Throwable> overlapping = new ArrayList<>(); // the listener runs on this thread
+            registry.config().onMeterAdded(m -> {
+                if (m.getId().getName().equals("executor.pool.size")) {
+                    try {
+                        metrics.bindTo(registry);
+                    } catch (Throwable t) {
+                        overlapping.add(t);
+                    }
+                }
+            });
+            metrics.bindTo(registry);
+            assertEquals(1, overlapping.size(), () -> "the overlapping bindTo: " + overlapping);
+            assertInstanceOf(IllegalStateException.class, overlapping.get(0));
+            assertTrue(overlapping.get(0).getMessage().contains("Another bindTo"), overlapping.get(0).getMessage());
+            assertEquals(METER_COUNT, registry.getMeters().size());
+            metrics.bindTo(registry); // harmless once the first has returned
+            assertEquals(METER_COUNT, registry.getMeters().size());
+            metrics.close();
+            assertTrue(registry.getMeters().isEmpty(), () -> "left registered: " + registry.getMeters());
+        }
+    }
+
+    /**
      * A composite is checked against its own meters: a second executor of the same name bound to it is refused, the
      * first one's meters (in the composite and, through it, in its member) untouched; close() empties both.
      */
