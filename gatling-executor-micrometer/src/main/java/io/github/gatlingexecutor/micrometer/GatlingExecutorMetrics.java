@@ -159,7 +159,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * map an id onto a meter already there, that is seen only as the meters are registered; then, as for any other
      * exception a registration throws, the meters this call registered are removed again before it is thrown (a
      * meter of another type is reported as this {@code IllegalStateException}, with Micrometer's exception as its
-     * cause). Not detected, and taken for this binder's own: a meter of one of these ids that other code (another
+     * cause; what a removal throws is suppressed in it, and does not stop the other removals). Not detected, and taken for this binder's own: a meter of one of these ids that other code (another
      * binder included) registers while this call runs; two binders of one name and tags binding to one registry at
      * the same instant may therefore both succeed, the second reading the first one's meters. A call made while
      * another {@code bindTo} of this binder runs (on another thread, or from a meter filter or listener it set off) is
@@ -226,8 +226,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
                 registered[i] = m;
             }
         } catch (RuntimeException e) {
-            added.forEach(registry::remove);
-            throw e;
+            throw removeEach(registry, added, e);
         }
         boolean closedMeanwhile;
         synchronized (LOCK) {
@@ -237,8 +236,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
             }
         }
         if (closedMeanwhile) { // close() ran during this call and did not see these meters
-            added.forEach(registry::remove);
-            throw closedException();
+            throw removeEach(registry, added, closedException());
         }
     }
 
@@ -258,8 +256,9 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * Removes the meters this binder registered from every registry it was bound to, and closes this binder: a later
      * {@link #bindTo} throws {@code IllegalStateException}. A meter already removed by other means is left alone, and
      * so is one registered in its place since; one re-registered in its place at the instant of the removal may be
-     * removed with it (a registry removes by id). Idempotent. Until closed, a binder keeps the registries it was bound
-     * to reachable for as long as it is itself.
+     * removed with it (a registry removes by id). What a removal throws (a meter-removed listener's exception) does not
+     * stop the others: once every meter was tried, the first is thrown, the later ones suppressed in it. Idempotent.
+     * Until closed, a binder keeps the registries it was bound to reachable for as long as it is itself.
      */
     @Override
     public void close() {
@@ -272,17 +271,44 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
             toRemove = new IdentityHashMap<>(bound);
             bound.clear();
         }
+        RuntimeException failure = null;
         for (Map.Entry<MeterRegistry, Meter[]> e : toRemove.entrySet()) {
             MeterRegistry registry = e.getKey();
             // Removal goes by id: only a meter still there itself is removed, never another one of its id (in this
             // registry: a composite's removal reaches its members by id, see bindTo).
             Set<Meter> present = identitySet(registry.getMeters());
+            List<Meter> mine = new ArrayList<>();
             for (Meter m : e.getValue()) {
                 if (m != null && present.contains(m)) {
-                    registry.remove(m);
+                    mine.add(m);
+                }
+            }
+            failure = removeEach(registry, mine, failure);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /**
+     * Removes each of {@code meters}; what a removal throws (a meter-removed listener's exception: Micrometer calls
+     * them inside {@code remove}, once the meter is out) does not stop the others, which would otherwise stay
+     * registered with no binder to remove them. Returns {@code failure} with what was thrown added as suppressed, or
+     * the first thing thrown if {@code failure} is null.
+     */
+    private static RuntimeException removeEach(MeterRegistry registry, List<Meter> meters, RuntimeException failure) {
+        for (Meter m : meters) {
+            try {
+                registry.remove(m);
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
                 }
             }
         }
+        return failure;
     }
 
     private void checkOpen() {

@@ -483,6 +483,42 @@ class GatlingExecutorMetricsTest {
     }
 
     /**
+     * A meter-removed listener that throws (Micrometer calls it inside remove, the meter already out) stops neither a
+     * refused binding's roll-back nor a close: every meter goes, and the collision, or the listener's exception for
+     * close, is what the caller gets. A loop that stopped at the first failure left the rest registered for good.
+     */
+    @Test
+    void aThrowingRemovalListenerStopsNeitherARollBackNorAClose() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        registry.config().commonTags("application", "billing");
+        AtomicInteger foreignFigure = new AtomicInteger(42);
+        FunctionCounter foreign = FunctionCounter.builder("executor.delayed", foreignFigure, AtomicInteger::get)
+                .tags("name", "gatling").register(registry);
+        AtomicInteger failures = new AtomicInteger();
+        registry.config().onMeterRemoved(m -> {
+            if (failures.getAndIncrement() % 2 == 0) {
+                throw new IllegalArgumentException("listener failed " + failures.get());
+            }
+        });
+        try (GatlingExecutor executor = GatlingExecutor.builder().coreThreads(1).build()) {
+            GatlingExecutorMetrics refused = new GatlingExecutorMetrics(executor, Tags.empty());
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> refused.bindTo(registry));
+            assertTrue(e.getMessage().startsWith("Meter executor.delayed{"), e.getMessage());
+            assertTrue(e.getSuppressed().length > 0, "the listener's exceptions, suppressed in the refusal");
+            assertEquals(List.of(foreign), registry.getMeters());
+
+            registry.remove(foreign);
+            failures.set(0);
+            GatlingExecutorMetrics metrics = new GatlingExecutorMetrics(executor, Tags.empty());
+            metrics.bindTo(registry);
+            assertEquals(METER_COUNT, registry.getMeters().size());
+            IllegalArgumentException thrown = assertThrows(IllegalArgumentException.class, metrics::close);
+            assertTrue(thrown.getMessage().startsWith("listener failed"), thrown.getMessage());
+            assertTrue(registry.getMeters().isEmpty(), () -> "left registered: " + registry.getMeters());
+        }
+    }
+
+    /**
      * One binder's bindTo calls do not overlap: one started while another runs (here from a listener the first one set
      * off, on its own thread) is refused and registers nothing, and the first registers every meter. Overlapping, the
      * second took the first one's meters for another binder's, and its roll-back could remove them.
