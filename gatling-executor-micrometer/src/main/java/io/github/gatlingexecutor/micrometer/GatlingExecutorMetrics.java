@@ -203,12 +203,13 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
             previous = bound.get(registry);
             own = identitySet(previous);
         }
-        for (Meter m : registry.getMeters()) {
+        List<Meter> before = registry.getMeters();
+        for (Meter m : before) {
             if (!own.contains(m) && isOneOfMine(m.getId())) {
                 throw collision(m.getId().getName(), m.getId().getTags(), null);
             }
         }
-        Set<Meter> present = identitySet(registry.getMeters());
+        Set<Meter> present = identitySet(before);
         Meter[] registered = new Meter[METERS.size()];
         List<Meter> added = new ArrayList<>(); // registered by this call: what a failure removes again
         try {
@@ -279,7 +280,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
             Set<Meter> present = identitySet(registry.getMeters());
             List<Meter> mine = new ArrayList<>();
             for (Meter m : e.getValue()) {
-                if (m != null && present.contains(m)) {
+                if (present.contains(m)) {
                     mine.add(m);
                 }
             }
@@ -351,7 +352,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
     }
 
     private static Set<Meter> identitySet(Meter[] meters) {
-        return identitySet(meters == null ? List.of() : Arrays.stream(meters).filter(Objects::nonNull).toList());
+        return identitySet(meters == null ? List.of() : Arrays.asList(meters));
     }
 
     private enum Kind { COUNTER, GAUGE, TIME_GAUGE }

@@ -168,7 +168,7 @@ class GatlingExecutorMetricsTest {
         assertEquals(0.0, read(registry, "executor.pool.size", tags), "no thread after close()");
         assertEquals(0.0, read(registry, "executor.contexts.live", tags));
         metrics.close();
-        assertTrue(registry.getMeters().isEmpty(), () -> "left registered: " + registry.getMeters());
+        assertNothingLeft(registry);
     }
 
     /** Queued (2) and rejected (3) read apart, and the age of the oldest waiting task is a time gauge in seconds. */
@@ -341,7 +341,7 @@ class GatlingExecutorMetricsTest {
             assertEquals(METER_COUNT, b.getMeters().size());
             metrics.close();
             assertEquals(List.of(foreign), a.getMeters());
-            assertTrue(b.getMeters().isEmpty(), () -> "left registered: " + b.getMeters());
+            assertNothingLeft(b);
             metrics.close();
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> metrics.bindTo(a));
             assertEquals("This GatlingExecutorMetrics of executor 'gatling' is closed and binds no more;"
@@ -379,7 +379,7 @@ class GatlingExecutorMetricsTest {
             assertEquals(METER_COUNT, registry.getMeters().size());
             assertEquals(0.0, read(registry, "executor.failed", Tags.of("name", "gatling")));
             metrics.close();
-            assertTrue(registry.getMeters().isEmpty(), () -> "left registered: " + registry.getMeters());
+            assertNothingLeft(registry);
         }
     }
 
@@ -399,7 +399,7 @@ class GatlingExecutorMetricsTest {
             assertEquals(METER_COUNT, registry.getMeters().size());
             assertEquals(5.0, read(registry, "executor.pool.max", tags));
         }
-        assertTrue(registry.getMeters().isEmpty(), () -> "left registered: " + registry.getMeters());
+        assertNothingLeft(registry);
     }
 
     /**
@@ -514,7 +514,7 @@ class GatlingExecutorMetricsTest {
             assertEquals(METER_COUNT, registry.getMeters().size());
             IllegalArgumentException thrown = assertThrows(IllegalArgumentException.class, metrics::close);
             assertTrue(thrown.getMessage().startsWith("listener failed"), thrown.getMessage());
-            assertTrue(registry.getMeters().isEmpty(), () -> "left registered: " + registry.getMeters());
+            assertNothingLeft(registry);
         }
     }
 
@@ -546,7 +546,7 @@ class GatlingExecutorMetricsTest {
             metrics.bindTo(registry); // harmless once the first has returned
             assertEquals(METER_COUNT, registry.getMeters().size());
             metrics.close();
-            assertTrue(registry.getMeters().isEmpty(), () -> "left registered: " + registry.getMeters());
+            assertNothingLeft(registry);
         }
     }
 
@@ -581,8 +581,8 @@ class GatlingExecutorMetricsTest {
             assertEquals(3.0, read(member, "executor.pool.max", tags));
 
             metrics.close();
-            assertTrue(composite.getMeters().isEmpty(), () -> "left registered: " + composite.getMeters());
-            assertTrue(member.getMeters().isEmpty(), () -> "left registered: " + member.getMeters());
+            assertNothingLeft(composite);
+            assertNothingLeft(member);
         }
     }
 
@@ -743,6 +743,10 @@ class GatlingExecutorMetricsTest {
         Set<Meter> set = Collections.newSetFromMap(new IdentityHashMap<>());
         set.addAll(meters);
         return set;
+    }
+
+    private static void assertNothingLeft(MeterRegistry registry) {
+        assertTrue(registry.getMeters().isEmpty(), () -> "left registered: " + registry.getMeters());
     }
 
     private static void waitQuiescent(GatlingExecutor e) throws InterruptedException {
