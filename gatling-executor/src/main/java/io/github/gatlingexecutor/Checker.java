@@ -48,7 +48,7 @@ final class Checker implements Runnable {
     private final ReentrantLock startLock = new ReentrantLock();
     /** The first wait between failed starts of the thread (see {@link #retryIfAbsent}). */
     static final long RETRY_BACKOFF_NANOS = 10_000L;
-    /** The started thread; null until a start has succeeded. */
+    /** The started thread; null until a start has succeeded, and again once it has ended the executor (see run). */
     private volatile Thread thread;
     /**
      * Set by a failed start of the thread, cleared (for good) by one that succeeds; written under {@code startLock}. Not
@@ -387,6 +387,10 @@ final class Checker implements Runnable {
         for (;;) {
             try {
                 if (round()) {
+                    // Terminated: nothing reads the field again but to find no thread to wake, and a terminated
+                    // executor still referenced kept this ended thread, and the context class loader it inherited
+                    // from the submitter that started it.
+                    thread = null;
                     return;
                 }
             } catch (Throwable unexpected) {

@@ -1277,6 +1277,7 @@ final class Engine {
         try {
             sequentialLanes.clear();
             coalescingLanes.clear();
+            submitted.foldEndedNow();
             Jfr.executorTerminated(this);
         } finally {
             // Whatever failed above (its thread reports it): the state is TERMINATED, and a waiter not told would

@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link ThreadLocal} and adds with an opaque load and an opaque store.
  *
  * <p>Cells of ended threads are folded into {@link #ended} when the count is read or a new thread registers, at most
- * once per {@code foldEveryNanos}, so the cells follow the threads that are alive, not every thread that ever
- * submitted. Not at every read: the checker reads the count once a tick to see whether work flows, and on JDK 17
+ * once per {@code foldEveryNanos}, and at the executor's termination, so the cells follow the threads that are alive,
+ * not every thread that ever submitted; a live thread has one cell, taken back if its thread locals were erased. Not at every read: the checker reads the count once a tick to see whether work flows, and on JDK 17
  * {@code Thread.isAlive} is a native call per cell. A virtual thread (JDK 21+) counts in a shared adder instead: a
  * service may start one per request, and a cell each would cost more than the adder's CAS.
  *
@@ -127,6 +127,16 @@ final class SubmitCounter {
         }
     }
 
+    /**
+     * Folds the cells of ended threads now, whenever the last fold was: at termination, after which nothing may read
+     * the count again, so that a terminated executor still referenced keeps no ended submitter's thread (nor, through
+     * it, its context class loader). A submitter alive then keeps its cell until a later read folds it.
+     */
+    synchronized void foldEndedNow() {
+        lastFold = System.nanoTime();
+        foldEnded();
+    }
+
     /** Cells held now (for tests: ended threads' cells go at the next {@link #sum} that folds). */
     synchronized int cells() {
         return size;
@@ -137,7 +147,17 @@ final class SubmitCounter {
         // connection) and nothing reads the count (an idle checker dozes, no statistics are taken), the cells of ended
         // threads, and through them the threads and their context class loaders, piled up (3,000 in an audit's probe).
         foldIfDue();
-        Cell c = new Cell(Thread.currentThread());
+        Thread me = Thread.currentThread();
+        // A thread registers again when its thread locals were erased: the common pool's workers erase theirs each
+        // time they go idle (JDK 17 and 25), so a task submitting from it registered anew at nearly every submit, and
+        // the live thread's old cells, never folded, piled up (thousands in an audit's probe), each read walking them
+        // all. Its cell is still here: it takes it back. The scan is as rare as the registrations.
+        for (int i = 0; i < size; i++) {
+            if (cells[i].owner == me) {
+                return cells[i];
+            }
+        }
+        Cell c = new Cell(me);
         if (size == cells.length) {
             cells = Arrays.copyOf(cells, size * 2);
         }

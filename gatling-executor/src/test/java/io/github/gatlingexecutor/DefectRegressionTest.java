@@ -13,10 +13,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.TestSupport.Coal;
 import io.github.gatlingexecutor.TestSupport.Seq;
+import java.lang.ref.Reference;
 import java.lang.ref.WeakReference;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -465,6 +467,36 @@ class DefectRegressionTest {
             return workers.stream().allMatch(w -> w.get() == null) && threads.stream().allMatch(t -> t.get() == null);
         }, () -> workers.stream().filter(w -> w.get() != null).count() + " of 2 workers kept");
         assertTrue(e.isTerminated() && handle != null && futures.get(0).isDone());
+    }
+
+    /**
+     * Nor does it keep its checker's thread or a submitter's that has ended, nor through them the context class
+     * loaders they hold (an outside audit: a submitter with a class loader of its own started the executor, and after
+     * {@code close()} the loader stayed reachable). The checker's ended thread stayed in its field; the submit count's
+     * cell of a submitter that ended in the second before termination stayed until a read folded it, and nothing reads
+     * the count of a terminated executor.
+     */
+    @Test
+    @Timeout(30)
+    void aTerminatedExecutorStillReferencedKeepsNeitherItsCheckerThreadNorAnEndedSubmitter() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("kept-threads").coreThreads(1).build());
+        CountDownLatch ran = new CountDownLatch(1);
+        Thread submitter = new Thread(() -> e.execute(ran::countDown));
+        submitter.start();
+        submitter.join();
+        await(ran, "the submitter's task");
+        Thread checker = Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals(e.name() + "-checker")).findFirst()
+                .orElseThrow(() -> new AssertionError("no checker thread"));
+        List<WeakReference<Thread>> ended = List.of(new WeakReference<>(submitter), new WeakReference<>(checker));
+        submitter = null;
+        checker = null;
+        e.close();
+        waitUntil("the submitter and the checker's thread to be collected while the executor is kept", () -> {
+            System.gc();
+            return ended.stream().allMatch(t -> t.get() == null);
+        }, () -> ended.stream().map(Reference::get).filter(Objects::nonNull).map(Thread::getName).toList() + " kept");
+        assertTrue(e.isTerminated());
     }
 
     /** Item 6: a periodic coalescing task whose pending run was replaced was cancelled for good. */
