@@ -128,9 +128,11 @@ final class SubmitCounter {
     }
 
     /**
-     * Folds the cells of ended threads now, whenever the last fold was: at termination, after which nothing may read
-     * the count again, so that a terminated executor still referenced keeps no ended submitter's thread (nor, through
-     * it, its context class loader). A submitter alive then keeps its cell until a later read folds it.
+     * Folds the cells of ended threads now, whenever the last fold was: at termination, after which only a read of the
+     * statistics may fold again, and none may come, so that a terminated executor still referenced keeps no ended
+     * submitter's thread (nor, through it, its context class loader). A submitter still alive then (the thread that
+     * closes the executor, say) keeps its cell until such a read: its thread may yet count a submit accepted before
+     * the shutdown, and only a thread seen ended has made its last count visible.
      */
     synchronized void foldEndedNow() {
         lastFold = System.nanoTime();
