@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Cells of ended threads are folded into {@link #ended} when the count is read or a new thread registers, at most
  * once per {@code foldEveryNanos}, and at the executor's termination, so the cells follow the threads that are alive,
- * not every thread that ever submitted; a live thread has one cell, taken back if its thread locals were erased. Not at every read: the checker reads the count once a tick to see whether work flows, and on JDK 17
+ * not every thread that ever submitted; a live thread has one cell, taken back if its thread locals were erased. Not
+ * at every read: the checker reads the count once a tick to see whether work flows, and on JDK 17
  * {@code Thread.isAlive} is a native call per cell. A virtual thread (JDK 21+) counts in a shared adder instead: a
  * service may start one per request, and a cell each would cost more than the adder's CAS.
  *
@@ -129,10 +130,10 @@ final class SubmitCounter {
 
     /**
      * Folds the cells of ended threads now, whenever the last fold was: at termination, after which only a read of the
-     * statistics may fold again, and none may come, so that a terminated executor still referenced keeps no ended
-     * submitter's thread (nor, through it, its context class loader). A submitter still alive then (the thread that
-     * closes the executor, say) keeps its cell until such a read: its thread may yet count a submit accepted before
-     * the shutdown, and only a thread seen ended has made its last count visible.
+     * statistics would fold again, and a terminated executor may never be read, so that one still referenced keeps no
+     * ended submitter's thread (nor, through it, its context class loader). A submitter still alive then (the thread
+     * that closes the executor, say) keeps its cell until such a read: its thread may yet count a submit accepted
+     * before the shutdown, and only a thread seen ended has made its last count visible.
      */
     synchronized void foldEndedNow() {
         lastFold = System.nanoTime();
