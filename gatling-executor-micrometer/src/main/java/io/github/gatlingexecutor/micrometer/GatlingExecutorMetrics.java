@@ -75,8 +75,8 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * held across a registration: a listener of that registry binding to it, on a thread that holds the registry's
      * lock, would wait for a binder that waits for that lock.
      *
-     * So the calls into Micrometer of different binders interleave freely. One binder's bindTo calls do not overlap: one
-     * that finds another running (on another thread, or from a listener the first one set off) is refused at once,
+     * So the calls into Micrometer of different binders interleave freely. One binder's bindTo calls do not overlap:
+     * one that finds another running (on another thread, or from a listener the first one set off) is refused at once,
      * since its check would take the meters the first one is registering for another binder's, and its roll-back could
      * remove them. A bindTo racing close of the same binder finds it closed when it records its meters, and removes
      * what it registered.
@@ -152,18 +152,18 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * Registers the seventeen meters in {@code registry}, all or none. Binding again to a registry this binder is
      * bound to registers only what was removed from it since, and is otherwise harmless.
      *
-     * <p>Refused with an {@code IllegalStateException} that names the meter and its tags, registering nothing, when
-     * the registry holds a meter of one of these names with exactly these tags (not more) that this binder did not
-     * register. That is typically another executor of the same name bound to the same registry; close its binder
-     * first, or give this executor a distinct name or an extra tag. If the registry's meter filters (common tags, say)
-     * map an id onto a meter already there, that is seen only as the meters are registered; then, as for any other
-     * exception a registration throws, the meters this call registered are removed again before it is thrown (a
-     * meter of another type is reported as this {@code IllegalStateException}, with Micrometer's exception as its
-     * cause; what a removal throws is suppressed in it, and does not stop the other removals). Not detected, and taken for this binder's own: a meter of one of these ids that other code (another
-     * binder included) registers while this call runs; two binders of one name and tags binding to one registry at
-     * the same instant may therefore both succeed, the second reading the first one's meters. A call made while
-     * another {@code bindTo} of this binder runs (on another thread, or from a meter filter or listener it set off) is
-     * refused with an {@code IllegalStateException}, registering nothing.
+     * <p>Refused with an {@code IllegalStateException} that names the meter and its tags, registering nothing, when the
+     * registry holds a meter of one of these names with exactly these tags (not more) that this binder did not
+     * register. That is typically another executor of the same name bound to the same registry; close its binder first,
+     * or give this executor a distinct name or an extra tag. If the registry's meter filters (common tags, say) map an
+     * id onto a meter already there, that is seen only as the meters are registered; then, as for any other exception a
+     * registration throws, the meters this call registered are removed again before it is thrown (a meter of another
+     * type is reported as this {@code IllegalStateException}, with Micrometer's exception as its cause; what a removal
+     * throws is suppressed in it, and does not stop the other removals). Not detected, and taken for this binder's own:
+     * a meter of one of these ids that other code (another binder included) registers while this call runs; two binders
+     * of one name and tags binding to one registry at the same instant may therefore both succeed, the second reading
+     * the first one's meters. A call made while another {@code bindTo} of this binder runs (on another thread, or from
+     * a meter filter or listener it set off) is refused with an {@code IllegalStateException}, registering nothing.
      *
      * <p>A {@link CompositeMeterRegistry} is checked against its own meters only. Its members, which hold a meter of
      * their own for each of its meters under ids their own filters may change, are not looked at, and Micrometer
