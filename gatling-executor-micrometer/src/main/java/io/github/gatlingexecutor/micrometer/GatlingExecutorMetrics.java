@@ -51,8 +51,9 @@ import java.util.stream.Collectors;
  * the executors bound to one registry (every executor built without a name is named {@code "gatling"}):
  * {@link #bindTo} refuses a second executor whose meters would be the first one's. {@link #close()} removes the meters
  * again, from every registry this binder was bound to; close the binder when the executor is closed, else its meters
- * stay registered and read what the executor last counted (or {@code NaN} once it is collected). A closed binder
- * cannot be bound again: make a new one.
+ * stay registered and read what the executor last counted (once it is collected, the gauges read {@code NaN} and
+ * the counters the value last read, as Micrometer's function counters do). A closed binder cannot be bound again:
+ * make a new one.
  *
  * <p>Thread-safe: {@code bindTo} and {@code close} may be called from any thread, concurrently, and from meter
  * filters and listeners: no lock of this class is held while Micrometer runs.
@@ -169,7 +170,9 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * their own for each of its meters under ids their own filters may change, are not looked at, and Micrometer
      * removes a composite's meter from its members by id: a binder bound to a composite and another bound directly to
      * one of its members are not told apart, and the first one's {@link #close()} (or a refused binding's roll-back)
-     * removes the members' meters of its ids whoever registered them. Bind every executor to the same registry.
+     * removes the members' meters of its ids whoever registered them. Micrometer also makes a composite meter's
+     * copies in the members before the composite's own listeners run: when one of those throws, the composite never
+     * hands that meter back, and a roll-back cannot remove its copies. Bind every executor to the same registry.
      *
      * @param registry the registry to register the meters in
      * @throws IllegalStateException if the meters would collide as above, if this binder is closed, or if another
@@ -226,8 +229,10 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
                 }
                 registered[i] = m;
             }
-        } catch (RuntimeException e) {
-            throw removeEach(registry, added, e);
+        } catch (RuntimeException | Error e) {
+            // An Error too (a listener's or a filter's assertion, say): the meters registered so far are not yet in
+            // bound, so nothing would ever remove them.
+            throw unchecked(removeEach(registry, added, e));
         }
         boolean closedMeanwhile;
         synchronized (LOCK) {
@@ -237,7 +242,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
             }
         }
         if (closedMeanwhile) { // close() ran during this call and did not see these meters
-            throw removeEach(registry, added, closedException());
+            throw unchecked(removeEach(registry, added, closedException()));
         }
     }
 
@@ -272,7 +277,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
             toRemove = new IdentityHashMap<>(bound);
             bound.clear();
         }
-        RuntimeException failure = null;
+        Throwable failure = null;
         for (Map.Entry<MeterRegistry, Meter[]> e : toRemove.entrySet()) {
             MeterRegistry registry = e.getKey();
             // Removal goes by id: only a meter still there itself is removed, never another one of its id (in this
@@ -287,29 +292,39 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
             failure = removeEach(registry, mine, failure);
         }
         if (failure != null) {
-            throw failure;
+            throw unchecked(failure);
         }
     }
 
     /**
      * Removes each of {@code meters}; what a removal throws (a meter-removed listener's exception: Micrometer calls
      * them inside {@code remove}, once the meter is out) does not stop the others, which would otherwise stay
-     * registered with no binder to remove them. Returns {@code failure} with what was thrown added as suppressed, or
-     * the first thing thrown if {@code failure} is null.
+     * registered with no binder to remove them. An {@code Error} too: the binder is closed (or the meters were never
+     * recorded), so nobody could remove what a stopped loop left. Returns {@code failure} with what was thrown added as
+     * suppressed, or the first thing thrown if {@code failure} is null; a listener that throws one exception object
+     * again and again has it recorded once (suppressing an exception in itself throws).
      */
-    private static RuntimeException removeEach(MeterRegistry registry, List<Meter> meters, RuntimeException failure) {
+    private static Throwable removeEach(MeterRegistry registry, List<Meter> meters, Throwable failure) {
         for (Meter m : meters) {
             try {
                 registry.remove(m);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 if (failure == null) {
                     failure = e;
-                } else {
+                } else if (e != failure) {
                     failure.addSuppressed(e);
                 }
             }
         }
         return failure;
+    }
+
+    /** What {@link #removeEach} returns, to throw: only unchecked exceptions are caught there, or passed in. */
+    private static RuntimeException unchecked(Throwable failure) {
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        return (RuntimeException) failure;
     }
 
     private void checkOpen() {

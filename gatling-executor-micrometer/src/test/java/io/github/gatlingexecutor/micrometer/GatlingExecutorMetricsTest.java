@@ -519,6 +519,50 @@ class GatlingExecutorMetricsTest {
     }
 
     /**
+     * An Error from a listener, and one exception object a listener throws again and again, stop neither a close nor a
+     * failed binding's roll-back. The loops caught only RuntimeException, so an AssertionError left 16 meters
+     * registered after close and 4 after a bindTo that failed (never recorded, so close could not reach them); and
+     * suppressing the same exception in itself threw, leaving 15.
+     */
+    @Test
+    void anErrorOrOneExceptionThrownAgainStopsNeitherACloseNorARollBack() {
+        for (Throwable thrown : List.of(new AssertionError("listener assertion"),
+                new IllegalStateException("one exception object"))) {
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            registry.config().onMeterRemoved(m -> throwUnchecked(thrown));
+            try (GatlingExecutor executor = GatlingExecutor.builder().coreThreads(1).build()) {
+                GatlingExecutorMetrics metrics = new GatlingExecutorMetrics(executor, Tags.empty());
+                metrics.bindTo(registry);
+                assertEquals(METER_COUNT, registry.getMeters().size());
+                Throwable e = assertThrows(Throwable.class, metrics::close);
+                assertSame(thrown, e);
+                assertNothingLeft(registry);
+            }
+        }
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        AtomicInteger added = new AtomicInteger();
+        AssertionError failure = new AssertionError("added-listener assertion");
+        registry.config().onMeterAdded(m -> {
+            if (added.incrementAndGet() == 5) {
+                throw failure;
+            }
+        });
+        try (GatlingExecutor executor = GatlingExecutor.builder().coreThreads(1).build();
+             GatlingExecutorMetrics metrics = new GatlingExecutorMetrics(executor, Tags.empty())) {
+            assertSame(failure, assertThrows(AssertionError.class, () -> metrics.bindTo(registry)));
+            assertTrue(added.get() >= 5, "the listener ran for the fifth meter");
+            assertNothingLeft(registry);
+        }
+    }
+
+    private static void throwUnchecked(Throwable t) {
+        if (t instanceof Error) {
+            throw (Error) t;
+        }
+        throw (RuntimeException) t;
+    }
+
+    /**
      * One binder's bindTo calls do not overlap: one started while another runs (here from a listener the first one set
      * off, on its own thread) is refused and registers nothing, and the first registers every meter. Overlapping, the
      * second took the first one's meters for another binder's, and its roll-back could remove them.
