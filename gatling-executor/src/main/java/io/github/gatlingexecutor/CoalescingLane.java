@@ -235,6 +235,11 @@ final class CoalescingLane extends Lane {
     }
 
     @Override
+    boolean isReleased() {
+        return slot == DEAD;
+    }
+
+    @Override
     int closeAndDrain(List<Runnable> out) {
         for (;;) {
             Runnable s = slot;

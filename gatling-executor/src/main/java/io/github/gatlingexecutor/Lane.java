@@ -168,6 +168,9 @@ abstract class Lane {
     /** Released or closed: terminal, so a true answer stays true (one read of the state). */
     abstract boolean isFinished();
 
+    /** Released (DEAD): terminal; the lane is unmapped or about to be, and a new one may serve its context. */
+    abstract boolean isReleased();
+
     /** Active: owned, with work queued or running (neither idle, released nor closed). */
     abstract boolean isActive();
 

@@ -588,6 +588,11 @@ final class SequentialLane extends Lane {
         return mode == DEAD || mode == CLOSED;
     }
 
+    @Override
+    boolean isReleased() {
+        return mode(state) == DEAD;
+    }
+
     private static boolean active(int mode) {
         return mode == ACTIVE || mode == GROWING;
     }
