@@ -434,18 +434,19 @@ final class Snapshots {
      * <p>One entry per context: a worker names its lane until its batch has returned, so the lane it names may have
      * gone idle since, been released and given way to a new lane of the same context. So the workers' lanes are read
      * first, the maps walked next, and only then are the workers' lanes looked at, each left out if it is idle or
-     * released (it neither runs nor holds anything). A lane is released before a newer one of its context is made:
-     * if the walk saw a newer lane of a named lane's context, the look after the walk finds the named one released;
-     * if a worker named the newer one, the walk, which came after, finds the older one released too. (Taking the
-     * workers' lanes as named, a context was listed twice for milliseconds at a time; reading them after the walk, a
-     * lane made since the walk was listed beside the one the walk saw.)
+     * released (it neither runs nor holds anything), or closed by shutdown while its worker runs nothing. A lane is
+     * released before a newer one of its context is made: if the walk saw a newer lane of a named lane's context, the
+     * look after the walk finds the named one released; if a worker named the newer one, the walk, which came after,
+     * finds the older one released too. (Taking the workers' lanes as named, a context was listed twice for
+     * milliseconds at a time; reading them after the walk, a lane made since the walk was listed beside the one the
+     * walk saw.)
      */
     List<ContextStatistics> contexts() {
         long now = System.nanoTime();
         Worker[] workers = engine.pool.workers();
         Lane[] named = new Lane[workers.length];
         for (int i = 0; i < workers.length; i++) {
-            named[i] = workers[i].currentLane;
+            named[i] = workers[i].currentLaneAcquire(); // ordered before the walk, and seeing what preceded the take
         }
         List<ContextStatistics> out = new ArrayList<>();
         Set<Lane> seen = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -459,8 +460,14 @@ final class Snapshots {
                 out.add(statisticsOf(lane, now));
             }
         }
-        for (Lane lane : named) {
-            if (lane != null && !lane.isIdle() && !lane.isReleased() && seen.add(lane)) {
+        for (int i = 0; i < named.length; i++) {
+            Lane lane = named[i];
+            if (lane == null || lane.isIdle() || lane.isReleased()) {
+                continue;
+            }
+            // Closed: by shutdownNow while its task runs (listed), or by the quiescence check after its worker made it
+            // idle and before the worker let go of it (nothing runs).
+            if ((lane.isActive() || workers[i].runningTask != null) && seen.add(lane)) {
                 out.add(statisticsOf(lane, now));
             }
         }

@@ -36,6 +36,7 @@ final class Worker implements Runnable {
     private static final VarHandle BUSY;
     private static final VarHandle ITEM_STAMP;
     private static final VarHandle HELD_LANE;
+    private static final VarHandle CURRENT_LANE;
     private static final VarHandle RING = MethodHandles.arrayElementVarHandle(Lane[].class);
 
     static {
@@ -51,6 +52,7 @@ final class Worker implements Runnable {
             BUSY = l.findVarHandle(Worker.class, "busy", boolean.class);
             ITEM_STAMP = l.findVarHandle(Worker.class, "itemStamp", long.class);
             HELD_LANE = l.findVarHandle(Worker.class, "heldLane", Lane.class);
+            CURRENT_LANE = l.findVarHandle(Worker.class, "currentLane", Lane.class);
             IDLE_COUNT = l.findVarHandle(Worker.class, "idleCount", int.class);
             IDLE_START = l.findVarHandle(Worker.class, "idleStart", int.class);
         } catch (ReflectiveOperationException e) {
@@ -102,7 +104,9 @@ final class Worker implements Runnable {
     /**
      * The lane this worker is running a batch of, or null. Owner-written; other threads read it racily (plain reads of
      * a reference never tear): the checker to name the context in a WorkerBlocked event, and statistics to find the
-     * lanes workers are in (see Snapshots#contexts and, after shutdownNow, Engine#liveContexts).
+     * lanes workers are in (see Snapshots#contexts and, after shutdownNow, Engine#liveContexts). Set with a release
+     * store (a plain one on x86, once per batch): a reader that finds a lane here with an acquire load also sees what
+     * came before the worker took it, the release of an older lane of its context among it (Snapshots#contexts).
      */
     Lane currentLane;
     /** The task running now, or null; same rules as currentLane (for the WorkerBlocked event). */
@@ -418,7 +422,7 @@ final class Worker implements Runnable {
     void runLane(Lane lane) {
         // currentLane is non-null exactly while this worker owns the lane, and is set before anything that can throw:
         // run's way out of a failure around the tasks hands the lane back only if it finds it here.
-        currentLane = lane;
+        CURRENT_LANE.setRelease(this, lane);
         int last = lane.lastWorkerId;
         if (last != id) {
             lane.lastWorkerId = id;
@@ -633,6 +637,11 @@ final class Worker implements Runnable {
     }
 
     // ---- read by statistics and the checker ---------------------------------------------------------------
+
+    /** The lane this worker runs a batch of, or null, with an acquire load (see currentLane). */
+    Lane currentLaneAcquire() {
+        return (Lane) CURRENT_LANE.getAcquire(this);
+    }
 
     long startedCountOpaque() {
         return (long) STARTED.getOpaque(this);

@@ -52,8 +52,8 @@ import java.util.stream.Collectors;
  * {@link #bindTo} refuses a second executor whose meters would be the first one's. {@link #close()} removes the meters
  * again, from every registry this binder was bound to; close the binder when the executor is closed, else its meters
  * stay registered and read what the executor last counted (once it is collected, the gauges read {@code NaN} and
- * the counters the value last read, as Micrometer's function counters do). A closed binder cannot be bound again:
- * make a new one.
+ * the counters stop counting: a cumulative registry keeps reporting the last value read, a step registry no increase).
+ * A closed binder cannot be bound again: make a new one.
  *
  * <p>Thread-safe: {@code bindTo} and {@code close} may be called from any thread, concurrently, and from meter
  * filters and listeners: no lock of this class is held while Micrometer runs.
@@ -229,10 +229,11 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
                 }
                 registered[i] = m;
             }
-        } catch (RuntimeException | Error e) {
-            // An Error too (a listener's or a filter's assertion, say): the meters registered so far are not yet in
-            // bound, so nothing would ever remove them.
-            throw unchecked(removeEach(registry, added, e));
+        } catch (Throwable e) {
+            // Whatever it is (an Error, a listener's assertion; a checked exception a listener threw undeclared, as
+            // Kotlin and sneaky throws do): the meters registered so far are not yet in bound, so nothing else would
+            // ever remove them.
+            throw rethrow(removeEach(registry, added, e));
         }
         boolean closedMeanwhile;
         synchronized (LOCK) {
@@ -242,7 +243,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
             }
         }
         if (closedMeanwhile) { // close() ran during this call and did not see these meters
-            throw unchecked(removeEach(registry, added, closedException()));
+            throw rethrow(removeEach(registry, added, closedException()));
         }
     }
 
@@ -282,7 +283,13 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
             MeterRegistry registry = e.getKey();
             // Removal goes by id: only a meter still there itself is removed, never another one of its id (in this
             // registry: a composite's removal reaches its members by id, see bindTo).
-            Set<Meter> present = identitySet(registry.getMeters());
+            Set<Meter> present;
+            try {
+                present = identitySet(registry.getMeters());
+            } catch (Throwable t) { // a registry of the caller's that overrides getMeters: the others still go
+                failure = record(failure, t);
+                continue;
+            }
             List<Meter> mine = new ArrayList<>();
             for (Meter m : e.getValue()) {
                 if (present.contains(m)) {
@@ -292,39 +299,55 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
             failure = removeEach(registry, mine, failure);
         }
         if (failure != null) {
-            throw unchecked(failure);
+            throw rethrow(failure);
         }
     }
 
     /**
      * Removes each of {@code meters}; what a removal throws (a meter-removed listener's exception: Micrometer calls
      * them inside {@code remove}, once the meter is out) does not stop the others, which would otherwise stay
-     * registered with no binder to remove them. An {@code Error} too: the binder is closed (or the meters were never
-     * recorded), so nobody could remove what a stopped loop left. Returns {@code failure} with what was thrown added as
-     * suppressed, or the first thing thrown if {@code failure} is null; a listener that throws one exception object
-     * again and again has it recorded once (suppressing an exception in itself throws).
+     * registered with no binder to remove them. Whatever is thrown: an {@code Error}, or a checked exception thrown
+     * undeclared, stops nothing either, since the binder is closed (or the meters were never recorded) and nobody could
+     * remove what a stopped loop left. Returns what {@link #record} makes of {@code failure} and what was thrown.
      */
     private static Throwable removeEach(MeterRegistry registry, List<Meter> meters, Throwable failure) {
         for (Meter m : meters) {
             try {
                 registry.remove(m);
-            } catch (RuntimeException | Error e) {
-                if (failure == null) {
-                    failure = e;
-                } else if (e != failure) {
-                    failure.addSuppressed(e);
-                }
+            } catch (Throwable t) {
+                failure = record(failure, t);
             }
         }
         return failure;
     }
 
-    /** What {@link #removeEach} returns, to throw: only unchecked exceptions are caught there, or passed in. */
-    private static RuntimeException unchecked(Throwable failure) {
-        if (failure instanceof Error) {
-            throw (Error) failure;
+    /**
+     * {@code thrown} if it is the first failure, else {@code failure} with {@code thrown} suppressed in it, once: a
+     * listener that throws one exception object for every meter has it recorded once (suppressing an exception in
+     * itself throws, and a copy per meter says nothing more).
+     */
+    private static Throwable record(Throwable failure, Throwable thrown) {
+        if (failure == null) {
+            return thrown;
         }
-        return (RuntimeException) failure;
+        if (thrown != failure && !Arrays.asList(failure.getSuppressed()).contains(thrown)) { // Throwable: identity
+            failure.addSuppressed(thrown);
+        }
+        return failure;
+    }
+
+    /**
+     * Throws {@code failure} as it is, checked or not (a checked one came from code that threw it undeclared, and
+     * wrapping it would change what the caller catches). Declared to return an exception so that callers can write
+     * {@code throw rethrow(..)}; it never returns.
+     */
+    private static RuntimeException rethrow(Throwable failure) {
+        throw GatlingExecutorMetrics.<RuntimeException>sneaky(failure);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T sneaky(Throwable failure) throws T {
+        throw (T) failure;
     }
 
     private void checkOpen() {
