@@ -237,7 +237,8 @@ class FaultInjectionTest {
      * {@code close()} to return, so that a checker left running is seen alive. The factory refuses the checker to the
      * worker, which asks for it between items while it is missing: its {@code start()} would join the worker itself
      * (the test then took 10 s, the join's limit, in about one run of four), and the start would not be
-     * {@code close()}'s.
+     * {@code close()}'s. The task waits until the checker is made: a worker that ran it and ended the executor before
+     * {@code close()} came to the checker left {@code close()} nothing to start (once in a CI run on JDK 25).
      */
     @Test
     @Timeout(30)
@@ -246,6 +247,7 @@ class FaultInjectionTest {
         Queue<Thread> workers = new ConcurrentLinkedQueue<>();
         Queue<Thread> checkers = new ConcurrentLinkedQueue<>();
         CountDownLatch closeReturned = new CountDownLatch(1);
+        CountDownLatch checkerMade = new CountDownLatch(1);
         ThreadFactory factory = r -> {
             int call = calls.incrementAndGet();
             if (call <= 2) {
@@ -282,12 +284,21 @@ class FaultInjectionTest {
                 }
             };
             checkers.add(checker);
+            checkerMade.countDown();
             return checker;
         };
         GatlingExecutor executor = track(GatlingExecutor.builder().name("held-checker").coreThreads(1)
                 .threadFactory(factory).build());
         AtomicInteger ran = new AtomicInteger();
-        executor.sequential("a").execute(ran::incrementAndGet);
+        executor.sequential("a").execute(() -> {
+            try {
+                if (checkerMade.await(10, TimeUnit.SECONDS)) {
+                    ran.incrementAndGet();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
         executor.close();
         boolean checkerAlive = checkers.size() == 1 && checkers.peek().isAlive();
         boolean terminated = executor.isTerminated();
