@@ -17,10 +17,10 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Cells of ended threads are folded into {@link #ended} when the count is read or a new thread registers, at most
  * once per {@code foldEveryNanos}, and at the executor's termination, so the cells follow the threads that are alive,
- * not every thread that ever submitted; a live thread has one cell, taken back if its thread locals were erased. Not
- * at every read: the checker reads the count once a tick to see whether work flows, and on JDK 17
- * {@code Thread.isAlive} is a native call per cell. A virtual thread (JDK 21+) counts in a shared adder instead: a
- * service may start one per request, and a cell each would cost more than the adder's CAS.
+ * not every thread that ever submitted; a live thread has one cell, taken back if its thread locals were erased. Not at
+ * every read: the checker reads the count once a tick to see whether work flows, and on JDK 17 {@code Thread.isAlive}
+ * is a native call per cell. A virtual thread (JDK 21+) counts in a shared adder instead: a service may start one per
+ * request, and a cell each would cost more than the adder's CAS.
  *
  * <p>Reads are exact once the submitters are done, and otherwise a moment old, as an adder's sum is: a cell is read
  * with an opaque load. The lock is taken by readers (statistics, and the checker once per tick) and by a thread's first

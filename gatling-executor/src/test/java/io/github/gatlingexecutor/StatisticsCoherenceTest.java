@@ -397,16 +397,7 @@ class StatisticsCoherenceTest {
                 while (!stop.get()) {
                     int context = i++ & 7;
                     try {
-                        e.execute(new SequentialRunnable() {
-                            @Override
-                            public Object context() {
-                                return context;
-                            }
-
-                            @Override
-                            public void run() {
-                            }
-                        });
+                        e.execute(new TestSupport.Seq(context, () -> { }));
                     } catch (RejectedExecutionException full) {
                         // the executor is full: the refusal is what releases idle lanes at once
                     }
