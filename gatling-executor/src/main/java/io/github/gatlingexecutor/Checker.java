@@ -90,13 +90,9 @@ final class Checker implements Runnable {
     /** Ticks in a row that found nothing flowing; the clock stalls after {@link #QUIET_TICKS_TO_STALL}. */
     private int quietTicks;
 
-    /** The shard engine's steals from owners stuck in a task (null without shards). */
-    private final ShardThief thief;
-
     Checker(Engine engine) {
         this.engine = engine;
         this.settings = engine.settings;
-        this.thief = engine.shards == null ? null : new ShardThief(engine);
     }
 
     /**
@@ -313,11 +309,6 @@ final class Checker implements Runnable {
         }
     }
 
-    /** Shards taken from owners stuck in a task: each moved the shard's other contexts to another worker. */
-    long shardSteals() {
-        return thief == null ? 0 : thief.steals();
-    }
-
     /**
      * Whether the last start of the thread failed and none has succeeded. Meanwhile nothing dispatches due scheduled
      * tasks but the workers: each looks at the timer between items and times its parks by the next due task
@@ -439,7 +430,6 @@ final class Checker implements Runnable {
             }
         }
         releaseStrandedRounds(now, false);
-        boolean lookAgain = thief != null && thief.look(now);
         if (now - nextInspection >= 0) {
             previousInspection = lastInspection;
             lastInspection = now;
@@ -477,9 +467,7 @@ final class Checker implements Runnable {
         }
         boolean stalling = false;
         if (wait > CLOCK_TICK_NANOS) {
-            if (lookAgain) {
-                wait = CLOCK_TICK_NANOS; // an owner in a task with entries behind it: looked at again next tick
-            } else if (anyWorkerAwake()) {
+            if (anyWorkerAwake()) {
                 boolean submittersWait = engine.admission != null && engine.admission.waitingSubmitters() > 0;
                 if (flowing() || submittersWait) {
                     wait = CLOCK_TICK_NANOS;

@@ -136,18 +136,11 @@ final class Engine {
     final Admission admission;
     /** A {@code maxQueuedPerContext} limit is set: sequential lanes keep their head exact per task for it. */
     final boolean laneHeadPerTask;
-    /**
-     * The shard engine's queues (docs/next-engine.md), or null: sequential tasks then go to their lanes. Only for an
-     * executor built with shards and without capacity limits (a per-context limit needs a per-context count that a
-     * submit reads). One per core thread (see {@link #makeShards}).
-     */
-    final Shard[] shards;
 
     Engine(Settings settings) {
         this.settings = settings;
         this.admission = settings.bounded() ? new Admission(this, settings) : null;
         this.laneHeadPerTask = admission != null && admission.perContext > 0;
-        this.shards = settings.shards && admission == null ? makeShards(settings.coreThreads) : null;
         this.timer = new TaskTimer(this);
         this.checker = new Checker(this);
         this.pool = new WorkerPool(this);
@@ -412,64 +405,7 @@ final class Engine {
         if (kind == PLAIN) {
             return attemptPlain(task, internal, force);
         }
-        if (kind == SEQUENTIAL && shards != null) {
-            return attemptShard(context, task, internal);
-        }
         return attemptLane(kind == COALESCING, context, task, handle, internal, force);
-    }
-
-    /**
-     * One shard per core thread. With as many shards as workers, a worker that keeps up holds its shard visit after
-     * visit, as a pinned single-thread executor holds its queue: no other shard is queued behind it to hand it back
-     * to, so the shard's lines, its records and its tasks' data stay on one CPU. With twice as many, every batch
-     * ended with a hand-back through the ready queue, and the shard's next visit was on the other CPU half of the
-     * time (docs/benchmarks.md, twenty-second set).
-     */
-    private static Shard[] makeShards(int coreThreads) {
-        Shard[] made = new Shard[coreThreads];
-        for (int i = 0; i < made.length; i++) {
-            made[i] = new Shard(i);
-        }
-        return made;
-    }
-
-    /** The shard of {@code context}. */
-    Shard shardOf(Object context) {
-        return shardOfHash(context.hashCode());
-    }
-
-    /**
-     * The shard of a context whose hash is {@code h}: the hash mixed by a Fibonacci multiplier, then mapped onto the
-     * shards by its high bits (a multiply and a shift, not a division; any number of shards).
-     */
-    Shard shardOfHash(int h) {
-        long mixed = (h * 0x9E3779B9) & 0xFFFF_FFFFL;
-        return shards[(int) ((mixed * shards.length) >>> 32)];
-    }
-
-    /**
-     * A sequential task into its context's shard: one {@code getAndAdd} on the shard's producer line (see Shard). The
-     * state is read first: a shutdown after that read lets the task in only while the shard is open, and the
-     * quiescence check closes a shard only when it is quiet (see {@link #quiescent}), so an entry accepted here is
-     * run or returned. A closed shard (stopped, or closed quiet) refuses it.
-     */
-    private int attemptShard(Object context, Runnable task, boolean internal) {
-        if (!internal && state != RUNNING) {
-            throw reject(task);
-        }
-        int hash = context.hashCode();
-        Shard shard = shardOfHash(hash);
-        long stamp = stamp();
-        int outcome = shard.offer(context, hash, task, stamp);
-        if (outcome == Shard.REFUSED) {
-            throw reject(task);
-        }
-        if (outcome == Shard.SCHEDULE) {
-            readyQueue.offerShard(shard, stamp);
-            pool.signalWork();
-        }
-        submitted.increment();
-        return Admission.ADMITTED;
     }
 
     /**
@@ -1143,14 +1079,6 @@ final class Engine {
         for (Worker w : pool.workers()) {
             w.awaitNotTaking();
         }
-        if (shards != null) {
-            // After the takes are waited out: an entry an owner was moving into a lane is in that lane now, and a
-            // take begun after sees STOP and claims nothing (see ShardOwner). A claim the stop beats fails. Before
-            // the interrupts: an owner whose task they end finds its shard stopped (or STOP) and claims nothing more.
-            for (Shard shard : shards) {
-                shard.stop(out);
-            }
-        }
         pool.interruptAll();
         for (Object item; (item = readyQueue.poll()) != null; ) {
             if (item instanceof PlainTask) {
@@ -1219,15 +1147,6 @@ final class Engine {
     boolean quiescent() {
         if (!timer.noDelayedWork() || !readyQueue.isEmpty()) {
             return false;
-        }
-        if (shards != null) {
-            // Before the lanes: a diverted context's lane gets entries from its shard's owner, and a quiet shard (no
-            // owner, nothing accepted and not claimed, closed here) has none to give it.
-            for (Shard shard : shards) {
-                if (!shard.closeIfQuiet()) {
-                    return false;
-                }
-            }
         }
         for (Lane lane : sequentialLanes.values()) {
             if (!closeAndUnmapIfIdle(lane)) {

@@ -280,11 +280,6 @@ public final class GatlingExecutor implements ContextExecutor {
         private int coreBumpThreshold = 10;
         private int batchSize = 64;
         private Duration minTurn = Duration.ofNanos(100_000);
-        /**
-         * The shard engine, not finished (docs/next-engine.md, "What wiring it needs"): off unless the system property
-         * {@code io.github.gatlingexecutor.shards} is {@code true} or a test in this package turns it on.
-         */
-        private boolean shardEngine = Boolean.getBoolean("io.github.gatlingexecutor.shards");
         private ThreadFactory threadFactory;
         private UncaughtExceptionHandler uncaughtExceptionHandler;
         private int maxQueuedPerContext;
@@ -515,12 +510,6 @@ public final class GatlingExecutor implements ContextExecutor {
             return new GatlingExecutor(settings());
         }
 
-        /** Package-private: the shard engine on or off (see {@link #shardEngine}). */
-        Builder shardEngine(boolean on) {
-            this.shardEngine = on;
-            return this;
-        }
-
         Settings settings() {
             // A default core size gives way to an explicit cap: the machine's size is not the caller's mistake.
             int core = coreThreads > 0 ? coreThreads : Math.max(1, Runtime.getRuntime().availableProcessors());
@@ -534,7 +523,7 @@ public final class GatlingExecutor implements ContextExecutor {
             }
             return new Settings(name, core, max, nanos(auxiliaryKeepAlive), nanos(checkPeriod),
                     nanos(blockedThreshold), coreBumpThreshold, batchSize, nanos(minTurn), threadFactory,
-                    uncaughtExceptionHandler, maxQueuedPerContext, maxQueued, overflow, shardEngine);
+                    uncaughtExceptionHandler, maxQueuedPerContext, maxQueued, overflow);
         }
 
         private static Duration positive(String setting, Duration value) {

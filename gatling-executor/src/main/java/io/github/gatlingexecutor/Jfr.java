@@ -114,9 +114,9 @@ final class Jfr {
 
     /**
      * After a task that {@link #beginSlowTask} gave a token for: commits it if it ran past the threshold. {@code lane}:
-     * the lane the task ran from, or null; then {@code shardContext}: the context of a task run from a shard, or null.
+     * the lane the task ran from, or null.
      */
-    static void endSlowTask(Object token, Engine engine, Lane lane, Object shardContext, Runnable task) {
-        JfrRecorder.endSlowTask(token, engine, lane, shardContext, task);
+    static void endSlowTask(Object token, Engine engine, Lane lane, Runnable task) {
+        JfrRecorder.endSlowTask(token, engine, lane, task);
     }
 }

@@ -173,9 +173,7 @@ final class JfrRecorder {
         if (e.isEnabled()) {
             e.executor = engine.settings.name;
             e.worker = worker.thread;
-            Lane lane = worker.currentLane;
-            Object shardContext = worker.shardContext;
-            e.context = lane != null || shardContext == null ? contextOf(lane) : Messages.describe(shardContext);
+            e.context = contextOf(worker.currentLane);
             e.taskClass = taskClass(worker.runningTask);
             e.runningFor = runningForNanos;
             e.commit();
@@ -262,12 +260,12 @@ final class JfrRecorder {
         return e;
     }
 
-    static void endSlowTask(Object token, Engine engine, Lane lane, Object shardContext, Runnable task) {
+    static void endSlowTask(Object token, Engine engine, Lane lane, Runnable task) {
         SlowTaskEvent e = (SlowTaskEvent) token;
         e.end();
         if (e.shouldCommit()) {
             e.executor = engine.settings.name;
-            e.context = lane != null || shardContext == null ? contextOf(lane) : Messages.describe(shardContext);
+            e.context = contextOf(lane);
             e.taskClass = taskClass(task);
             e.commit();
         }

@@ -76,11 +76,6 @@ final class ReadyQueue extends ReadyQueueTail {
         offer(new Node(task, task.stamp, false));
     }
 
-    /** Queues a shard whose scheduling the caller holds (see Shard), with the stamp of a task waiting in it. */
-    void offerShard(Shard shard, long stamp) {
-        offer(new Node(shard, stamp, false));
-    }
-
     private void offer(Node node) {
         Node t = tail;
         Node p = t;

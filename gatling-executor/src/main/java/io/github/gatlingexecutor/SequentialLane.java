@@ -451,10 +451,10 @@ final class SequentialLane extends Lane {
      *
      * <p>Why cut them off: a passed chunk is garbage, but one that was promoted to the old generation while its lane
      * held a backlog is only found to be so by an old-generation cycle. Until then its link keeps the next chunk alive
-     * through every young collection, that one the next, and so on: every chunk and task the lane has had since,
-     * copied by each young collection until it too is promoted (the shard engine's chains showed it: on G1 most of
-     * the young generation survived each collection, twenty-fifth set of docs/benchmarks.md). Linked to itself, a
-     * passed chunk holds at most its own slots.
+     * through every young collection, that one the next, and so on: every chunk and task the lane has had since, copied
+     * by each young collection until it too is promoted (measured on chains of chunks: on G1 most of the young
+     * generation survived each collection, twenty-fifth set of docs/benchmarks.md). Linked to itself, a passed chunk
+     * holds at most its own slots.
      *
      * <p>Who meets a cut chunk: a drain or a statistics read that started from {@code chunk} before this store moved
      * it (see {@link #successor}). Never an owner: it starts from {@code chunk}, which is only ever written here, by
@@ -515,16 +515,6 @@ final class SequentialLane extends Lane {
                 return true;
             }
         }
-    }
-
-    /**
-     * IDLE to ACTIVE with nothing queued, for a thief that holds a context's lane for the worker it robbed in that
-     * context's task (see ShardOwner#steal): entries moved in are accepted without activating it, and that worker runs
-     * it after its task, as the lane's owner. Returns false, changing nothing, if the lane is not idle.
-     */
-    boolean activateEmpty() {
-        long s = state;
-        return mode(s) == IDLE && STATE.compareAndSet(this, s, state(seq(s), ACTIVE));
     }
 
     @Override

@@ -25,13 +25,11 @@ final class Settings {
     final int maxQueuedPerContext;                   // 0: unbounded
     final int maxQueued;                             // 0: unbounded
     final Overflow overflow;
-    /** Sequential tasks go through shards (docs/next-engine.md) rather than lanes; see Builder#shardEngine. */
-    final boolean shards;
 
     Settings(String name, int coreThreads, int maxThreads, long auxiliaryKeepAliveNanos, long checkPeriodNanos,
              long blockedThresholdNanos, int coreBumpThreshold, int batchSize, long minTurnNanos,
              ThreadFactory threadFactory, UncaughtExceptionHandler exceptionHandler, int maxQueuedPerContext,
-             int maxQueued, Overflow overflow, boolean shards) {
+             int maxQueued, Overflow overflow) {
         this.name = name;
         this.coreThreads = coreThreads;
         this.maxThreads = maxThreads;
@@ -46,7 +44,6 @@ final class Settings {
         this.maxQueuedPerContext = maxQueuedPerContext;
         this.maxQueued = maxQueued;
         this.overflow = overflow;
-        this.shards = shards;
     }
 
     /** Whether any capacity limit is set: otherwise the submit paths skip every admission step. */

@@ -48,9 +48,6 @@ final class Snapshots {
         long oldest = oldestWaiting(null);
         Admission adm = engine.admission;
         long live = engine.liveContexts();
-        if (engine.shards != null) {
-            live += liveInShards();
-        }
         return new ExecutorStatistics(submittedCount, executed, coalescedCount, failed,
                 returnedCount, live, (int) p[9], (int) p[10], (int) p[8], p[3], p[4], p[2],
                 engine.checker.blockedDetections(), p[5], (int) p[6], engine.settings.maxThreads, queued,
@@ -86,200 +83,7 @@ final class Snapshots {
                 oldest = older(oldest, stamp);
             }
         }
-        if (engine.shards != null) {
-            for (Shard s : engine.shards) {
-                oldest = older(oldest, s.oldestStamp());
-            }
-        }
         return oldest;
-    }
-
-    /**
-     * How many contexts are live in the shards and not counted among the lanes already: those with an entry waiting
-     * (each shard's {@link ShardCensus}, which costs what came and went since the last call, not a step per waiting
-     * entry) and those whose task runs now. A diverted context also has a lane, which the caller counted; on the shard
-     * engine the sequential lanes are only such lanes, so the contexts are listed one by one only when there are any.
-     */
-    private long liveInShards() {
-        Map<Object, Lane> lanes = engine.lanes(false);
-        ContextSet found = lanes.isEmpty() ? null : new ContextSet();
-        long waiting = 0;
-        for (Shard s : engine.shards) {
-            waiting += s.census.waitingContexts(s, found);
-        }
-        long running = 0;
-        for (Worker w : engine.pool.workers()) {
-            Object context = w.shardContext;
-            if (context == null) {
-                continue;
-            }
-            boolean counted = found != null ? !found.add(context, context.hashCode())
-                    : engine.shardOf(context).census.holds(context);
-            if (!counted) {
-                running++;
-            }
-        }
-        if (found == null) {
-            return waiting + running;
-        }
-        long[] notLanes = {0};
-        found.forEach(context -> {
-            if (!lanes.containsKey(context)) {
-                notLanes[0]++;
-            }
-        });
-        return notLanes[0];
-    }
-
-    /**
-     * In {@link #shardContexts}' arrays: tasks started from the shard, tasks waiting, the oldest waiting one's stamp,
-     * tasks {@code shutdownNow} returned, and 1 if one runs now.
-     */
-    private static final int EXECUTED = 0;
-    private static final int QUEUED = 1;
-    private static final int OLDEST = 2;
-    private static final int RETURNED = 3;
-    private static final int RUNNING = 4;
-
-    /**
-     * The contexts live in the shards (the shard engine; empty without it): those with an entry waiting, found by
-     * walking each shard's waiting entries, and those whose task runs now, found in the workers. Per context, the
-     * tasks it started from its shard since it became live (its record, read last, so a task that started during
-     * the walk may count both as waiting and as started: the figures err high by a task, a moment old) and what
-     * waits. A diverted context's lane is not included: the caller adds its figures.
-     */
-    private HashMap<Object, long[]> shardContexts() {
-        HashMap<Object, long[]> found = new HashMap<>();
-        if (engine.shards == null) {
-            return found;
-        }
-        markRunning(found, true);
-        for (Shard s : engine.shards) {
-            s.walkQueued((context, hash, stamp) -> {
-                long[] f = found.computeIfAbsent(context, c -> newFigures());
-                f[QUEUED]++;
-                if (f[OLDEST] == Lane.NO_WAITING) {
-                    f[OLDEST] = stamp;
-                }
-            });
-        }
-        readRecords(found);
-        return found;
-    }
-
-    /**
-     * The {@code k} contexts of each shard whose oldest waiting entry is oldest, with their figures, for
-     * {@code busiestContexts(k)}: the first {@code k} distinct contexts of the shard's waiting entries, oldest first,
-     * each with the stamp of its first entry, and how many of its entries wait as the shard's {@link ShardCensus}
-     * counts them. Equal contexts have one hash and so one shard, so the executor's {@code k} oldest are among these.
-     * The walk stops at the {@code k}th context, or at the last one the census holds: over a million waiting contexts
-     * it reads {@code k} entries a shard, where {@link #shardContexts} reads and keeps a figure for every one (29% of a
-     * core at one call a second, docs/benchmarks.md, twenty-seventh set). {@code laneContexts}: the lanes' part of the
-     * answer; those of them that also wait in a shard (diverted contexts) get the count waiting there, their age being
-     * their lane's (its tasks came first).
-     */
-    private HashMap<Object, long[]> oldestShardContexts(int k, List<ContextStatistics> laneContexts) {
-        HashMap<Object, long[]> found = new HashMap<>();
-        for (Shard s : engine.shards) {
-            int want = Math.min(k, s.census.waitingContexts(s, null));
-            if (want == 0) {
-                continue;
-            }
-            int[] taken = {0};
-            s.walkQueuedWhile((context, hash, stamp) -> {
-                if (found.containsKey(context)) {
-                    return true;
-                }
-                long[] f = newFigures();
-                f[OLDEST] = stamp;
-                f[QUEUED] = Math.max(1, s.census.count(context)); // at least the entry just read
-                found.put(context, f);
-                return ++taken[0] < want;
-            });
-        }
-        for (ContextStatistics cs : laneContexts) {
-            if (!cs.coalescing() && !found.containsKey(cs.context())) {
-                int waiting = engine.shardOf(cs.context()).census.count(cs.context());
-                if (waiting > 0) {
-                    long[] f = newFigures();
-                    f[QUEUED] = waiting;
-                    found.put(cs.context(), f);
-                }
-            }
-        }
-        markRunning(found, false);
-        readRecords(found);
-        return found;
-    }
-
-    /**
-     * Marks the contexts whose task a worker runs now: with {@code add}, adds those not in {@code found}; else marks
-     * only those in it.
-     */
-    private void markRunning(HashMap<Object, long[]> found, boolean add) {
-        for (Worker w : engine.pool.workers()) {
-            Object running = w.shardContext;
-            if (running != null) {
-                long[] f = add ? found.computeIfAbsent(running, c -> newFigures()) : found.get(running);
-                if (f != null) {
-                    f[RUNNING] = 1;
-                }
-            }
-        }
-    }
-
-    /** Fills in the tasks each context of {@code found} started and had returned, from its shard's record. */
-    private void readRecords(HashMap<Object, long[]> found) {
-        for (Map.Entry<Object, long[]> e : found.entrySet()) {
-            Shard s = engine.shardOf(e.getKey());
-            ShardRecord r = s.records.get(e.getKey());
-            // A record of an earlier life of the context (see Shard#lastEmptyIndex) counts nothing of this one.
-            boolean current = r != null && r.lastIndex >= s.lastEmptyIndex;
-            // A task running has started, whatever its record says: a robbed owner's task runs on after its shard
-            // has emptied and its record has gone (its context's later tasks wait in the lane the thief left).
-            e.getValue()[EXECUTED] = Math.max(current ? r.executedOpaque() : 0, e.getValue()[RUNNING]);
-            e.getValue()[RETURNED] = current ? r.returned : 0;
-        }
-    }
-
-    private static long[] newFigures() {
-        return new long[] {0, 0, Lane.NO_WAITING, 0, 0};
-    }
-
-    /**
-     * The figures of a context live in a shard, with those of its lane if it was diverted (its tasks then are in
-     * both: the older ones moved to the lane, the newer ones still waiting in the shard).
-     */
-    private static ContextStatistics shardStatistics(Object context, long[] f, ContextStatistics lane, long now) {
-        long executed = f[EXECUTED];
-        long queued = f[QUEUED];
-        long submitted = executed + queued + f[RETURNED];
-        long oldest = f[OLDEST];
-        long age = oldest == Lane.NO_WAITING ? 0 : age(now, oldest);
-        if (lane != null) {
-            return new ContextStatistics(context, false, lane.submitted() + submitted, lane.executed() + executed,
-                    lane.queued() + queued, Math.max(age, lane.oldestQueuedAge().toNanos()));
-        }
-        return new ContextStatistics(context, false, submitted, executed, queued, age);
-    }
-
-    /** Adds the shard contexts to {@code out}, merged with the sequential lanes of the same contexts in it. */
-    private void addShardContexts(List<ContextStatistics> out, HashMap<Object, long[]> shardContexts, long now) {
-        if (shardContexts.isEmpty()) {
-            return;
-        }
-        for (int i = 0; i < out.size(); i++) {
-            ContextStatistics cs = out.get(i);
-            if (!cs.coalescing()) {
-                long[] f = shardContexts.remove(cs.context());
-                if (f != null) {
-                    out.set(i, shardStatistics(cs.context(), f, cs, now));
-                }
-            }
-        }
-        for (Map.Entry<Object, long[]> e : shardContexts.entrySet()) {
-            out.add(shardStatistics(e.getKey(), e.getValue(), null, now));
-        }
     }
 
     /** The ready queue's part of {@link #oldestWaiting}: reads the queue's nodes only (see {@link ReadyQueue}). */
@@ -471,7 +275,6 @@ final class Snapshots {
                 out.add(statisticsOf(lane, now));
             }
         }
-        addShardContexts(out, shardContexts(), now);
         return out;
     }
 
@@ -505,9 +308,6 @@ final class Snapshots {
         if (k == 0) {
             return new ArrayList<>();
         }
-        if (engine.shards != null) {
-            return busiestWithShards(k);
-        }
         int keep = k;
         for (int walk = 1; ; walk++) {
             TopLanes top = new TopLanes(keep);
@@ -529,35 +329,6 @@ final class Snapshots {
     }
 
     private static final int BUSIEST_WALKS = 3;
-
-    /**
-     * {@link #busiest} for the shard engine: the lanes' answer (diverted contexts, coalescing lanes), and the oldest
-     * {@code k} contexts waiting in each shard ({@link #oldestShardContexts}), merged and ordered by the age of the
-     * oldest waiting task.
-     */
-    private List<ContextStatistics> busiestWithShards(int k) {
-        List<ContextStatistics> all = new ArrayList<>();
-        int keep = k;
-        for (int walk = 1; ; walk++) {
-            TopLanes top = new TopLanes(keep);
-            oldestWaiting(top);
-            long now = System.nanoTime();
-            for (Object lane : top.oldestFirst()) {
-                ContextStatistics cs = statisticsOf((Lane) lane, now);
-                if (cs.queued() > 0) {
-                    all.add(cs);
-                }
-            }
-            if (!top.turnedAway || all.size() >= k || walk == BUSIEST_WALKS) {
-                break;
-            }
-            all.clear();
-            keep = (int) Math.min(Integer.MAX_VALUE, 2L * keep + 16);
-        }
-        addShardContexts(all, oldestShardContexts(k, all), System.nanoTime());
-        all.removeIf(cs -> cs.queued() == 0);
-        return oldestFirst(all, k);
-    }
 
     /** The {@code k} entries of {@code all} whose oldest waiting task is oldest, oldest first. */
     private static List<ContextStatistics> oldestFirst(List<ContextStatistics> all, int k) {

@@ -35,7 +35,6 @@ final class Worker implements Runnable {
     private static final VarHandle TRANSFERS;
     private static final VarHandle BUSY;
     private static final VarHandle ITEM_STAMP;
-    private static final VarHandle HELD_LANE;
     private static final VarHandle CURRENT_LANE;
     private static final VarHandle RING = MethodHandles.arrayElementVarHandle(Lane[].class);
 
@@ -51,7 +50,6 @@ final class Worker implements Runnable {
             TRANSFERS = l.findVarHandle(Worker.class, "transfers", long.class);
             BUSY = l.findVarHandle(Worker.class, "busy", boolean.class);
             ITEM_STAMP = l.findVarHandle(Worker.class, "itemStamp", long.class);
-            HELD_LANE = l.findVarHandle(Worker.class, "heldLane", Lane.class);
             CURRENT_LANE = l.findVarHandle(Worker.class, "currentLane", Lane.class);
             IDLE_COUNT = l.findVarHandle(Worker.class, "idleCount", int.class);
             IDLE_START = l.findVarHandle(Worker.class, "idleStart", int.class);
@@ -111,19 +109,6 @@ final class Worker implements Runnable {
     Lane currentLane;
     /** The task running now, or null; same rules as currentLane (for the WorkerBlocked event). */
     Runnable runningTask;
-    /**
-     * The context of the shard entry whose task runs now, or null (same rules as currentLane): what currentLane's
-     * context is for a task run from a lane. Between two tasks of one context it stays set (see ShardOwner#work).
-     */
-    Object shardContext;
-    /**
-     * A lane a thief made for the context of the task this worker was robbed in (see ShardOwner#steal): published
-     * before the thief's CAS of the shard's word, so a worker that finds its word taken finds the lane here, and runs
-     * it after its task. Withdrawn by the thief (a CAS) if its own CAS failed.
-     */
-    private volatile Lane heldLane;
-    /** This worker's visits to shards (used only by an engine with shards). */
-    private final ShardOwner shardOwner;
 
     /**
      * How long an emptied lane stays mapped before it is released: "a few milliseconds" (SPEC point 4). Long enough
@@ -195,7 +180,6 @@ final class Worker implements Runnable {
         this.pool = pool;
         this.core = core;
         this.id = id;
-        this.shardOwner = new ShardOwner(this);
     }
 
     /** The worker running on the calling thread, or null if it is not a worker of any executor. */
@@ -276,17 +260,6 @@ final class Worker implements Runnable {
                         leaveLane(); // the head is written (SequentialLane#runBatch's way out)
                         engine.reportUncaught(outsideAnyTask);
                     }
-                } else if (item instanceof Shard) {
-                    Shard shard = (Shard) item;
-                    try {
-                        shardOwner.visit(shard);
-                    } catch (Throwable outsideAnyTask) {
-                        // As for a lane above: the engine failing around the tasks. The shard, if this worker still
-                        // owned it, is handed back and queued.
-                        endAnyTake();
-                        shardOwner.abandon(shard);
-                        engine.reportUncaught(outsideAnyTask);
-                    }
                 } else {
                     // Taken just as shutdownNow began: it runs, as in ThreadPoolExecutor, and sees the interrupt.
                     runTask(((PlainTask) item).task);
@@ -307,28 +280,10 @@ final class Worker implements Runnable {
         }
     }
 
-    /** The sequential context of the task running now (from a lane or a shard), or null; racy for other threads. */
+    /** The sequential context of the task running now, or null; racy for other threads. */
     Object sequentialContext() {
         Lane lane = currentLane;
-        if (lane != null) {
-            return lane.coalescing() ? null : lane.context;
-        }
-        return shardContext;
-    }
-
-    /** A thief leaves {@code lane} for this worker (see {@link #heldLane}); false if one is left already. */
-    boolean offerHeld(Lane lane) {
-        return HELD_LANE.compareAndSet(this, null, lane);
-    }
-
-    /** The thief takes {@code lane} back after a failed steal; false if this worker took it first (it runs it). */
-    boolean withdrawHeld(Lane lane) {
-        return HELD_LANE.compareAndSet(this, lane, null);
-    }
-
-    /** Takes the lane a thief left, if any. */
-    Lane takeHeld() {
-        return (Lane) HELD_LANE.getAndSet(this, null);
+        return lane == null || lane.coalescing() ? null : lane.context;
     }
 
     /** Called by a lane this worker has just made idle. */
@@ -407,10 +362,10 @@ final class Worker implements Runnable {
     /**
      * A context whose previous run was on worker {@code previous} runs on this one: counted, and a JFR event. The
      * event describes the context, whose toString may throw an error the engine lets through (Messages#describe):
-     * thrown from here, it took the lane (or the shard entry) with it, and handed back, the lane failed the same way at
+     * thrown from here, it took the lane with it, and handed back, the lane failed the same way at
      * each worker it went to and its tasks never ran. The event is lost instead, and the failure reported.
      */
-    void transferred(Object context, boolean coalescing, int previous) {
+    private void transferred(Object context, boolean coalescing, int previous) {
         countTransfer();
         try {
             Jfr.contextTransferred(engine, context, coalescing, previous, id);
@@ -468,7 +423,7 @@ final class Worker implements Runnable {
         pool.signalWork();
     }
 
-    /** A context this worker runs now ran on another worker last (a lane's batch, or a shard context's run). */
+    /** A context this worker runs now ran on another worker last (a lane's batch). */
     private void countTransfer() {
         TRANSFERS.setOpaque(this, transfers + 1); // only this worker writes it
     }
@@ -511,7 +466,7 @@ final class Worker implements Runnable {
             }
             runningTask = null;
             if (slow != null) {
-                Jfr.endSlowTask(slow, engine, currentLane, shardContext, task);
+                Jfr.endSlowTask(slow, engine, currentLane, task);
             }
         }
     }

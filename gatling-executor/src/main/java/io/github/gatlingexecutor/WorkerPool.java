@@ -629,7 +629,6 @@ final class WorkerPool {
             // Read in that order, a worker that ended one task and began the next in between shows 2: it runs one.
             running += Math.min(1, began - ended);
         }
-        transfers += engine.checker.shardSteals();
         int live = Math.max(0, liveThreads);
         return new long[] {executed, failed, transfers, auxStarted, coreBumps, startFailures, running, started,
                 coreTarget, live, Math.max(peakThreads, live)};

@@ -1417,8 +1417,7 @@ class DefectRegressionTest {
      * after shutdown() asked whether the executor was quiescent (no: the lane was active) and parked for good; the
      * release that followed woke nobody, and the executor never terminated. Here the test takes the lane in the
      * checker's place (the checker thread is held back by its factory until the end), then hands it to the checker's
-     * release once the worker has parked. A path of the lanes, so built on them whatever the suite's engine; the
-     * shard engine's counterpart is ShardEngineTest#shutdownWhileTheCheckerHoldsAQuietShardStillTerminates.
+     * release once the worker has parked.
      */
     @Test
     void releasingAnEmptyRoundAfterShutdownLetsTheExecutorTerminate() throws Exception {
@@ -1426,8 +1425,7 @@ class DefectRegressionTest {
         ThreadFactory factory = r -> TestSupport.isChecker(r)
                 ? TestSupport.heldChecker(r, checkerGate)
                 : new Thread(r, "round-worker");
-        GatlingExecutor e = cleanup.track(gatling("round-shutdown").coreThreads(1).threadFactory(factory)
-                .shardEngine(false).build());
+        GatlingExecutor e = cleanup.track(gatling("round-shutdown").coreThreads(1).threadFactory(factory).build());
         Engine engine = engineOf(e);
         CountDownLatch gate = cleanup.gate();
         CountDownLatch blocking = new CountDownLatch(1);
@@ -1459,10 +1457,8 @@ class DefectRegressionTest {
     @Test
     @Timeout(60)
     void shutdownNowLeavesNoLaneLiveAndKeepsNoReturnedTaskWhileATaskStillRuns() throws Exception {
-        // One worker: the tasks of a and b wait in the ready queue, behind the lane of held, whose task runs on. The
-        // lanes' engine: with the shard engine (off by default) the tasks wait in a shard, whose stop keeps them.
-        GatlingExecutor e = cleanup.track(gatling("now-unmaps").coreThreads(1).maxThreads(1).shardEngine(false)
-                .build());
+        // One worker: the tasks of a and b wait in the ready queue, behind the lane of held, whose task runs on.
+        GatlingExecutor e = cleanup.track(gatling("now-unmaps").coreThreads(1).maxThreads(1).build());
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch gate = cleanup.gate();
         e.execute(new Seq("held", () -> {
@@ -1502,7 +1498,7 @@ class DefectRegressionTest {
         CountDownLatch checkerGate = cleanup.gate();
         ThreadFactory factory = r -> TestSupport.isChecker(r) ? TestSupport.heldChecker(r, checkerGate) : new Thread(r);
         GatlingExecutor e = cleanup.track(gatling("closed-lanes").coreThreads(2).maxThreads(2).threadFactory(factory)
-                .shardEngine(false).build());
+                .build());
         // Both core workers first (each holds one task, so the second must start): once the executor is shut down,
         // the one left idle is woken and looks for quiescence. With one worker, busy, nobody would look.
         CountDownLatch first = cleanup.occupy(e);
@@ -1547,8 +1543,7 @@ class DefectRegressionTest {
             t.start();
             return t;
         };
-        GatlingExecutor e = cleanup.track(gatling("start-lock").coreThreads(1).threadFactory(startedAlready)
-                .shardEngine(false).build());
+        GatlingExecutor e = cleanup.track(gatling("start-lock").coreThreads(1).threadFactory(startedAlready).build());
         Field startLockField = Checker.class.getDeclaredField("startLock");
         startLockField.setAccessible(true);
         ReentrantLock startLock = (ReentrantLock) startLockField.get(engineOf(e).checker);

@@ -74,28 +74,4 @@ final class LaneFixtures {
             outcome = lane.runBatch(worker, 64);
         } while (outcome == Lane.MORE || outcome == Lane.ROUND);
     }
-
-    /**
-     * Plays an owner of {@code shard} as a worker would: claims and runs entries until it loses the shard, or finds it
-     * empty and its release does not take it back. Returns how many entries it ran.
-     */
-    static int workShard(Shard shard, Shard.Cursor cur) {
-        return workShard(shard, cur, () -> { });
-    }
-
-    /** {@link #workShard(Shard, Shard.Cursor)}, running {@code onTakeBack} each time a release takes the shard back. */
-    static int workShard(Shard shard, Shard.Cursor cur, Runnable onTakeBack) {
-        int ran = 0;
-        for (;;) {
-            int r = shard.claim(cur);
-            if (r == Shard.CLAIMED) {
-                cur.claimedTask().run();
-                ran++;
-            } else if (r == Shard.LOST || !shard.release(cur)) {
-                return ran;
-            } else {
-                onTakeBack.run();
-            }
-        }
-    }
 }

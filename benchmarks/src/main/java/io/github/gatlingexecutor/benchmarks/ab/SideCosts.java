@@ -148,11 +148,8 @@ public final class SideCosts {
     private static final String ONE_WORKER = "gatling-1";
 
     /**
-     * GatlingExecutor with one worker and no room for another. With more, a second worker takes the held key's entries
-     * while the first is held: on the shard engine it finds the key diverted to the lane the checker left the held
-     * worker and moves every entry there during the submit side, so the drain that follows is a lane's, not the
-     * shard's. With one worker the drain runs the engine's own path; compare it with a peer run on one thread too
-     * ({@code -XX:ActiveProcessorCount=1} gives every peer one).
+     * GatlingExecutor with one worker and no room for another: the drain runs on one worker, to be compared with a
+     * peer run on one thread too ({@code -XX:ActiveProcessorCount=1} gives every peer one).
      */
     private static Peer oneWorker() {
         return new Peer("GatlingExecutor, one worker", true, keys -> new GatlingAdapter("GatlingExecutor, one worker",

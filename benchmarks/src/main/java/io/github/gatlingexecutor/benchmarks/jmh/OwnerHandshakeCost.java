@@ -18,12 +18,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * What the owner of a shard pays per entry for the hand-shakes the shard engine could use (docs/next-engine.md, "What
- * wiring it needs"), on a line no other thread writes, as in the common case (thieves and stops are rare, producers
- * never touch the owner's line). Each operation takes {@value #ENTRIES} entries from a filled array, in order, and
- * runs each (a tiny task that adds to a counter):
+ * wiring it needs"; the engine was removed, this measurement decided its claim), on a line no other thread writes, as
+ * in the common case (thieves and stops are rare, producers never touch the owner's line). Each operation takes
+ * {@value #ENTRIES} entries from a filled array, in order, and runs each (a tiny task that adds to a counter):
  * <ul>
  *   <li>{@code plain}: no hand-shake (the floor);</li>
- *   <li>{@code claimCas}: a CAS of the owner's word per entry (the built {@code Shard#claim});</li>
+ *   <li>{@code claimCas}: a CAS of the owner's word per entry (the shard engine's claim);</li>
  *   <li>{@code claimCasAndTaskCas}: that, plus "in the task of entry i" published with a release store before the
  *       task and taken back with a CAS after it (so a thief can tell an owner that is in its task for good);</li>
  *   <li>{@code takeHandshake}: today's take: a volatile store of {@code i | TAKING}, a volatile read of the word, a
