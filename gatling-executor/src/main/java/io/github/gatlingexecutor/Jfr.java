@@ -113,8 +113,8 @@ final class Jfr {
     }
 
     /**
-     * After a task that {@link #beginSlowTask} gave a token for: commits it if it ran past the threshold. {@code lane}:
-     * the lane the task ran from, or null.
+     * After a task that {@link #beginSlowTask} gave a token for: commits it if it ran past the threshold, naming the
+     * context of {@code lane}, the lane the task ran from (null for an unordered task).
      */
     static void endSlowTask(Object token, Engine engine, Lane lane, Runnable task) {
         JfrRecorder.endSlowTask(token, engine, lane, task);

@@ -362,8 +362,8 @@ final class Worker implements Runnable {
     /**
      * A context whose previous run was on worker {@code previous} runs on this one: counted, and a JFR event. The
      * event describes the context, whose toString may throw an error the engine lets through (Messages#describe):
-     * thrown from here, it took the lane with it, and handed back, the lane failed the same way at
-     * each worker it went to and its tasks never ran. The event is lost instead, and the failure reported.
+     * thrown from here, it took the lane with it, and handed back, the lane failed the same way at each worker it went
+     * to and its tasks never ran. The event is lost instead, and the failure reported.
      */
     private void transferred(Object context, boolean coalescing, int previous) {
         countTransfer();
