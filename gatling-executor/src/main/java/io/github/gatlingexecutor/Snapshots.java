@@ -247,19 +247,22 @@ final class Snapshots {
         long now = System.nanoTime();
         Worker[] workers = engine.pool.workers();
         Lane[] named = new Lane[workers.length];
+        // Only the workers' lanes can also be met in the walk, so only they are tracked: a set of at most a lane per
+        // worker, not one entry per live context.
+        Set<Lane> notListed = Collections.newSetFromMap(new IdentityHashMap<>());
         for (int i = 0; i < workers.length; i++) {
             named[i] = workers[i].currentLaneAcquire(); // ordered before the walk, and seeing what preceded the take
-        }
-        List<ContextStatistics> out = new ArrayList<>();
-        Set<Lane> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-        for (Lane lane : engine.lanes(false).values()) {
-            if (lane.isActive() && seen.add(lane)) {
-                out.add(statisticsOf(lane, now));
+            if (named[i] != null) {
+                notListed.add(named[i]);
             }
         }
-        for (Lane lane : engine.lanes(true).values()) {
-            if (lane.isActive() && seen.add(lane)) {
-                out.add(statisticsOf(lane, now));
+        List<ContextStatistics> out = new ArrayList<>();
+        for (boolean coalescing : BOTH_KINDS) {
+            for (Lane lane : engine.lanes(coalescing).values()) {
+                if (lane.isActive()) {
+                    out.add(statisticsOf(lane, now));
+                    notListed.remove(lane);
+                }
             }
         }
         for (int i = 0; i < named.length; i++) {
@@ -268,13 +271,17 @@ final class Snapshots {
                 continue;
             }
             // Closed: by shutdownNow while its task runs (listed), or by the quiescence check after its worker made it
-            // idle and before the worker let go of it (nothing runs).
-            if ((lane.isActive() || workers[i].runningTask != null) && seen.add(lane)) {
+            // idle and before the worker let go of it (nothing runs). Two workers may name one lane (one of them a
+            // batch late): it is listed once, as the walk lists each lane once (each context maps to one lane).
+            if ((lane.isActive() || workers[i].runningTask != null) && notListed.remove(lane)) {
                 out.add(statisticsOf(lane, now));
             }
         }
         return out;
     }
+
+    private static final boolean[] BOTH_KINDS = {false, true};
+
 
     /**
      * Read in the order that keeps the figures coherent while tasks flow: what ran first, then what waits, then what
