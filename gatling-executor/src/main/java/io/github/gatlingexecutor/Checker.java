@@ -51,9 +51,9 @@ final class Checker implements Runnable {
     /** The started thread; null until a start has succeeded, and again once it has ended the executor (see run). */
     private volatile Thread thread;
     /**
-     * Set by a failed start of the thread, cleared (for good) by one that succeeds; written under {@code startLock}. Not
-     * the same as "no thread yet": until a start has been tried (a worker runs before its starter tries the checker),
-     * the checker is still coming, and the timer stays its own. See {@link #absent}.
+     * Set by a failed start of the thread, cleared (for good) by one that succeeds; written under {@code startLock}.
+     * Not the same as "no thread yet": until a start has been tried (a worker runs before its starter tries the
+     * checker), the checker is still coming, and the timer stays its own. See {@link #absent}.
      */
     private volatile boolean absent;
     /** Failed starts since the last one that succeeded; written under {@code startLock}. */
@@ -183,9 +183,9 @@ final class Checker implements Runnable {
     }
 
     /**
-     * A start failed (under {@code startLock}): the workers drive the timer from now on. A worker that found the checker
-     * not absent (not tried yet, or published for a moment) left the timer to it and may have parked without a timeout,
-     * with a task waiting: the flag is written, then idle workers are read (see {@link #absent}).
+     * A start failed (under {@code startLock}): the workers drive the timer from now on. A worker that found the
+     * checker not absent (not tried yet, or published for a moment) left the timer to it and may have parked without a
+     * timeout, with a task waiting: the flag is written, then idle workers are read (see {@link #absent}).
      */
     private Throwable startFailed(Throwable failure) {
         failedStarts++;

@@ -33,9 +33,9 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * <p>Consecutive tasks of a context may run on different threads: state kept in a {@code ThreadLocal} does not
      * follow the context. A task that submits to its own context and then waits for that task waits for something
      * queued behind itself: {@code Future.get()} on such a future, called from the waiting task, throws
-     * {@link IllegalStateException} instead of hanging (a timed {@code get} times out, as its contract says). Other ways of waiting (a latch, say) block the context for
-     * good; the worker is then reported in {@link ExecutorStatistics#blockedDetections()} and every other context
-     * keeps moving on other threads.
+     * {@link IllegalStateException} instead of hanging (a timed {@code get} times out, as its contract says). Other
+     * ways of waiting (a latch, say) block the context for good; the worker is then reported in
+     * {@link ExecutorStatistics#blockedDetections()} and every other context keeps moving on other threads.
      *
      * @param context the context, compared with {@code equals}/{@code hashCode}
      * @return the lane's executor; valid for this executor's lifetime

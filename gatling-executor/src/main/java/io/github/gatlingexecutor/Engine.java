@@ -247,7 +247,9 @@ final class Engine {
         submit(command, false);
     }
 
-    /** {@code execute}, or, with {@code offer}, {@code offer}: false instead of an exception for capacity or shutdown. */
+    /**
+     * {@code execute}, or, with {@code offer}, {@code offer}: false instead of an exception for capacity or shutdown.
+     */
     boolean submit(Runnable command, boolean offer) {
         if (command instanceof SequentialRunnable) {
             return submit(SEQUENTIAL, contextOf((SequentialRunnable) command), command, null, false, offer);
@@ -1018,7 +1020,9 @@ final class Engine {
         }
     }
 
-    /** Asks for a worker if the last start failed with none alive (see {@link #starved}); a start after STOP is refused. */
+    /**
+     * Asks for a worker if the last start failed with none alive (see {@link #starved}); a start after STOP is refused.
+     */
     private void retryIfStarved() {
         if (starved) {
             pool.signalWork();

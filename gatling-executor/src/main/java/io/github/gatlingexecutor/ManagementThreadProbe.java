@@ -64,9 +64,10 @@ final class ManagementThreadProbe extends ThreadProbe {
     }
 
     /**
-     * Whether a parked thread's blocker is the synchronizer of a {@code ReentrantLock} or {@code ReentrantReadWriteLock}
-     * (their {@code Sync} classes, which are what such a lock parks on; a {@code Condition} parks on its own object).
-     * By class name: the snapshot gives no object, and the name comes from the same moment as the state.
+     * Whether a parked thread's blocker is the synchronizer of a {@code ReentrantLock} or
+     * {@code ReentrantReadWriteLock} (their {@code Sync} classes, which are what such a lock parks on; a
+     * {@code Condition} parks on its own object). By class name: the snapshot gives no object, and the name comes from
+     * the same moment as the state.
      */
     private static boolean isJdkLock(LockInfo lock) {
         if (lock == null) {

@@ -63,8 +63,8 @@ final class Snapshots {
      * the ready queue (lanes and unordered tasks) and the lanes workers are running (which may have more behind the
      * running task). A lane with waiting work is in exactly one of them, except for the moment between the submit that
      * activates it and its entry into the ready queue, and while the checker holds a lane it took out of the queue
-     * empty and found given work (see Checker#releaseStrandedRounds). Idle lanes are never looked at, so the cost grows with the
-     * lanes that have work waiting, not with the live ones, and a queued item costs its queue node only (see
+     * empty and found given work (see Checker#releaseStrandedRounds). Idle lanes are never looked at, so the cost grows
+     * with the lanes that have work waiting, not with the live ones, and a queued item costs its queue node only (see
      * {@link ReadyQueue}). With {@code top} non-null, also offers it every lane with a waiting task.
      */
     private long oldestWaiting(TopLanes top) {

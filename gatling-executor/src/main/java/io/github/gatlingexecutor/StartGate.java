@@ -18,7 +18,9 @@ final class StartGate implements Runnable {
 
     private final Runnable body;
     private volatile int verdict = PENDING;
-    /** The thread the pool started: the only one that may run the body (written before the verdict that publishes it). */
+    /**
+     * The thread the pool started: the only one that may run the body (written before the verdict that publishes it).
+     */
     private Thread admitted;
     /** The thread that runs this gate, once it waits: the factory may run it on another thread than it returned. */
     private volatile Thread waiter;

@@ -60,10 +60,10 @@ final class Waiting {
      * {@link #pause}, for a waiter that can stop spinning (a search that can park, a linger that can give its lane
      * up): after each round of {@link #YIELD_EVERY} waits it reads the clock, and returns {@link #PREEMPTED} instead
      * when the round took longer than {@link #PREEMPTED_NANOS}. {@link Worker#spinMark} holds the clock at the start
-     * of the round (the caller sets it when it starts waiting). A waiter that was preempted shares its CPU with a thread that
-     * has work (a worker in a long task, a producer): spinning on would take that CPU from it in turns of a scheduler
-     * slice, and what this waiter waits for would wait those milliseconds too. Parked instead, it is woken onto a
-     * free CPU.
+     * of the round (the caller sets it when it starts waiting). A waiter that was preempted shares its CPU with a
+     * thread that has work (a worker in a long task, a producer): spinning on would take that CPU from it in turns of a
+     * scheduler slice, and what this waiter waits for would wait those milliseconds too. Parked instead, it is woken
+     * onto a free CPU.
      */
     static int pauseUnlessPreempted(int waits, Worker worker) {
         return checkPreempted(pause(waits), worker);

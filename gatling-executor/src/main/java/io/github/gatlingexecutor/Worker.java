@@ -309,10 +309,10 @@ final class Worker implements Runnable {
     }
 
     /**
-     * The checker is done with {@code lane}, read from entry {@code i} (it released it, or the lane has left this ring):
-     * the entry lets go of it (and of its context), unless the worker has reused the entry meanwhile. Without this, a
-     * worker stuck in one long task kept up to a ring's worth of released lanes, and the contexts they name, reachable
-     * until it came back.
+     * The checker is done with {@code lane}, read from entry {@code i} (it released it, or the lane has left this
+     * ring): the entry lets go of it (and of its context), unless the worker has reused the entry meanwhile. Without
+     * this, a worker stuck in one long task kept up to a ring's worth of released lanes, and the contexts they name,
+     * reachable until it came back.
      */
     void forgetEntry(int i, Lane lane) {
         // A CAS against the owner's plain stores to the same entry: it clears only the lane it names, so an entry the

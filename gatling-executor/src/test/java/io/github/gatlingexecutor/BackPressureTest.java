@@ -133,7 +133,8 @@ class BackPressureTest {
         for (int i = 0; i < 3; i++) {
             a.execute(ran::incrementAndGet); // the running task is not queued: three fit
         }
-        RejectedExecutionException e = assertThrows(RejectedExecutionException.class, () -> a.execute(ran::incrementAndGet));
+        RejectedExecutionException e = assertThrows(RejectedExecutionException.class,
+                () -> a.execute(ran::incrementAndGet));
         assertTrue(e.getMessage().contains("maxQueuedPerContext") && e.getMessage().contains("(3)")
                 && e.getMessage().contains("account-a"), e.getMessage());
         assertEquals(1, ex.statistics().rejected());

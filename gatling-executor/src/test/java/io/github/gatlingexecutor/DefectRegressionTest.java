@@ -1485,9 +1485,9 @@ class DefectRegressionTest {
     }
 
     /**
-     * After {@code shutdown()}, an idle worker's look for quiescence closed every idle lane it walked, and a closed lane
-     * can no longer be released: while one unrelated task ran on, {@code liveContexts()} counted every lane used just
-     * before the shutdown (50 of 50, none with anything queued or running) until termination. SPEC 4: a lane is
+     * After {@code shutdown()}, an idle worker's look for quiescence closed every idle lane it walked, and a closed
+     * lane can no longer be released: while one unrelated task ran on, {@code liveContexts()} counted every lane used
+     * just before the shutdown (50 of 50, none with anything queued or running) until termination. SPEC 4: a lane is
      * released as soon as it has nothing queued and nothing running. The checker is held back, so no sweep releases
      * the lanes before the shutdown; both kinds of lane, since each map is walked on its own.
      */

@@ -181,9 +181,9 @@ class FaultInjectionTest {
 
     /**
      * The checker's start fails once, then the factory works again, and the only worker is stuck in a task: only a
-     * worker start or a {@code schedule} call tried the checker again, so nothing noticed the stuck worker and the other
-     * context's task waited for good (7 of 7 runs, found outside). The submit that finds every worker busy asks for
-     * the checker now.
+     * worker start or a {@code schedule} call tried the checker again, so nothing noticed the stuck worker and the
+     * other context's task waited for good (7 of 7 runs, found outside). The submit that finds every worker busy asks
+     * for the checker now.
      */
     @Test
     @Timeout(30)

@@ -482,8 +482,8 @@ class JfrEventsTest {
     /**
      * WorkerBlocked's {@code runningFor} is how long the task has run: it was timed from the inspection that first saw
      * the task, a check period (200 ms here) shorter at most, so two tasks started at different points of the period
-     * read 20 to 190 ms short. Started {@code d} apart (70 ms and a little more), the two fell short by {@code s} and by
-     * {@code s - d} modulo the period, and one of them by at least {@code min(d, 200 - d)}, 70 ms: the 50 ms allowed
+     * read 20 to 190 ms short. Started {@code d} apart (70 ms and a little more), the two fell short by {@code s} and
+     * by {@code s - d} modulo the period, and one of them by at least {@code min(d, 200 - d)}, 70 ms: the 50 ms allowed
      * below catches that whatever the phase, and leaves room for the time between the checker's reading of its clock
      * and the event's commit, which reached 48 ms on a loaded machine for the first event of a JVM (JFR's cold path;
      * a warm-up event goes first for that) and a few ms after it. Never more than the task ran.

@@ -656,7 +656,7 @@ class LincheckLaneTest {
             set(e.pool, "workers", new Worker[] {w});
             SequentialLane lane = new SequentialLane(e, "ctx");
             e.lanes(false).put("ctx", lane);
-            Runnable plain = () -> { };          // an unordered task waiting in the ready queue (see WAITING_PLAIN_TASK)
+            Runnable plain = () -> { }; // an unordered task waiting in the ready queue (see WAITING_PLAIN_TASK)
             e.readyQueue.offerTask(new PlainTask(plain, 0));
             int[] runsOf = new int[tasks];
             List<Runnable> queued = new ArrayList<>();

@@ -269,8 +269,8 @@ class SemanticsFailuresTest {
 
     /**
      * A future that {@code shutdownNow()} returned is the caller's to run; run on the caller's thread, the task is not
-     * the executor's. One that threw counted in {@code failed()} (and so in {@code executed()}), and the snapshot showed
-     * it both returned and run: submitted 4, executed 3 and returned 3.
+     * the executor's. One that threw counted in {@code failed()} (and so in {@code executed()}), and the snapshot
+     * showed it both returned and run: submitted 4, executed 3 and returned 3.
      */
     @Test
     void aReturnedFutureRunByItsCallerCountsNeitherAsFailedNorAsExecuted() throws Exception {

@@ -63,7 +63,8 @@ class SpinPolicyTest {
     void aStaleClockTellsNothing() {
         long now = System.nanoTime();
         otherRuns(true, 2 * MS, now);
-        engine.markClockStaleOpaque(); // every worker parked: how long the item has run is unknown, so it does not count
+        engine.markClockStaleOpaque(); // every worker parked: how long the item has run is unknown,
+                                       // so it does not count
         assertEquals(CORES > 1, engine.pool.policy.spinningPays(self, 0));
     }
 

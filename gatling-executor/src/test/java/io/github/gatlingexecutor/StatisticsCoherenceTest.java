@@ -122,7 +122,8 @@ class StatisticsCoherenceTest {
             assertTrue(calls > 0, "no call was made with a backlog");
             // Before the fix 5% to 30% of the calls came back short. A reader descheduled through all its walks may
             // still come back a lane short ("at most k"), which the bound leaves room for.
-            assertTrue(shortAnswers <= calls / 100, shortAnswers + " of " + calls + " calls answered fewer than k lanes");
+            assertTrue(shortAnswers <= calls / 100,
+                    shortAnswers + " of " + calls + " calls answered fewer than k lanes");
         } finally {
             stop.set(true);
             producer.join();
@@ -380,8 +381,8 @@ class StatisticsCoherenceTest {
 
     /**
      * {@code contextStatistics()} read the lanes workers named first, then the maps: a worker names its lane until its
-     * batch returns, and meanwhile the lane could go idle, be released (a bounded executor releases an idle lane when it
-     * refuses a submit) and give way to a new lane of the same context, which the map walk then listed beside it. A
+     * batch returns, and meanwhile the lane could go idle, be released (a bounded executor releases an idle lane when
+     * it refuses a submit) and give way to a new lane of the same context, which the map walk then listed beside it. A
      * caller that keyed the list by context met a duplicate key: 1 to 33,000 of a 2-second run's calls listed a context
      * twice, in every run.
      */

@@ -146,7 +146,8 @@ final class StressWorkload {
     // ---- task bookkeeping ------------------------------------------------------------------------------------
 
     static final int SEQ = 0, COAL = 1, PLAIN = 2;
-    private static final AtomicIntegerFieldUpdater<Task> RUNS = AtomicIntegerFieldUpdater.newUpdater(Task.class, "runs");
+    private static final AtomicIntegerFieldUpdater<Task> RUNS =
+            AtomicIntegerFieldUpdater.newUpdater(Task.class, "runs");
 
     /** Per-lane state; the plain fields are only touched by the lane's own tasks, so they also check happens-before. */
     static final class LaneState {

@@ -21,8 +21,8 @@ import org.openjdk.jcstress.infra.results.III_Result;
  * <p>The lane starts active with task A pending. The owner runs its batch; the other actor offers B and then stops
  * the engine (jcstress runs at most as many actors as there are CPUs, two here; {@code CoalescingSlotStress} races
  * the offer with the take alone). Result: (runs, A counting 1 a run and B 10, so a task run twice shows; tasks
- * returned by {@code shutdownNow}, A = 1 and B = 2, 8 for one returned twice; the outcome of B's offer: 0 accepted behind a running A, 1 activated the lane
- * A's owner had given up, 5 replaced A).
+ * returned by {@code shutdownNow}, A = 1 and B = 2, 8 for one returned twice; the outcome of B's offer: 0 accepted
+ * behind a running A, 1 activated the lane A's owner had given up, 5 replaced A).
  *
  * <p>Catches a take that reads the slot and then writes BUSY in two steps: in
  * {@code broken.BrokenCoalescingShutdownNowStress}, a copy of the slot protocol with that take, the owner runs a task
@@ -32,7 +32,8 @@ import org.openjdk.jcstress.infra.results.III_Result;
 @Description("Coalescing lane: shutdownNow racing with take and replace")
 @Outcome(id = "11, 0, 0", expect = ACCEPTABLE, desc = "A ran; B arrived while it ran and ran after it")
 @Outcome(id = "1, 2, 0", expect = ACCEPTABLE, desc = "A ran; B arrived while it ran and was returned")
-@Outcome(id = "1, 2, 1", expect = ACCEPTABLE, desc = "A ran, the owner went idle; B re-activated the lane and was returned")
+@Outcome(id = "1, 2, 1", expect = ACCEPTABLE,
+        desc = "A ran, the owner went idle; B re-activated the lane and was returned")
 @Outcome(id = "10, 0, 5", expect = ACCEPTABLE, desc = "B replaced A and ran")
 @Outcome(id = "0, 2, 5", expect = ACCEPTABLE, desc = "B replaced A and was returned")
 @Outcome(expect = FORBIDDEN, desc = "a task run and returned, run although replaced, or lost")

@@ -65,7 +65,8 @@ public final class Compare {
                 out = Path.of(a.substring("--out=".length()));
             } else {
                 System.err.println("usage: Compare [--quick|--full] [--only=seed,tiny-uniform,tiny-zipf,tiny-hot,"
-                        + "producers-8,producers-32,coalescing,blocking,latency,slow-key,overload,memory,idle,observability,kafka]"
+                        + "producers-8,producers-32,coalescing,blocking,latency,slow-key,overload,memory,idle,"
+                        + "observability,kafka]"
                         + " [--peers=gatling,guava,...]"
                         + " [--out=report.html]");
                 System.exit(2);

@@ -132,7 +132,8 @@ public final class SeedScenario {
         executorPerContext();
         gatling();
         System.out.println();
-        System.out.println("| Run | Executor per context (ms) | threads created | GatlingExecutor(name, 2) (ms) | threads created |");
+        System.out.println("| Run | Executor per context (ms) | threads created | GatlingExecutor(name, 2) (ms)"
+                + " | threads created |");
         System.out.println("| --- | ---: | ---: | ---: | ---: |");
         long expected = (long) CONTEXT_COUNT * LOOP_MAX * 1000;
         for (int r = 1; r <= runs; r++) {

@@ -82,9 +82,9 @@ import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFail
  * {@code closeTimeout} to finish, the completed prefix is committed, and the rest is dropped without running (the
  * new owner reads it from the committed offset). Past that timeout the partition is let go anyway: a handler still
  * running then may overlap with the new owner's first records of that key, unless the new owner is this processor,
- * which first waits (up to {@code closeTimeout} again) for that handler. A record whose handler fails after its partition
- * was let go (the interrupt of {@code close()} past its timeout, say) is dropped, not retried or handed to the
- * {@link FailureHandler}: its next owner processes it. Lost partitions commit nothing and drop
+ * which first waits (up to {@code closeTimeout} again) for that handler. A record whose handler fails after its
+ * partition was let go (the interrupt of {@code close()} past its timeout, say) is dropped, not retried or handed to
+ * the {@link FailureHandler}: its next owner processes it. Lost partitions commit nothing and drop
  * their queued records (and one assigned back waits in the same way). Eager and cooperative assignors
  * ({@code CooperativeStickyAssignor}) and the consumer group protocol all work, since only the rebalance callbacks
  * are used.
@@ -780,9 +780,9 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     }
 
     /**
-     * Waits until {@code done} holds for each of these partitions, or until the deadline: {@link PartitionState#settled}
-     * for a revocation or close, {@link PartitionState#stoppedAfterRelease} for a partition let go and assigned
-     * back.
+     * Waits until {@code done} holds for each of these partitions, or until the deadline:
+     * {@link PartitionState#settled} for a revocation or close, {@link PartitionState#stoppedAfterRelease} for a
+     * partition let go and assigned back.
      */
     private void drain(List<PartitionState> states, long deadline, Predicate<PartitionState> done) {
         for (PartitionState ps : states) {
@@ -1066,7 +1066,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 throw new IllegalArgumentException("handler: a RecordHandler is required");
             }
             if (maxPendingPerPartition <= 0) {
-                throw new IllegalArgumentException("maxPendingPerPartition must be positive: " + maxPendingPerPartition);
+                throw new IllegalArgumentException("maxPendingPerPartition must be positive: "
+                        + maxPendingPerPartition);
             }
             if (commitInterval.isNegative() || commitInterval.isZero()) {
                 throw new IllegalArgumentException("commitInterval must be positive: " + commitInterval);

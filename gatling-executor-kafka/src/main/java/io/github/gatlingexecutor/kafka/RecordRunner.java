@@ -160,7 +160,8 @@ final class RecordRunner<K, V> {
                 logged.addSuppressed(error);
             }
             LOG.log(Level.WARNING, "Record " + w.partition.tp + "@" + w.offset + " failed " + w.attempts
-                    + " times" + (onFailure == null ? " and no failure handler is set" : " and the failure handler threw")
+                    + " times"
+                    + (onFailure == null ? " and no failure handler is set" : " and the failure handler threw")
                     + "; it holds back its key and the partition's commit, and is tried again in "
                     + Duration.ofNanos(backoff(w.attempts)), logged);
         }

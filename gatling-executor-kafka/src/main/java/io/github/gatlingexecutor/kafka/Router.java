@@ -425,7 +425,10 @@ final class Router<K, V> implements Runnable {
         publishUpTo(lastOffset + 1, seq);
     }
 
-    /** Publishes the records finished here, and that every record below {@code upTo} ({@code count} of them) is done or tracked. */
+    /**
+     * Publishes the records finished here, and that every record below {@code upTo} ({@code count} of them) is done or
+     * tracked.
+     */
     private void publishUpTo(long upTo, long count) {
         if (doneHere > 0) {
             runner.completed.add(doneHere);

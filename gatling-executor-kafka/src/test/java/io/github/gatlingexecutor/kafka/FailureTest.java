@@ -442,8 +442,8 @@ class FailureTest {
      * A deserializer that ran out of heap on one record ({@code once}): the {@code OutOfMemoryError} left the
      * consumer's poll bare, the consumer passed over the record, and the commit went past it with no handler having
      * seen it (0-3 and 5-9 handled). Its partition now waits and reads it again; the failure handler, which is for
-     * unreadable records, never gets it. One that runs it out of heap at every read (not {@code once}) is read again as many
-     * times as a failing handler is retried, then it is the record's failure: the failure handler gets it, and its
+     * unreadable records, never gets it. One that runs it out of heap at every read (not {@code once}) is read again as
+     * many times as a failing handler is retried, then it is the record's failure: the failure handler gets it, and its
      * partition goes on once the handler returns (read again for good, it held its partition with nothing in
      * {@code failed()}).
      */
@@ -544,9 +544,9 @@ class FailureTest {
 
     /**
      * The failure handler of a record that cannot be deserialized is handed to the executor apart from the router's
-     * records. Close (and a revocation, through the same drain) looked only at those, so it went on at once, interrupted
-     * the handler with the executor's shutdown, and committed short of the record: the next owner would hand it over
-     * again while the first call might still run.
+     * records. Close (and a revocation, through the same drain) looked only at those, so it went on at once,
+     * interrupted the handler with the executor's shutdown, and committed short of the record: the next owner would
+     * hand it over again while the first call might still run.
      */
     @Test
     void closeGivesARunningFailureHandlerOfAnUnreadableRecordItsTimeoutAndCommitsPastIt() throws Exception {

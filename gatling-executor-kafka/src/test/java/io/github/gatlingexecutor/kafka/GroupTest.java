@@ -578,7 +578,8 @@ class GroupTest {
                 .handler(first)
                 .build()) {
             a.start();
-            KAFKA.produce(values.stream().map(v -> new ProducerRecord<>(topic, 0, "k", v)).collect(Collectors.toList()));
+            KAFKA.produce(values.stream().map(v -> new ProducerRecord<>(topic, 0, "k", v))
+                    .collect(Collectors.toList()));
             assertTrue(first.started.await(30, TimeUnit.SECONDS), "the first record running");
             Thread poller = EmbeddedKafka.pollingThread(group);
             try (KafkaProcessor<String, String> b = KafkaProcessor.<String, String>builder(props)

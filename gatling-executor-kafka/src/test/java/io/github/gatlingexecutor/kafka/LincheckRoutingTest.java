@@ -373,7 +373,9 @@ class LincheckRoutingTest {
             return s;
         }
 
-        /** Polling thread: the commit that {@code ps} allows now must not pass a record whose handler has not returned. */
+        /**
+         * Polling thread: the commit that {@code ps} allows now must not pass a record whose handler has not returned.
+         */
         void checkCommit(int partition) {
             PartitionState ps = partitions.get(partition);
             long upTo = ps.advance();
@@ -674,7 +676,8 @@ class LincheckRoutingTest {
             for (StackTraceElement e : other.getStackTrace()) {
                 if (e.getClassName().equals(LincheckAssertionError.class.getName())
                         && e.getMethodName().equals("<init>")) {
-                    System.out.println("Lincheck found a failure, as expected, and could not render its trace: " + other);
+                    System.out.println("Lincheck found a failure, as expected, and could not render its trace: "
+                            + other);
                     return;
                 }
             }

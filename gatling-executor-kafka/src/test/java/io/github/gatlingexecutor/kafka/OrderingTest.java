@@ -88,7 +88,8 @@ class OrderingTest {
             violations.assertNone();
             assertEquals(keys * perKey, calls.sum(), "each record ran once");
             for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
-                assertEquals(e.getValue().longValue(), seen.get(e.getKey()).size(), "distinct offsets of " + e.getKey());
+                assertEquals(e.getValue().longValue(), seen.get(e.getKey()).size(),
+                        "distinct offsets of " + e.getKey());
             }
             lastSeq.forEach((k, v) -> assertEquals(perKey - 1, v.get(), "last record of " + k));
             assertTrue(threads.size() > 1, "ran on several workers: " + threads.size());

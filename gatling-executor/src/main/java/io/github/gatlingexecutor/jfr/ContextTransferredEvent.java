@@ -15,7 +15,8 @@ import jdk.jfr.StackTrace;
 @Name("io.github.gatlingexecutor.ContextTransferred")
 @Category("GatlingExecutor")
 @Label("Context Transferred")
-@Description("The lane of a context ran on another worker than its previous batch. Frequent under load: disabled unless a settings file enables it.")
+@Description("The lane of a context ran on another worker than its previous batch."
+        + " Frequent under load: disabled unless a settings file enables it.")
 @StackTrace(false)
 @Enabled(false)
 public final class ContextTransferredEvent extends Event {

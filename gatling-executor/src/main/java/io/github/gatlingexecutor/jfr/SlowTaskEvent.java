@@ -16,7 +16,8 @@ import jdk.jfr.Threshold;
 @Name("io.github.gatlingexecutor.SlowTask")
 @Category("GatlingExecutor")
 @Label("Slow Task")
-@Description("A task that ran longer than the threshold (10 ms in the settings shipped with the library). Timing every task costs tiny tasks: disabled unless a settings file enables it.")
+@Description("A task that ran longer than the threshold (10 ms in the settings shipped with the library)."
+        + " Timing every task costs tiny tasks: disabled unless a settings file enables it.")
 @StackTrace(false)
 @Enabled(false)
 @Threshold("10 ms")

@@ -15,7 +15,8 @@ import jdk.jfr.Timespan;
 @Name("io.github.gatlingexecutor.WorkerBlocked")
 @Category("GatlingExecutor")
 @Label("Worker Blocked")
-@Description("A worker has run one task for longer than blockedThreshold: blocked, in I/O, or computing. Emitted once per stuck task, by the checker.")
+@Description("A worker has run one task for longer than blockedThreshold: blocked, in I/O, or computing."
+        + " Emitted once per stuck task, by the checker.")
 @StackTrace(false)
 public final class WorkerBlockedEvent extends Event {
     /** The name of the executor. */

@@ -21,7 +21,8 @@ import org.openjdk.jcstress.infra.results.III_Result;
 @JCStressTest
 @Outcome(id = "3, 0, 0", expect = ACCEPTABLE, desc = "A ran; B arrived while it ran and ran after it")
 @Outcome(id = "1, 2, 0", expect = ACCEPTABLE, desc = "A ran; B arrived while it ran and was returned")
-@Outcome(id = "1, 2, 1", expect = ACCEPTABLE, desc = "A ran, the owner went idle; B re-activated the lane and was returned")
+@Outcome(id = "1, 2, 1", expect = ACCEPTABLE,
+        desc = "A ran, the owner went idle; B re-activated the lane and was returned")
 @Outcome(id = "2, 0, 5", expect = ACCEPTABLE, desc = "B replaced A and ran")
 @Outcome(id = "0, 2, 5", expect = ACCEPTABLE, desc = "B replaced A and was returned")
 @Outcome(expect = FORBIDDEN, desc = "a task run and returned, run although replaced, or lost")

@@ -7,8 +7,9 @@ import java.lang.invoke.VarHandle;
  * A copy of the sequential lane's state protocol (a producer index {@code seq << 2 | mode} claimed by CAS, tasks in
  * slots, idle by a CAS from (taken, ACTIVE), DEAD when released) with two switchable bugs, for the deliberately broken
  * jcstress tests. The copy marks the slots it takes (TAKEN), as the lane once did; the real lane keeps that progress
- * in its owner's hand-shake word instead, which the state protocol copied here does not depend on. One fixed array of slots: the tests submit a handful of tasks, and growth is
- * not what these copies are about ({@code BrokenSequentialLaneGrowStress} has its own).
+ * in its owner's hand-shake word instead, which the state protocol copied here does not depend on. One fixed array of
+ * slots: the tests submit a handful of tasks, and growth is not what these copies are about
+ * ({@code BrokenSequentialLaneGrowStress} has its own).
  */
 final class BrokenSeqLane {
     static final int ACCEPTED = 0, ACTIVATED = 1, RELEASED = 2;

@@ -33,7 +33,9 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
-/** A single-node KRaft broker in this JVM on loopback ports, for the kafka scenario (same setup as the module's tests). */
+/**
+ * A single-node KRaft broker in this JVM on loopback ports, for the kafka scenario (same setup as the module's tests).
+ */
 final class Broker implements AutoCloseable {
 
     private final Path dir;

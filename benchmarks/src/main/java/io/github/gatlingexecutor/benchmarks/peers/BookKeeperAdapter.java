@@ -16,7 +16,8 @@ public final class BookKeeperAdapter extends CountingAdapter {
     /** @param maxTasksInQueue BookKeeper's per-thread queue bound (0: unbounded); over it, execute throws */
     public BookKeeperAdapter(String name, int threadCount, int maxTasksInQueue) {
         super(name, "bookkeeper");
-        OrderedExecutor.AbstractBuilder<OrderedExecutor> b = OrderedExecutor.newBuilder().name("bookkeeper").numThreads(threadCount)
+        OrderedExecutor.AbstractBuilder<OrderedExecutor> b = OrderedExecutor.newBuilder().name("bookkeeper")
+                .numThreads(threadCount)
                 .threadFactory(threads);
         if (maxTasksInQueue > 0) {
             b.maxTasksInQueue(maxTasksInQueue);

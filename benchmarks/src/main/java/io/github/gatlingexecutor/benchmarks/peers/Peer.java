@@ -118,7 +118,8 @@ public record Peer(String name, boolean ordered, IntFunction<OrderedExecutorAdap
     }
 
     public static Peer fixedPool(int cores) {
-        return new Peer("ThreadPoolExecutor (" + cores + ", no order)", false, keys -> UnorderedPoolAdapter.fixed(cores));
+        return new Peer("ThreadPoolExecutor (" + cores + ", no order)", false,
+                keys -> UnorderedPoolAdapter.fixed(cores));
     }
 
     public static Peer cachedPool() {

@@ -22,10 +22,12 @@ public final class HtmlReport {
         sb.append("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>")
                 .append(esc(heading)).append("</title><style>")
                 .append("body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}")
-                .append("table{border-collapse:collapse;margin:.5em 0 1em}td,th{padding:3px 8px;border-bottom:1px solid #ddd}")
+                .append("table{border-collapse:collapse;margin:.5em 0 1em}"
+                        + "td,th{padding:3px 8px;border-bottom:1px solid #ddd}")
                 .append("td{text-align:right}td:first-child,th:first-child{text-align:left}")
                 .append("tr.g td{font-weight:bold;background:#fff4e0}.note{color:#555;font-size:90%}")
-                .append("h2{margin-top:1.8em;border-bottom:2px solid #eee}svg text{font-size:12px;font-family:sans-serif}")
+                .append("h2{margin-top:1.8em;border-bottom:2px solid #eee}"
+                        + "svg text{font-size:12px;font-family:sans-serif}")
                 .append("</style></head><body><h1>").append(esc(heading)).append("</h1><ul>");
         for (String h : header) {
             sb.append("<li>").append(esc(h)).append("</li>");

@@ -45,8 +45,8 @@ public final class Blocking extends Scenario {
     @Override
     public List<Peer> peers() {
         int cores = sizes.cores();
-        return Peer.filtered(List.of(Peer.gatling(cores), Peer.fixedPool(cores), Peer.cachedPool(), Peer.forkJoin(cores),
-                Peer.guava(cores), Peer.guavaCached(), Peer.perContext()));
+        return Peer.filtered(List.of(Peer.gatling(cores), Peer.fixedPool(cores), Peer.cachedPool(),
+                Peer.forkJoin(cores), Peer.guava(cores), Peer.guavaCached(), Peer.perContext()));
     }
 
     @Override
