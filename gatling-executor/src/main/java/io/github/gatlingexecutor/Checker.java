@@ -508,8 +508,8 @@ final class Checker implements Runnable {
      * Whether work waits in the ready queue while the pool may still grow: the checker then looks again within
      * {@link #BACKLOG_RECHECK_NANOS}, as after a nudge. Not only after a nudge: once the submits have stopped, work
      * still queued behind workers that block in their tasks has nobody left to nudge, and waited a whole check period
-     * (250 ms by default) for the pool to grow (docs/benchmarks.md, thirty-eighth set). At {@code maxThreads} a look
-     * can start nothing, and the regular period is enough for counting stuck workers.
+     * (250 ms by default) for the pool to grow (docs/hand-off-experiments.md, thirty-eighth set). At {@code maxThreads}
+     * a look can start nothing, and the regular period is enough for counting stuck workers.
      */
     private boolean backlogCanGrow() {
         return engine.pool.threads() < settings.maxThreads && !engine.readyQueue.isEmpty();

@@ -178,11 +178,11 @@ final class PoolPolicy {
      * Whether a worker with nothing to do should spin (search, or linger on its emptied lane) rather than park: only
      * while the workers in long items (see {@link Worker#inLongItem}) and the searchers already spinning leave a core
      * to spare for the threads outside the pool, the producers above all. Measured on 2 cores (one context with a
-     * backlog of 200 us tasks, tiny tasks for 255 others; docs/benchmarks.md): a second worker that spun between the
-     * tiny tasks shared a CPU with the producer, the scheduler moved it next to the worker in the long tasks, and the
-     * tiny tasks waited milliseconds at p99; parked between them, it is woken onto the free CPU, and they waited
-     * tens of microseconds. Tiny tasks over many contexts make no long item (a lane visit ends when the lane
-     * empties), so there spinning stays where it pays: a stream of activations costs no wake-up. One hot context
+     * backlog of 200 us tasks, tiny tasks for 255 others; docs/hand-off-experiments.md): a second worker that spun
+     * between the tiny tasks shared a CPU with the producer, the scheduler moved it next to the worker in the long
+     * tasks, and the tiny tasks waited milliseconds at p99; parked between them, it is woken onto the free CPU, and
+     * they waited tens of microseconds. Tiny tasks over many contexts make no long item (a lane visit ends when the
+     * lane empties), so there spinning stays where it pays: a stream of activations costs no wake-up. One hot context
      * does make one (its worker keeps the lane batch after batch), and the other workers then park, which leaves the
      * producer its core.
      */
@@ -227,11 +227,11 @@ final class PoolPolicy {
      * down to no budget. Such a worker neither searches nor lingers on an emptied lane, and parks without a timeout,
      * releasing its idle lanes first instead of waking to release them when their grace ends (unless
      * {@link #releasesAllAtPark} says they are likely to be used again soon). Measured on 2 cores
-     * (docs/benchmarks.md, thirteenth set): a worker that stayed awake for the microseconds of a linger and a search
-     * after each task, or parked with a timeout, took about 18 us to wake for the next task at 10,000 tasks a second,
-     * against 5 us for one that parked at once without a timeout: the virtual CPU it left went to sleep in a way that
-     * costs more to leave, and arming and cancelling the timer costs on top. A released lane costs its context's next
-     * submit a new lane, which at this rate is nothing beside a wake-up.
+     * (docs/hand-off-experiments.md, thirteenth set): a worker that stayed awake for the microseconds of a linger and a
+     * search after each task, or parked with a timeout, took about 18 us to wake for the next task at 10,000 tasks a
+     * second, against 5 us for one that parked at once without a timeout: the virtual CPU it left went to sleep in a
+     * way that costs more to leave, and arming and cancelling the timer costs on top. A released lane costs its
+     * context's next submit a new lane, which at this rate is nothing beside a wake-up.
      */
     static boolean sparse(Worker w) {
         return w.searchBudget == 0;

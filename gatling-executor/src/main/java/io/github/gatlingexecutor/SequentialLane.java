@@ -421,10 +421,10 @@ final class SequentialLane extends Lane {
      * other contexts' tasks, so each sits on a line of its own that no prefetcher predicts, most often no longer in
      * a near cache. Touched one by one, at the run, each such miss waits alone: the take's fence comes between one
      * task and the next. Touched here, in a loop with no fence, the misses of the next tasks overlap. Measured (the
-     * twenty-fifth set of docs/benchmarks.md): one worker draining a held backlog of 2,000,000 tasks, each allocated
-     * at its submit, over 1,024 contexts, spent 110 to 170 ns a task without, 70 to 100 with; SOFAJRaft, which runs
-     * tasks in the order they were allocated, 9. The slots are read plainly: a slot read as not yet written only ends
-     * the touch early, and reading a task's class word is safe however the reference was published.
+     * twenty-fifth set of docs/hand-off-experiments.md): one worker draining a held backlog of 2,000,000 tasks, each
+     * allocated at its submit, over 1,024 contexts, spent 110 to 170 ns a task without, 70 to 100 with; SOFAJRaft,
+     * which runs tasks in the order they were allocated, 9. The slots are read plainly: a slot read as not yet written
+     * only ends the touch early, and reading a task's class word is safe however the reference was published.
      */
     static long touchAhead(Worker worker, Chunk c, long from, long until) {
         Object[] tasks = c.tasks;
@@ -453,8 +453,8 @@ final class SequentialLane extends Lane {
      * held a backlog is only found to be so by an old-generation cycle. Until then its link keeps the next chunk alive
      * through every young collection, that one the next, and so on: every chunk and task the lane has had since, copied
      * by each young collection until it too is promoted (measured on chains of chunks: on G1 most of the young
-     * generation survived each collection, twenty-fifth set of docs/benchmarks.md). Linked to itself, a passed chunk
-     * holds at most its own slots.
+     * generation survived each collection, twenty-fifth set of docs/hand-off-experiments.md). Linked to itself, a
+     * passed chunk holds at most its own slots.
      *
      * <p>Who meets a cut chunk: a drain or a statistics read that started from {@code chunk} before this store moved
      * it (see {@link #successor}). Never an owner: it starts from {@code chunk}, which is only ever written here, by

@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Why not a {@link LongAdder}: every increment of an adder is a CAS, a locked instruction, even on a cell no other
  * thread touches. On one hot key it was the largest single cost of a submit: 11 to 14 ns of the producer's 45
- * (docs/benchmarks.md, sixteenth set), as much as the lane's own CAS. Here a thread finds its cell through a
+ * (docs/hand-off-experiments.md, sixteenth set), as much as the lane's own CAS. Here a thread finds its cell through a
  * {@link ThreadLocal} and adds with an opaque load and an opaque store.
  *
  * <p>Cells of ended threads are folded into {@link #ended} when the count is read or a new thread registers, at most
@@ -30,7 +30,7 @@ final class SubmitCounter {
 
     /**
      * One submitting thread's count. Not padded: a padded cell read the same as a plain one (three pairs of runs,
-     * docs/benchmarks.md, sixteenth set).
+     * docs/hand-off-experiments.md, sixteenth set).
      */
     static final class Cell {
         final Thread owner;

@@ -21,9 +21,9 @@ package io.github.gatlingexecutor;
  * thread it waits for needs, for a whole scheduler slice. With one wait in {@link #YIELD_EVERY} a yield, a runnable
  * thread gets the CPU within a few microseconds; with none runnable the yield is a system call that returns at once,
  * so the spin barely slows down. Measured on 2 cores with one producer and two workers (tiny tasks over 1,024
- * contexts, docs/benchmarks.md): without yields, over half of the workers' CPU samples were in the spins while the
- * producer, which bounds the run, waited for a CPU; with them the run was 1.2 to 1.7 times faster (six alternating
- * pairs).
+ * contexts, docs/hand-off-experiments.md): without yields, over half of the workers' CPU samples were in the spins
+ * while the producer, which bounds the run, waited for a CPU; with them the run was 1.2 to 1.7 times faster (six
+ * alternating pairs).
  */
 final class Waiting {
     /** One wait in this many is a yield (a power of two); the first {@code YIELD_EVERY - 1} waits are pure spins. */

@@ -114,7 +114,7 @@ final class Worker implements Runnable {
      * How long an emptied lane stays mapped before it is released: "a few milliseconds" (SPEC point 4). Long enough
      * that a context updated every few milliseconds keeps its lane: with 1 ms, two producers updating 10,000
      * coalescing contexts (a context back every 1 to 5 ms) re-created a lane for about two updates in five, and each
-     * re-creation cost a map removal, a map insertion and an allocation (docs/benchmarks.md, fifteenth set).
+     * re-creation cost a map removal, a map insertion and an allocation (docs/hand-off-experiments.md, fifteenth set).
      */
     static final long IDLE_GRACE_NANOS = 5_000_000L;
     /**
@@ -224,13 +224,14 @@ final class Worker implements Runnable {
                 // doze (every worker was parked), and it ticks the coarse clock only while a worker is awake. It is
                 // told after this item, and only if this worker then goes on to another one. Woken first, it ran on
                 // the other CPU just as this worker's own wake-up ended, and the task waited for both: at 10,000
-                // tasks a second the median wait from submit to start went from 6 to 17 us (docs/benchmarks.md,
-                // thirteenth set). The engine's clock is marked stale instead (the dozing checker's last tick may be
-                // a check period old): the first submit during this item reads the time itself and sets it, so the
-                // oldest waiting task's age is exact, and wakes the dozing checker, since this worker is awake
-                // (Checker#clockRestarted): a long item pays that wake-up, a short one at low load does not. A worker
-                // that kept idle lanes through its park tells the checker at once, as one going on past its first
-                // item does: if this item runs long, only the checker releases them when their grace ends.
+                // tasks a second the median wait from submit to start went from 6 to 17 us
+                // (docs/hand-off-experiments.md, thirteenth set). The engine's clock is marked stale instead (the
+                // dozing checker's last tick may be a check period old): the first submit during this item reads the
+                // time itself and sets it, so the oldest waiting task's age is exact, and wakes the dozing checker,
+                // since this worker is awake (Checker#clockRestarted): a long item pays that wake-up, a short one at
+                // low load does not. A worker that kept idle lanes through its park tells the checker at once, as one
+                // going on past its first item does: if this item runs long, only the checker releases them when their
+                // grace ends.
                 boolean deferred = resumed && idleCount == 0;
                 if (deferred) {
                     engine.markClockStaleOpaque();
@@ -399,8 +400,8 @@ final class Worker implements Runnable {
             // there is none (going round the queue would only cost an enqueue and a dequeue) or the turn is still
             // shorter than minTurn: with tiny tasks a rotation after each batch of 64 was a trip round the ready
             // queue, a wake-up check and the lane's lines moving to the other CPU every few microseconds (8 and 32
-            // producers into 8 contexts: about 1.1x and 1.2x the rate with turns of 100 us, docs/benchmarks.md,
-            // twenty-ninth set).
+            // producers into 8 contexts: about 1.1x and 1.2x the rate with turns of 100 us,
+            // docs/hand-off-experiments.md, twenty-ninth set).
             if (outcome == Lane.ROUND
                     || (!engine.readyQueue.isEmpty() && clock - turnStart >= engine.settings.minTurnNanos)) {
                 requeue(lane);

@@ -331,8 +331,8 @@ final class WorkerPool {
      * to a thread that does not give it back soon (a JIT compiler thread, another process) lasts a scheduler slice,
      * milliseconds; a submitter that saw the searcher counted would have skipped the wake-up, and its task would wait
      * that long (at 10,000 tasks a second over 1,024 contexts, the tasks whose submitter saw a searcher waited 25 us
-     * to 1.2 ms at the median; docs/benchmarks.md, sixth set). Meanwhile it counts as yielding: a submitter still
-     * wakes a parked worker, but does not nudge the checker for it (see {@link PoolPolicy#noWorkerIdle}).
+     * to 1.2 ms at the median; docs/hand-off-experiments.md, sixth set). Meanwhile it counts as yielding: a submitter
+     * still wakes a parked worker, but does not nudge the checker for it (see {@link PoolPolicy#noWorkerIdle}).
      *
      * <p>No lost signal: a submitter that found it uncounted read {@code searching} before the searcher counts itself
      * again, and had offered its work before that read; the searcher's next poll comes after it counts itself again,

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * What the young collections keep after one context held a long backlog: the lanes' chunks that survive a few
  * collections while they wait are promoted, and whatever a promoted, passed chunk still links to is kept by every young
- * collection until an old-generation cycle (docs/benchmarks.md, twenty-sixth set).
+ * collection until an old-generation cycle (docs/hand-off-experiments.md, twenty-sixth set).
  *
  * <p>One context's first task waits on a latch while {@code BACKLOG} tiny tasks are queued behind it, with garbage
  * allocated between them so that young collections fall while they wait. The latch opens, and {@code ROUNDS} rounds

@@ -21,8 +21,8 @@ import java.util.Arrays;
  * every round gets a new executor, as each run of the comparison runner does. Prints the mean and the median of the
  * rounds after the first third (warm-up), in millions of tasks per second, then every round. The heap is touched
  * before the run: with a young generation of 2 GB and no collection, later rounds allocate into pages never touched
- * before, and on this VM those page faults halved one hot key's rate from round 15 or so on (docs/benchmarks.md,
- * eighteenth set).
+ * before, and on this VM those page faults halved one hot key's rate from round 15 or so on
+ * (docs/hand-off-experiments.md, eighteenth set).
  */
 public final class SeparateJvmRounds {
 

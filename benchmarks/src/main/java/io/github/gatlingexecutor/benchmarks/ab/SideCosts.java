@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * runner's do. Rounds alternate the peers in one JVM; the first third warm up. With many keys, run every peer on one
  * thread ({@code -XX:ActiveProcessorCount=1}, and {@code gatling-1}): the held thread then holds every key, and the
  * drain reads the order in which a peer runs a backlog spread over many keys (by key, or as submitted), which decides
- * how many of the tasks' first touches miss one by one (docs/benchmarks.md, twenty-fifth set).
+ * how many of the tasks' first touches miss one by one (docs/hand-off-experiments.md, twenty-fifth set).
  *
  * <p>Why: with one producer and one hot key both sides run at once on this 2-core machine, each slowed by the other
  * (shared lines, and the host's cores), and the rate alone cannot say which side bounds a peer, or by how much. Alone,

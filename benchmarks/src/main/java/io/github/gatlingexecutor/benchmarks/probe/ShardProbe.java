@@ -19,7 +19,8 @@ import java.util.concurrent.locks.LockSupport;
  * A design probe for the hand-off engine, not an executor: it answers whether per-key order on a small pool can cost
  * what a pinned single-thread executor costs while a key can still leave a worker that is stuck. It has no shutdown
  * semantics, no limits, no statistics beyond the per-context counts, swallows a task's throwable, and is used only by
- * the comparison runner ({@code -Dprobe.shard=true}). Results: {@code docs/benchmarks.md}, "A shard design probe".
+ * the comparison runner ({@code -Dprobe.shard=true}). Results: {@code docs/hand-off-experiments.md}, "A shard design
+ * probe".
  *
  * <p><b>Shards.</b> A key hashes to a shard: an unbounded multi-producer queue of (context, task) entries in linked
  * array chunks, whose submitters claim a slot with one {@code getAndAdd}. A shard has one owner at a time and only the

@@ -56,8 +56,8 @@ public abstract class Scenario {
      * first use (a lane object, an executor and its thread) is then made, for every peer alike, and the first task of
      * each key does not time it. Paced, not in one burst: a burst of a thousand contexts followed by a trickle is a
      * load of its own (in one quick run GatlingExecutor's low-load row then read p50 18 us and p99 1.2 ms, against
-     * 8 us and 0.1 ms paced; docs/benchmarks.md, thirty-sixth set), not the steady low load these scenarios measure.
-     * Empty tasks are not order-checked.
+     * 8 us and 0.1 ms paced; docs/hand-off-experiments.md, thirty-sixth set), not the steady low load these scenarios
+     * measure. Empty tasks are not order-checked.
      */
     protected static void touchEveryKey(OrderedExecutorAdapter adapter, int keys, long intervalNanos)
             throws InterruptedException {
