@@ -280,8 +280,8 @@ final class Snapshots {
         return out;
     }
 
+    /** The two lane maps' keys for {@link Engine#lanes}: sequential, then coalescing. */
     private static final boolean[] BOTH_KINDS = {false, true};
-
 
     /**
      * Read in the order that keeps the figures coherent while tasks flow: what ran first, then what waits, then what
