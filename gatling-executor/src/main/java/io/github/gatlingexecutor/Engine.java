@@ -54,6 +54,8 @@ final class Engine {
     final ReadyQueue readyQueue = new ReadyQueue();
     private final ConcurrentHashMap<Object, Lane> sequentialLanes = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Object, Lane> coalescingLanes = new ConcurrentHashMap<>();
+    /** Both lane maps, sequential first: for the walks that visit every lane (shutdownNow, quiescence, snapshots). */
+    final List<ConcurrentHashMap<Object, Lane>> laneMaps = List.of(sequentialLanes, coalescingLanes);
     final WorkerPool pool;
     final Checker checker;
     final TaskTimer timer;
@@ -1092,13 +1094,11 @@ final class Engine {
         // Each lane is unmapped once closed: no task can enter it any more, and a submit that comes now looks its
         // context up, meets STOP and drops the lane it made (see discardIfUnused). Left mapped until termination, a
         // lane whose worker ran on in a task that outlived the interrupt kept counting as live (see liveContexts).
-        for (Lane lane : sequentialLanes.values()) {
-            lane.closeAndDrain(out);
-            lane.unmap();
-        }
-        for (Lane lane : coalescingLanes.values()) {
-            lane.closeAndDrain(out);
-            lane.unmap();
+        for (ConcurrentHashMap<Object, Lane> lanes : laneMaps) {
+            for (Lane lane : lanes.values()) {
+                lane.closeAndDrain(out);
+                lane.unmap();
+            }
         }
         // A periodic task's run whose future is done waits for nothing: shutdown() cancelled it (as
         // ScheduledThreadPoolExecutor does, which removes it from its queue then), or its caller did. Returned, it
@@ -1152,14 +1152,11 @@ final class Engine {
         if (!timer.noDelayedWork() || !readyQueue.isEmpty()) {
             return false;
         }
-        for (Lane lane : sequentialLanes.values()) {
-            if (!closeAndUnmapIfIdle(lane)) {
-                return false;
-            }
-        }
-        for (Lane lane : coalescingLanes.values()) {
-            if (!closeAndUnmapIfIdle(lane)) {
-                return false;
+        for (ConcurrentHashMap<Object, Lane> lanes : laneMaps) {
+            for (Lane lane : lanes.values()) {
+                if (!closeAndUnmapIfIdle(lane)) {
+                    return false;
+                }
             }
         }
         return readyQueue.isEmpty();

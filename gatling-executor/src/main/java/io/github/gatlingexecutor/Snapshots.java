@@ -6,6 +6,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * How the public snapshots ({@link ExecutorStatistics}, {@link ContextStatistics}) are read from the engine's
@@ -257,8 +258,8 @@ final class Snapshots {
             }
         }
         List<ContextStatistics> out = new ArrayList<>();
-        for (boolean coalescing : BOTH_KINDS) {
-            for (Lane lane : engine.lanes(coalescing).values()) {
+        for (ConcurrentHashMap<Object, Lane> lanes : engine.laneMaps) {
+            for (Lane lane : lanes.values()) {
                 if (lane.isActive()) {
                     out.add(statisticsOf(lane, now));
                     notListed.remove(lane);
@@ -279,9 +280,6 @@ final class Snapshots {
         }
         return out;
     }
-
-    /** The two lane maps' keys for {@link Engine#lanes}: sequential, then coalescing. */
-    private static final boolean[] BOTH_KINDS = {false, true};
 
     /**
      * Read in the order that keeps the figures coherent while tasks flow: what ran first, then what waits, then what
