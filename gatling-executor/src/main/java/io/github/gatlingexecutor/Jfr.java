@@ -94,11 +94,11 @@ final class Jfr {
     }
 
     /**
-     * Called by a worker woken from its park, before it takes work: whether tasks are to be timed for the SlowTask
-     * event is read again, as a recording may have started while the executor was idle (see
-     * {@link JfrRecorder#slowTaskEnabled}). One static volatile read while JFR is not in use.
+     * Called by a worker as it starts and when woken from its park, before it takes work: whether tasks are to be
+     * timed for the SlowTask event is read again, as a recording may have started while the executor was idle or before
+     * the worker existed (see {@link JfrRecorder#slowTaskEnabled}). One static volatile read while JFR is not in use.
      */
-    static void workerWoke() {
+    static void refreshSlowTask() {
         if (ON) {
             JfrRecorder.refreshSlowTask();
         }

@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
 import jdk.jfr.FlightRecorder;
+import jdk.jfr.FlightRecorderListener;
+import jdk.jfr.Recording;
 
 /**
  * The JFR side of {@link Jfr}; loaded only when {@code jdk.jfr} is readable. Every event is created, asked
@@ -24,18 +26,40 @@ final class JfrRecorder {
     /** Executors not yet terminated, for the periodic statistics event; weak, so a forgotten executor is not kept. */
     private static final Map<Engine, Boolean> LIVE = Collections.synchronizedMap(new WeakHashMap<>());
     /**
-     * Registered by the checker once JFR is in use ({@link #inUse}) and some executor lives: the hook reports every
+     * Registered by the first poll that finds JFR in use ({@link #inUse}) and some executor live (an executor's build,
+     * a checker's round, a recording's start): the hook reports every
      * live executor. Removed when the last one terminates, or by the hook itself when every executor was collected
      * without terminating: JFR holds its hooks strongly, and a hook left registered kept this class, and its class
      * loader, for the JVM's life (a redeployed application's loader was never collected once a recording had run).
      * Both under this class's lock, as is every change of {@link #LIVE}'s emptiness that decides them. Left alone: the
-     * hook of executors collected after the last recording of their statistics stopped stays until JFR next runs it.
+     * hook of executors collected after the last recording of their statistics stopped stays until JFR next runs it,
+     * and the listener until a recording next starts or stops.
      */
     private static volatile boolean periodicRegistered;
     private static final Runnable PERIODIC = JfrRecorder::emitStatistics;
     /**
-     * Whether a recording times tasks now. Refreshed when an executor is built, by the checker on each round
-     * ({@link #poll}) and by a worker that a submitter woke from its park ({@link #refreshSlowTask}), so a worker pays
+     * Told of every recording that starts or stops, while some executor lives: it polls, so the periodic hook is
+     * registered when the first recording starts even if no executor ever runs a thread (an executor built before JFR
+     * was in use and never used got no Statistics event), and the SlowTask flag follows the recording from its start.
+     * JFR calls it outside its recorder's lock (on a delayed start, inside it: JFR's own order puts that lock before any
+     * other, and nothing here takes JFR's while holding this class's lock but the listener and hook calls, which take
+     * only JFR's innermost ones). Held strongly by JFR, like the hook, so it goes with the hook (see
+     * removeHookIfNoneLive). Adding it costs the first executor of a JVM a few milliseconds (JFR checks that the VM
+     * supports it: 6 to 15 ms on JDK 17 here, 2 on JDK 25), and loads none of the event machinery.
+     */
+    private static final FlightRecorderListener LISTENER = new FlightRecorderListener() {
+        @Override
+        public void recordingStateChanged(Recording recording) {
+            poll();
+            removeHookIfNoneLive(); // every executor may have been collected without terminating
+        }
+    };
+    /** Whether {@link #LISTENER} is added; under this class's lock. */
+    private static boolean listening;
+    /**
+     * Whether a recording times tasks now. Refreshed when an executor is built, when a recording starts or stops
+     * ({@link #LISTENER}), by the checker on each round ({@link #poll}) and by a worker as it starts and when a
+     * submitter woke it from its park ({@link #refreshSlowTask}), so a worker pays
      * one read per task instead of creating an event to ask: an event returned out of {@link #beginSlowTask} escapes,
      * so the JIT could not remove that allocation. A recording running when an executor is built applies from its first
      * task; one started while the executor idles, from the task whose submit wakes a parked worker (the checker of an
@@ -50,6 +74,15 @@ final class JfrRecorder {
     static void executorCreated(Engine engine) {
         synchronized (JfrRecorder.class) {
             LIVE.put(engine, Boolean.TRUE);
+            if (!listening) {
+                try {
+                    FlightRecorder.addListener(LISTENER);
+                    listening = true;
+                } catch (RuntimeException refused) {
+                    // Denied by a security manager: the executor is built all the same; the listener only saves
+                    // waiting for a checker's round.
+                }
+            }
         }
         // A recording already running (started with the JVM, say) applies from the executor's first task: waiting for
         // its checker's first look missed the tasks that began before it, and an executor that had started no thread
@@ -65,14 +98,22 @@ final class JfrRecorder {
     }
 
     /**
-     * Removes the periodic hook if no executor lives. Also called by the hook itself (JFR runs hooks holding none of
-     * its locks, and its list of hooks may be changed while it walks it).
+     * Removes the periodic hook and the listener if no executor lives. Also called by the hook itself and by the
+     * listener (JFR runs hooks holding none of its locks, and its lists of hooks and listeners may be changed while it
+     * walks them).
      */
     private static void removeHookIfNoneLive() {
         synchronized (JfrRecorder.class) {
-            if (periodicRegistered && LIVE.isEmpty()) {
+            if (!LIVE.isEmpty()) {
+                return;
+            }
+            if (periodicRegistered) {
                 FlightRecorder.removePeriodicEvent(PERIODIC);
                 periodicRegistered = false;
+            }
+            if (listening) {
+                FlightRecorder.removeListener(LISTENER);
+                listening = false;
             }
         }
     }

@@ -192,6 +192,7 @@ final class Worker implements Runnable {
         CURRENT.set(this);
         try {
             pool.running(this); // inside: if its JFR event throws, exited() still gives the slot back
+            Jfr.refreshSlowTask(); // a recording started since the executor was built times this worker's first task
             for (;;) {
                 if (engine.stopping()) {
                     return;

@@ -192,7 +192,7 @@ final class WorkerPool {
                         // took for us was given back first, so a submitter that skipped its wake-up meanwhile has
                         // its work seen by the look at what is left.
                         w.searchBudget = PoolPolicy.budgetAfterWake(w.searchBudget, System.nanoTime() - parkedAt);
-                        Jfr.workerWoke();
+                        Jfr.refreshSlowTask();
                         item = engine.readyQueue.poll();
                         if (item != null) {
                             return passingWakeUpOn(item);

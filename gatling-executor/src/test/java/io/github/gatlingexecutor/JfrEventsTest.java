@@ -396,6 +396,90 @@ class JfrEventsTest {
     }
 
     /**
+     * JFR first comes into use after the executors were built: one never used gets its Statistics events, and the first
+     * task of another's first worker, started after the recording, is timed. Neither executor had a checker to poll
+     * when the recording started: the unused one got no event at all, and the first slow task went untimed. In a child
+     * JVM, where nothing has used JFR before.
+     */
+    @Test
+    @Timeout(60)
+    void aRecordingStartedAfterTheExecutorsWereBuiltReachesAnUnusedOneAndAFreshWorkersFirstTask() throws Exception {
+        String out = TestSupport.childJvmOutput(List.of(), LateRecordingChild.class);
+        assertTrue(out.contains(LateRecordingChild.DONE), out);
+    }
+
+    /**
+     * A worker that starts while a recording takes SlowTask times its first task, whatever the flag said before it
+     * started: here cleared after the build, as when a running recording enables the event after the executor's last
+     * look, and with the checker held back, so that only the worker's own start can read the recording again.
+     */
+    @Test
+    @Timeout(60)
+    void aWorkerThatStartsDuringARecordingTimesItsFirstTask() throws Exception {
+        CountDownLatch checkerGate = cleanup.gate();
+        ThreadFactory factory = r -> TestSupport.isChecker(r) ? TestSupport.heldChecker(r, checkerGate) : new Thread(r);
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream(shippedSettings())) {
+            startCollecting(stream, events);
+            GatlingExecutor e = cleanup.track(gatling("jfr-fresh-worker").coreThreads(1).threadFactory(factory).build());
+            JfrRecorder.slowTaskEnabled = false;
+            CountDownLatch slowDone = new CountDownLatch(1);
+            e.sequential("fresh").execute(new SlowTask(slowDone));
+            await(slowDone, "the slow task");
+            RecordedEvent slow = awaitEvent(events, "SlowTask", e.name(), x -> isClass(x, SlowTask.class));
+            assertEquals("fresh", slow.getString("context"));
+        }
+    }
+
+    static final class LateRecordingChild {
+        static final String DONE = "child: both events seen";
+
+        public static void main(String[] args) throws Exception {
+            if (jdk.jfr.FlightRecorder.isInitialized()) {
+                throw new AssertionError("JFR was in use before the executors were built");
+            }
+            GatlingExecutor unused = new GatlingExecutor("late-unused", 1);
+            GatlingExecutor fresh = new GatlingExecutor("late-fresh", 1);
+            List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+            try (RecordingStream stream = new RecordingStream()) {
+                stream.enable(PREFIX + "Statistics").withPeriod(Duration.ofMillis(20));
+                stream.enable(PREFIX + "SlowTask").withThreshold(Duration.ofMillis(10));
+                stream.onEvent(events::add);
+                stream.startAsync();
+                // Before the other executor starts a thread: its checker's first round would register the hook.
+                boolean statistics = seen(events, "Statistics", unused.name());
+                CountDownLatch slowDone = new CountDownLatch(1);
+                fresh.sequential("first").execute(new SlowTask(slowDone));
+                if (!slowDone.await(20, TimeUnit.SECONDS)) {
+                    throw new AssertionError("the slow task did not run");
+                }
+                boolean slow = seen(events, "SlowTask", fresh.name());
+                System.out.println(statistics && slow ? DONE
+                        : "child: Statistics of the unused executor " + statistics + ", the first SlowTask " + slow);
+            }
+            unused.close();
+            fresh.close();
+        }
+
+        /** Whether an event of {@code type} for executor {@code name} arrives within 10 s. */
+        private static boolean seen(List<RecordedEvent> events, String type, String name) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            do {
+                for (RecordedEvent e : events) {
+                    if (e.getEventType().getName().equals(PREFIX + type) && name.equals(e.getString("executor"))) {
+                        return true;
+                    }
+                }
+                Thread.sleep(10);
+            } while (System.nanoTime() - deadline < 0);
+            return false;
+        }
+
+        private LateRecordingChild() {
+        }
+    }
+
+    /**
      * A recording that runs when an executor is built applies from its first task. The executor used to learn of it at
      * its checker's first look, which comes when its first worker starts: a slow first task began untimed, and an
      * executor that had started no thread got no Statistics event (when no other executor's checker had looked).
