@@ -27,24 +27,29 @@ final class JfrRecorder {
     private static final Map<Engine, Boolean> LIVE = Collections.synchronizedMap(new WeakHashMap<>());
     /**
      * Registered by the first poll that finds JFR in use ({@link #inUse}) and some executor live (an executor's build,
-     * a checker's round, a recording's start): the hook reports every
-     * live executor. Removed when the last one terminates, or by the hook itself when every executor was collected
-     * without terminating: JFR holds its hooks strongly, and a hook left registered kept this class, and its class
-     * loader, for the JVM's life (a redeployed application's loader was never collected once a recording had run).
-     * Both under this class's lock, as is every change of {@link #LIVE}'s emptiness that decides them. Left alone: the
-     * hook of executors collected after the last recording of their statistics stopped stays until JFR next runs it,
-     * and the listener until a recording next starts or stops.
+     * a checker's round, a recording's start): the hook reports every live executor. Removed when the last one
+     * terminates, or by the hook itself when every executor was collected without terminating: JFR holds its hooks
+     * strongly, and a hook left registered kept this class, and its class loader, for the JVM's life (a redeployed
+     * application's loader was never collected once a recording had run). Both under this class's lock, as is every
+     * change of {@link #LIVE}'s emptiness that decides them. Left alone: the hook of executors collected after the last
+     * recording of their statistics stopped stays until JFR next runs it.
      */
     private static volatile boolean periodicRegistered;
     private static final Runnable PERIODIC = JfrRecorder::emitStatistics;
     /**
-     * Told of every recording that starts or stops, while some executor lives: it polls, so the periodic hook is
-     * registered when the first recording starts even if no executor ever runs a thread (an executor built before JFR
-     * was in use and never used got no Statistics event), and the SlowTask flag follows the recording from its start.
-     * JFR calls it outside its recorder's lock (on a delayed start, inside it: JFR's own order puts that lock before any
-     * other, and nothing here takes JFR's while holding this class's lock but the listener and hook calls, which take
-     * only JFR's innermost ones). Held strongly by JFR, like the hook, so it goes with the hook (see
-     * removeHookIfNoneLive). Adding it costs the first executor of a JVM a few milliseconds (JFR checks that the VM
+     * Told of every recording that starts, stops or closes, while some executor lives: it polls, so the periodic hook
+     * is registered when the first recording starts even if no executor ever runs a thread (an executor built before
+     * JFR was in use and never used got no Statistics event), and the SlowTask flag follows recordings as they start
+     * and stop. JFR calls it holding its recorder's lock or none; this class's lock is only ever taken after that one.
+     *
+     * <p>Added and removed outside this class's lock (see {@link #reconcileListener}): JFR adds a listener holding a
+     * lock of its own, under which it also tells listeners that it has initialized, and a listener of the
+     * application's that builds or closes an executor there would take this class's lock inside that one.
+     *
+     * <p>Held strongly by JFR: removed when no executor lives, as the hook is. Left alone: executors collected without
+     * terminating leave it (and this class, and its class loader) registered until a recording next starts, stops or
+     * closes, or another executor of this class is built and terminated; in a JVM where JFR is never used, for good
+     * (README, "Known limits"). Adding it costs the first executor of a JVM a few milliseconds (JFR checks that the VM
      * supports it: 6 to 15 ms on JDK 17 here, 2 on JDK 25), and loads none of the event machinery.
      */
     private static final FlightRecorderListener LISTENER = new FlightRecorderListener() {
@@ -54,17 +59,18 @@ final class JfrRecorder {
             removeHookIfNoneLive(); // every executor may have been collected without terminating
         }
     };
-    /** Whether {@link #LISTENER} is added; under this class's lock. */
+    /** Whether {@link #LISTENER} is added, as of the last add or remove that completed; under this class's lock. */
     private static boolean listening;
+    /** Whether a thread is in {@link #reconcileListener}'s add or remove; under this class's lock. */
+    private static boolean reconciling;
     /**
-     * Whether a recording times tasks now. Refreshed when an executor is built, when a recording starts or stops
-     * ({@link #LISTENER}), by the checker on each round ({@link #poll}) and by a worker as it starts and when a
-     * submitter woke it from its park ({@link #refreshSlowTask}), so a worker pays
-     * one read per task instead of creating an event to ask: an event returned out of {@link #beginSlowTask} escapes,
-     * so the JIT could not remove that allocation. A recording running when an executor is built applies from its first
-     * task; one started while the executor idles, from the task whose submit wakes a parked worker (the checker of an
-     * idle executor dozes for a check period, so that slow task went untimed); otherwise within a round of the
-     * checker's (of any executor whose checker runs), a check period at most.
+     * Whether a recording times tasks now. Refreshed when an executor is built, when a recording starts, stops or
+     * closes ({@link #LISTENER}), by the checker on each round ({@link #poll}) and by a worker as it starts and when a
+     * submitter woke it from its park ({@link #refreshSlowTask}), so a worker pays one read per task instead of creating
+     * an event to ask: an event returned out of {@link #beginSlowTask} escapes, so the JIT could not remove that
+     * allocation. A refresh that read the old setting just before a recording started may store it after the
+     * listener's: the flag is then right again at the next refresh, within a check period of any executor whose
+     * checker runs. A setting changed inside a running recording is read at the next refresh too.
      */
     static volatile boolean slowTaskEnabled;
 
@@ -74,16 +80,8 @@ final class JfrRecorder {
     static void executorCreated(Engine engine) {
         synchronized (JfrRecorder.class) {
             LIVE.put(engine, Boolean.TRUE);
-            if (!listening) {
-                try {
-                    FlightRecorder.addListener(LISTENER);
-                    listening = true;
-                } catch (RuntimeException refused) {
-                    // Denied by a security manager: the executor is built all the same; the listener only saves
-                    // waiting for a checker's round.
-                }
-            }
         }
+        reconcileListener();
         // A recording already running (started with the JVM, say) applies from the executor's first task: waiting for
         // its checker's first look missed the tasks that began before it, and an executor that had started no thread
         // yet got no Statistics event. Nothing is done while JFR is not in use (one static volatile read).
@@ -98,22 +96,60 @@ final class JfrRecorder {
     }
 
     /**
-     * Removes the periodic hook and the listener if no executor lives. Also called by the hook itself and by the
-     * listener (JFR runs hooks holding none of its locks, and its lists of hooks and listeners may be changed while it
-     * walks them).
+     * Removes the periodic hook if no executor lives, and then the listener. Also called by the hook itself and by
+     * the listener (JFR runs hooks holding none of its locks, and its lists of hooks and listeners may be changed while
+     * it walks them).
      */
     private static void removeHookIfNoneLive() {
         synchronized (JfrRecorder.class) {
-            if (!LIVE.isEmpty()) {
-                return;
-            }
-            if (periodicRegistered) {
+            if (periodicRegistered && LIVE.isEmpty()) {
                 FlightRecorder.removePeriodicEvent(PERIODIC);
                 periodicRegistered = false;
             }
-            if (listening) {
-                FlightRecorder.removeListener(LISTENER);
-                listening = false;
+        }
+        reconcileListener();
+    }
+
+    /**
+     * Adds the listener while an executor lives and removes it when none does, calling JFR outside this class's lock
+     * (see {@link #LISTENER}). One thread at a time makes the calls; one that finds another at it leaves the work to
+     * it, which looks again after each call, so the last change of {@link #LIVE}'s emptiness is always acted on. After
+     * an add, a poll: a recording that started before the listener was added was not told to it.
+     */
+    private static void reconcileListener() {
+        for (;;) {
+            boolean add;
+            synchronized (JfrRecorder.class) {
+                add = !LIVE.isEmpty();
+                if (reconciling || add == listening) {
+                    return;
+                }
+                reconciling = true;
+            }
+            boolean done = false;
+            try {
+                if (add) {
+                    FlightRecorder.addListener(LISTENER);
+                } else {
+                    FlightRecorder.removeListener(LISTENER);
+                }
+                done = true;
+            } catch (RuntimeException refused) {
+                // Denied by a security manager: executors work all the same, the listener only saves waiting for a
+                // checker's round. Tried again at the next build or termination of an executor.
+            } finally {
+                synchronized (JfrRecorder.class) {
+                    reconciling = false;
+                    if (done) {
+                        listening = add;
+                    }
+                }
+            }
+            if (!done) {
+                return;
+            }
+            if (add) {
+                poll();
             }
         }
     }

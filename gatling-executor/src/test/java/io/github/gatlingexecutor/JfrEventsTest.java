@@ -431,6 +431,65 @@ class JfrEventsTest {
         }
     }
 
+    /**
+     * A listener of the application's that builds an executor when JFR tells it of JFR's initialization (told under a
+     * lock of JFR's) while another thread builds the first executor: both are built. The executor's own listener was
+     * once added under the recorder's class lock, and the two threads then waited for each other's lock for good. In a
+     * child JVM, so that no executor lives when it starts and a deadlock, if any, ends with it.
+     */
+    @Test
+    @Timeout(60)
+    void anApplicationsListenerMayBuildAnExecutorWhileAnotherThreadBuildsTheFirst() throws Exception {
+        String out = TestSupport.childJvmOutput(List.of(), ListenerBuildsChild.class);
+        assertTrue(out.contains(ListenerBuildsChild.DONE), out);
+    }
+
+    static final class ListenerBuildsChild {
+        static final String DONE = "child: both executors built";
+
+        public static void main(String[] args) throws Exception {
+            try (jdk.jfr.Recording warmUp = new jdk.jfr.Recording()) {
+                warmUp.start(); // JFR is initialized: adding a listener tells it so at once, under JFR's lock
+            }
+            CountDownLatch inCallback = new CountDownLatch(1);
+            Thread[] second = new Thread[1];
+            jdk.jfr.FlightRecorderListener application = new jdk.jfr.FlightRecorderListener() {
+                @Override
+                public void recorderInitialized(jdk.jfr.FlightRecorder recorder) {
+                    inCallback.countDown();
+                    // Until the other thread waits for a lock (JFR's, which this thread holds).
+                    TestSupport.waitUntil("the other build to wait for a lock",
+                            () -> second[0] != null && second[0].getState() == Thread.State.BLOCKED);
+                    new GatlingExecutor("built-in-listener", 1).close();
+                }
+            };
+            Thread first = new Thread(() -> jdk.jfr.FlightRecorder.addListener(application), "adds-a-listener");
+            second[0] = new Thread(() -> {
+                await(inCallback);
+                new GatlingExecutor("built-beside", 1).close();
+            }, "builds-the-first");
+            first.start();
+            second[0].start();
+            first.join(10_000);
+            second[0].join(10_000);
+            long[] deadlocked = java.lang.management.ManagementFactory.getThreadMXBean().findDeadlockedThreads();
+            System.out.println(!first.isAlive() && !second[0].isAlive() ? DONE
+                    : "child: still waiting, deadlocked threads: " + (deadlocked == null ? 0 : deadlocked.length));
+            System.exit(0); // a deadlocked thread would keep the JVM alive
+        }
+
+        private static void await(CountDownLatch latch) {
+            try {
+                latch.await();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        private ListenerBuildsChild() {
+        }
+    }
+
     static final class LateRecordingChild {
         static final String DONE = "child: both events seen";
 
