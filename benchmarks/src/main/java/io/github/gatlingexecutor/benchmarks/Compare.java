@@ -37,7 +37,7 @@ import java.util.Set;
  * Runs every scenario against every peer in one JVM, interleaved, and prints (and writes as HTML) the medians.
  *
  * <pre>
- * java -jar benchmarks/target/benchmarks.jar --quick      # about a minute
+ * java -jar benchmarks/target/benchmarks.jar --quick      # about 3 to 5 minutes
  * java -jar benchmarks/target/benchmarks.jar              # the full run (prints its estimate first)
  * options: --only=seed,tiny-uniform,...,overload,kafka  --out=path/report.html
  * </pre>
