@@ -37,19 +37,23 @@ final class JfrRecorder {
     private static volatile boolean periodicRegistered;
     private static final Runnable PERIODIC = JfrRecorder::emitStatistics;
     /**
-     * Told of every recording that starts, stops or closes, while some executor lives: it polls, so the periodic hook
-     * is registered when the first recording starts even if no executor ever runs a thread (an executor built before
-     * JFR was in use and never used got no Statistics event), and the SlowTask flag follows recordings as they start
-     * and stop. JFR calls it holding its recorder's lock or none; this class's lock is only ever taken after that one.
+     * Told of the first recording that starts while an executor lives and JFR is not yet in use: it polls, so the
+     * periodic hook is registered even if no executor ever runs a thread (an executor built before JFR was in use and
+     * never used got no Statistics event), and the SlowTask flag is read at the recording's start. Once JFR is in use it
+     * has done its work (a build polls at once, workers and checkers refresh the flag), so it goes at that first call.
+     * JFR calls it holding its recorder's lock or none; this class's lock is only ever taken after that one.
      *
-     * <p>Added and removed outside this class's lock (see {@link #reconcileListener}): JFR adds a listener holding a
-     * lock of its own, under which it also tells listeners that it has initialized, and a listener of the
-     * application's that builds or closes an executor there would take this class's lock inside that one.
+     * <p>Added and removed outside this class's lock (see {@link #reconcileListener}), and only while JFR is not in
+     * use: JFR adds and removes listeners under a lock of its own, and holds that lock while it tells listeners that it
+     * has initialized (at its initialization, and to each listener added later). An application's listener may build
+     * or close an executor there, holding that lock: a build or termination that waited for it would then wait for
+     * good. A termination once JFR is in use leaves the listener to its next call.
      *
-     * <p>Held strongly by JFR: removed when no executor lives, as the hook is. Left alone: executors collected without
-     * terminating leave it (and this class, and its class loader) registered until a recording next starts, stops or
-     * closes, or another executor of this class is built and terminated; in a JVM where JFR is never used, for good
-     * (README, "Known limits"). Adding it costs the first executor of a JVM a few milliseconds (JFR checks that the VM
+     * <p>Held strongly by JFR. Left alone: executors built before JFR's first use and collected without terminating
+     * leave it (and this class, and its class loader) registered until a recording next starts, stops or closes, or
+     * another executor of this class is built and terminated before JFR is used; in a JVM where JFR is never used, for
+     * good (README, "Known limits"); so do executors terminated after JFR was initialized with no recording yet, until
+     * the first one starts. Adding it costs the first executor of a JVM a few milliseconds (JFR checks that the VM
      * supports it: 6 to 15 ms on JDK 17 here, 2 on JDK 25), and loads none of the event machinery.
      */
     private static final FlightRecorderListener LISTENER = new FlightRecorderListener() {
@@ -57,6 +61,7 @@ final class JfrRecorder {
         public void recordingStateChanged(Recording recording) {
             poll();
             removeHookIfNoneLive(); // every executor may have been collected without terminating
+            reconcileListener(true); // JFR is in use: not wanted any more
         }
     };
     /** Whether {@link #LISTENER} is added, as of the last add or remove that completed; under this class's lock. */
@@ -64,8 +69,8 @@ final class JfrRecorder {
     /** Whether a thread is in {@link #reconcileListener}'s add or remove; under this class's lock. */
     private static boolean reconciling;
     /**
-     * Whether a recording times tasks now. Refreshed when an executor is built, when a recording starts, stops or
-     * closes ({@link #LISTENER}), by the checker on each round ({@link #poll}) and by a worker as it starts and when a
+     * Whether a recording times tasks now. Refreshed when an executor is built, when the first recording starts
+     * ({@link #LISTENER}), by the checker on each round ({@link #poll}) and by a worker as it starts and when a
      * submitter woke it from its park ({@link #refreshSlowTask}), so a worker pays one read per task instead of creating
      * an event to ask: an event returned out of {@link #beginSlowTask} escapes, so the JIT could not remove that
      * allocation. A refresh that read the old setting just before a recording started may store it after the
@@ -81,7 +86,7 @@ final class JfrRecorder {
         synchronized (JfrRecorder.class) {
             LIVE.put(engine, Boolean.TRUE);
         }
-        reconcileListener();
+        reconcileListener(false);
         // A recording already running (started with the JVM, say) applies from the executor's first task: waiting for
         // its checker's first look missed the tasks that began before it, and an executor that had started no thread
         // yet got no Statistics event. Nothing is done while JFR is not in use (one static volatile read).
@@ -93,12 +98,13 @@ final class JfrRecorder {
             LIVE.remove(engine);
         }
         removeHookIfNoneLive();
+        reconcileListener(false);
     }
 
     /**
-     * Removes the periodic hook if no executor lives, and then the listener. Also called by the hook itself and by
-     * the listener (JFR runs hooks holding none of its locks, and its lists of hooks and listeners may be changed while
-     * it walks them).
+     * Removes the periodic hook if no executor lives. Also called by the hook itself and by the listener (JFR runs
+     * them holding its recorder's lock or none, and its lists of hooks and listeners may be changed while it walks
+     * them).
      */
     private static void removeHookIfNoneLive() {
         synchronized (JfrRecorder.class) {
@@ -107,21 +113,22 @@ final class JfrRecorder {
                 periodicRegistered = false;
             }
         }
-        reconcileListener();
     }
 
     /**
-     * Adds the listener while an executor lives and removes it when none does, calling JFR outside this class's lock
-     * (see {@link #LISTENER}). One thread at a time makes the calls; one that finds another at it leaves the work to
-     * it, which looks again after each call, so the last change of {@link #LIVE}'s emptiness is always acted on. After
-     * an add, a poll: a recording that started before the listener was added was not told to it.
+     * Adds the listener while an executor lives and JFR is not in use, and removes it otherwise, calling JFR outside
+     * this class's lock; once JFR is in use, only when JFR itself calls ({@code toldByJfr}: the listener), never from
+     * a build or a termination (see {@link #LISTENER}). One thread at a time makes the calls; one that finds another at
+     * it leaves the work to it, which looks again after each call that succeeded. After an add, a poll: a recording
+     * that started before the listener was added was not told to it.
      */
-    private static void reconcileListener() {
+    private static void reconcileListener(boolean toldByJfr) {
         for (;;) {
             boolean add;
             synchronized (JfrRecorder.class) {
-                add = !LIVE.isEmpty();
-                if (reconciling || add == listening) {
+                boolean inUse = inUse();
+                add = !LIVE.isEmpty() && !inUse;
+                if (reconciling || add == listening || (inUse && !toldByJfr)) {
                     return;
                 }
                 reconciling = true;
@@ -136,7 +143,7 @@ final class JfrRecorder {
                 done = true;
             } catch (RuntimeException refused) {
                 // Denied by a security manager: executors work all the same, the listener only saves waiting for a
-                // checker's round. Tried again at the next build or termination of an executor.
+                // checker's round. Tried again at the next call.
             } finally {
                 synchronized (JfrRecorder.class) {
                     reconciling = false;

@@ -457,9 +457,10 @@ class JfrEventsTest {
                 @Override
                 public void recorderInitialized(jdk.jfr.FlightRecorder recorder) {
                     inCallback.countDown();
-                    // Until the other thread waits for a lock (JFR's, which this thread holds).
-                    TestSupport.waitUntil("the other build to wait for a lock",
-                            () -> second[0] != null && second[0].getState() == Thread.State.BLOCKED);
+                    // Until the other thread waits for a lock (JFR's, which this thread holds), or is done.
+                    TestSupport.waitUntil("the other build to wait for a lock or end", () -> second[0] != null
+                            && (second[0].getState() == Thread.State.BLOCKED
+                                || second[0].getState() == Thread.State.TERMINATED));
                     new GatlingExecutor("built-in-listener", 1).close();
                 }
             };
@@ -487,6 +488,64 @@ class JfrEventsTest {
         }
 
         private ListenerBuildsChild() {
+        }
+    }
+
+    /**
+     * A listener of the application's that builds an executor, runs a task on it and closes it when JFR tells it of
+     * JFR's initialization (under JFR's lock), with no other executor alive: the close returns. The executor's
+     * termination once removed its own listener from JFR, which needs that lock, while the close waited for the
+     * termination. Both ways of being told: JFR's initialization itself, and adding the listener afterwards. In child
+     * JVMs, so that no executor lives when it starts and a deadlock, if any, ends with it.
+     */
+    @Test
+    @Timeout(90)
+    void anApplicationsListenerMayCloseAnExecutorWhenToldOfJfrsInitialization() throws Exception {
+        for (String how : List.of("initialization", "added-later")) {
+            String out = TestSupport.childJvmOutput(List.of(), ListenerClosesChild.class, how);
+            assertTrue(out.contains(ListenerClosesChild.DONE), how + ": " + out);
+        }
+    }
+
+    static final class ListenerClosesChild {
+        static final String DONE = "child: the executor built in the listener closed";
+
+        public static void main(String[] args) throws Exception {
+            boolean addedLater = args[0].equals("added-later");
+            if (addedLater) {
+                try (jdk.jfr.Recording warmUp = new jdk.jfr.Recording()) {
+                    warmUp.start();
+                }
+            }
+            CountDownLatch closed = new CountDownLatch(1);
+            jdk.jfr.FlightRecorderListener application = new jdk.jfr.FlightRecorderListener() {
+                @Override
+                public void recorderInitialized(jdk.jfr.FlightRecorder recorder) {
+                    GatlingExecutor e = new GatlingExecutor("closed-in-listener", 1);
+                    try {
+                        e.submit(() -> { }).get();
+                    } catch (Exception failed) {
+                        throw new IllegalStateException(failed);
+                    }
+                    e.close();
+                    closed.countDown();
+                }
+            };
+            Thread t = new Thread(() -> {
+                jdk.jfr.FlightRecorder.addListener(application);
+                if (!addedLater) {
+                    try (jdk.jfr.Recording first = new jdk.jfr.Recording()) {
+                        first.start(); // JFR initializes, and tells the listener under its lock
+                    }
+                }
+            }, "jfr-user");
+            t.start();
+            boolean done = closed.await(10, TimeUnit.SECONDS);
+            System.out.println(done ? DONE : "child: the close in the listener did not return");
+            System.exit(0);
+        }
+
+        private ListenerClosesChild() {
         }
     }
 
