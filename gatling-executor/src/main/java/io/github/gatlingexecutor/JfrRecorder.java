@@ -14,8 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
 import jdk.jfr.FlightRecorder;
-import jdk.jfr.FlightRecorderListener;
-import jdk.jfr.Recording;
 
 /**
  * The JFR side of {@link Jfr}; loaded only when {@code jdk.jfr} is readable. Every event is created, asked
@@ -26,56 +24,32 @@ final class JfrRecorder {
     /** Executors not yet terminated, for the periodic statistics event; weak, so a forgotten executor is not kept. */
     private static final Map<Engine, Boolean> LIVE = Collections.synchronizedMap(new WeakHashMap<>());
     /**
-     * Registered by the first poll that finds JFR in use ({@link #inUse}) and some executor live (an executor's build,
-     * a checker's round, a recording's start): the hook reports every live executor. Removed when the last one
-     * terminates, or by the hook itself when every executor was collected without terminating: JFR holds its hooks
-     * strongly, and a hook left registered kept this class, and its class loader, for the JVM's life (a redeployed
-     * application's loader was never collected once a recording had run). Both under this class's lock, as is every
-     * change of {@link #LIVE}'s emptiness that decides them. Left alone: the hook of executors collected after the last
-     * recording of their statistics stopped stays until JFR next runs it.
+     * Registered by the checker once JFR is in use ({@link #inUse}) and some executor lives: the hook reports every
+     * live executor. Removed when the last one terminates, or by the hook itself when every executor was collected
+     * without terminating: JFR holds its hooks strongly, and a hook left registered kept this class, and its class
+     * loader, for the JVM's life (a redeployed application's loader was never collected once a recording had run).
+     * Both under this class's lock, as is every change of {@link #LIVE}'s emptiness that decides them. Left alone: the
+     * hook of executors collected after the last recording of their statistics stopped stays until JFR next runs it.
      */
     private static volatile boolean periodicRegistered;
     private static final Runnable PERIODIC = JfrRecorder::emitStatistics;
     /**
-     * Told of the first recording that starts while an executor lives and JFR is not yet in use: it polls, so the
-     * periodic hook is registered even if no executor ever runs a thread (an executor built before JFR was in use and
-     * never used got no Statistics event), and the SlowTask flag is read at the recording's start. Once JFR is in use it
-     * has done its work (a build polls at once, workers and checkers refresh the flag), so it goes at that first call.
-     * JFR calls it holding its recorder's lock or none; this class's lock is only ever taken after that one.
+     * Whether a recording times tasks now. Refreshed when an executor is built, by the checker on each round
+     * ({@link #poll}), and by a worker as it starts and when a submitter woke it from its park
+     * ({@link #refreshSlowTask}), so a worker pays one read per task instead of creating an event to ask: an event
+     * returned out of {@link #beginSlowTask} escapes, so the JIT could not remove that allocation. A recording running
+     * when an executor is built applies from its first task; one started while the executor idles, or before its first
+     * worker started, from the task whose submit wakes a parked worker or starts one (the checker of an idle executor
+     * dozes for a check period, and a new worker's first task came before its checker's first look, so those slow
+     * tasks went untimed); otherwise within a round of the checker's (of any executor whose checker runs), a check
+     * period at most.
      *
-     * <p>Added and removed outside this class's lock (see {@link #reconcileListener}), and only while JFR is not in
-     * use: JFR adds and removes listeners under a lock of its own, and holds that lock while it tells listeners that it
-     * has initialized (at its initialization, and to each listener added later). An application's listener may build
-     * or close an executor there, holding that lock: a build or termination that waited for it would then wait for
-     * good. A termination once JFR is in use leaves the listener to its next call.
-     *
-     * <p>Held strongly by JFR. Left alone: executors built before JFR's first use and collected without terminating
-     * leave it (and this class, and its class loader) registered until a recording next starts, stops or closes, or
-     * another executor of this class is built and terminated before JFR is used; in a JVM where JFR is never used, for
-     * good (README, "Known limits"); so do executors terminated after JFR was initialized with no recording yet, until
-     * the first one starts. Adding it costs the first executor of a JVM a few milliseconds (JFR checks that the VM
-     * supports it: 6 to 15 ms on JDK 17 here, 2 on JDK 25), and loads none of the event machinery.
-     */
-    private static final FlightRecorderListener LISTENER = new FlightRecorderListener() {
-        @Override
-        public void recordingStateChanged(Recording recording) {
-            poll();
-            removeHookIfNoneLive(); // every executor may have been collected without terminating
-            reconcileListener(true); // JFR is in use: not wanted any more
-        }
-    };
-    /** Whether {@link #LISTENER} is added, as of the last add or remove that completed; under this class's lock. */
-    private static boolean listening;
-    /** Whether a thread is in {@link #reconcileListener}'s add or remove; under this class's lock. */
-    private static boolean reconciling;
-    /**
-     * Whether a recording times tasks now. Refreshed when an executor is built, when the first recording starts
-     * ({@link #LISTENER}), by the checker on each round ({@link #poll}) and by a worker as it starts and when a
-     * submitter woke it from its park ({@link #refreshSlowTask}), so a worker pays one read per task instead of creating
-     * an event to ask: an event returned out of {@link #beginSlowTask} escapes, so the JIT could not remove that
-     * allocation. A refresh that read the old setting just before a recording started may store it after the
-     * listener's: the flag is then right again at the next refresh, within a check period of any executor whose
-     * checker runs. A setting changed inside a running recording is read at the next refresh too.
+     * <p>Nothing here tells JFR to call back: a listener added with JFR would be told of the first recording at once,
+     * but JFR adds and removes listeners under a lock it also holds while it initializes and while it tells listeners so,
+     * and an executor's build or termination that waited for that lock could wait for good on an application's listener
+     * (three versions of such a listener were tried; see testing.md). So an executor that never ran a task, built before
+     * JFR was first used, is reported in Statistics only once some executor's build or checker polls (README, "Known
+     * limits").
      */
     static volatile boolean slowTaskEnabled;
 
@@ -86,7 +60,6 @@ final class JfrRecorder {
         synchronized (JfrRecorder.class) {
             LIVE.put(engine, Boolean.TRUE);
         }
-        reconcileListener(false);
         // A recording already running (started with the JVM, say) applies from the executor's first task: waiting for
         // its checker's first look missed the tasks that began before it, and an executor that had started no thread
         // yet got no Statistics event. Nothing is done while JFR is not in use (one static volatile read).
@@ -98,65 +71,17 @@ final class JfrRecorder {
             LIVE.remove(engine);
         }
         removeHookIfNoneLive();
-        reconcileListener(false);
     }
 
     /**
-     * Removes the periodic hook if no executor lives. Also called by the hook itself and by the listener (JFR runs
-     * them holding its recorder's lock or none, and its lists of hooks and listeners may be changed while it walks
-     * them).
+     * Removes the periodic hook if no executor lives. Also called by the hook itself (JFR runs hooks holding none of
+     * its locks, and its list of hooks may be changed while it walks it).
      */
     private static void removeHookIfNoneLive() {
         synchronized (JfrRecorder.class) {
             if (periodicRegistered && LIVE.isEmpty()) {
                 FlightRecorder.removePeriodicEvent(PERIODIC);
                 periodicRegistered = false;
-            }
-        }
-    }
-
-    /**
-     * Adds the listener while an executor lives and JFR is not in use, and removes it otherwise, calling JFR outside
-     * this class's lock; once JFR is in use, only when JFR itself calls ({@code toldByJfr}: the listener), never from
-     * a build or a termination (see {@link #LISTENER}). One thread at a time makes the calls; one that finds another at
-     * it leaves the work to it, which looks again after each call that succeeded. After an add, a poll: a recording
-     * that started before the listener was added was not told to it.
-     */
-    private static void reconcileListener(boolean toldByJfr) {
-        for (;;) {
-            boolean add;
-            synchronized (JfrRecorder.class) {
-                boolean inUse = inUse();
-                add = !LIVE.isEmpty() && !inUse;
-                if (reconciling || add == listening || (inUse && !toldByJfr)) {
-                    return;
-                }
-                reconciling = true;
-            }
-            boolean done = false;
-            try {
-                if (add) {
-                    FlightRecorder.addListener(LISTENER);
-                } else {
-                    FlightRecorder.removeListener(LISTENER);
-                }
-                done = true;
-            } catch (RuntimeException refused) {
-                // Denied by a security manager: executors work all the same, the listener only saves waiting for a
-                // checker's round. Tried again at the next call.
-            } finally {
-                synchronized (JfrRecorder.class) {
-                    reconciling = false;
-                    if (done) {
-                        listening = add;
-                    }
-                }
-            }
-            if (!done) {
-                return;
-            }
-            if (add) {
-                poll();
             }
         }
     }
