@@ -395,6 +395,16 @@ class JfrEventsTest {
         }
     }
 
+    /** Runs one slow task in {@code context} of {@code e}, then waits for its SlowTask event among {@code events}. */
+    private static void assertSlowTaskRecorded(GatlingExecutor e, String context, List<RecordedEvent> events)
+            throws Exception {
+        CountDownLatch slowDone = new CountDownLatch(1);
+        e.sequential(context).execute(new SlowTask(slowDone));
+        await(slowDone, "the slow task of " + context);
+        RecordedEvent slow = awaitEvent(events, "SlowTask", e.name(), x -> isClass(x, SlowTask.class));
+        assertEquals(context, slow.getString("context"));
+    }
+
     /**
      * JFR first comes into use after an executor was built: the first task of its first worker, started after the
      * recording, is timed. The worker read whether tasks are timed only when woken from a park, and its checker's first
@@ -422,11 +432,7 @@ class JfrEventsTest {
             startCollecting(stream, events);
             GatlingExecutor e = cleanup.track(gatling("jfr-fresh-worker").coreThreads(1).threadFactory(factory).build());
             JfrRecorder.slowTaskEnabled = false;
-            CountDownLatch slowDone = new CountDownLatch(1);
-            e.sequential("fresh").execute(new SlowTask(slowDone));
-            await(slowDone, "the slow task");
-            RecordedEvent slow = awaitEvent(events, "SlowTask", e.name(), x -> isClass(x, SlowTask.class));
-            assertEquals("fresh", slow.getString("context"));
+            assertSlowTaskRecorded(e, "fresh", events);
         }
     }
 
@@ -604,11 +610,7 @@ class JfrEventsTest {
             JfrRecorder.slowTaskEnabled = false; // as in a JVM where no executor's checker has looked at the recording
             GatlingExecutor e = cleanup.track(gatling("jfr-first").coreThreads(1).build());
             assertTrue(JfrRecorder.slowTaskEnabled, "built during a recording that takes SlowTask, before any thread");
-            CountDownLatch slowDone = new CountDownLatch(1);
-            e.sequential("first").execute(new SlowTask(slowDone));
-            await(slowDone, "the slow first task");
-            RecordedEvent slow = awaitEvent(events, "SlowTask", e.name(), x -> isClass(x, SlowTask.class));
-            assertEquals("first", slow.getString("context"));
+            assertSlowTaskRecorded(e, "first", events);
         }
     }
 
@@ -635,11 +637,7 @@ class JfrEventsTest {
         List<RecordedEvent> events = new CopyOnWriteArrayList<>();
         try (RecordingStream stream = new RecordingStream(shippedSettings())) {
             startCollecting(stream, events);
-            CountDownLatch slowDone = new CountDownLatch(1);
-            e.sequential("woken").execute(new SlowTask(slowDone));
-            await(slowDone, "the slow task");
-            RecordedEvent slow = awaitEvent(events, "SlowTask", e.name(), x -> isClass(x, SlowTask.class));
-            assertEquals("woken", slow.getString("context"));
+            assertSlowTaskRecorded(e, "woken", events);
         }
     }
 
