@@ -19,8 +19,6 @@ import org.openjdk.jmh.annotations.Warmup;
 
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Tiny sequential tasks given to {@code execute} as {@link SequentialRunnable}s, against the same tasks given to lane
@@ -60,9 +58,7 @@ public class ExecuteByType {
     private GatlingExecutor executor;
     private Executor[] lanes;
     private Integer[] keys;
-    private final AtomicLong done = new AtomicLong();
-    private volatile Thread waiter;
-    private long target;
+    private final BatchCompletion completion = new BatchCompletion();
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -84,8 +80,7 @@ public class ExecuteByType {
     @Benchmark
     @OperationsPerInvocation(BATCH)
     public long submitBatch() {
-        waiter = Thread.currentThread();
-        long goal = target = done.get() + BATCH;
+        long goal = completion.begin(BATCH);
         int mask = contexts - 1; // contexts is a power of two
         boolean viaLanes = path.equals("lane");
         for (int i = 0; i < BATCH; i++) {
@@ -97,34 +92,25 @@ public class ExecuteByType {
                 executor.execute(task);
             }
         }
-        while (done.get() < goal) {
-            LockSupport.parkNanos(100_000);
-        }
-        return goal;
+        return completion.await(goal);
     }
 
     private Task newTask(int kind, Integer context) {
         switch (kind) {
-            case 0: return new Task0(this, context);
-            case 1: return new Task1(this, context);
-            case 2: return new Task2(this, context);
-            default: return new Task3(this, context);
-        }
-    }
-
-    void finished() {
-        if (done.incrementAndGet() == target) {
-            LockSupport.unpark(waiter);
+            case 0: return new Task0(completion, context);
+            case 1: return new Task1(completion, context);
+            case 2: return new Task2(completion, context);
+            default: return new Task3(completion, context);
         }
     }
 
     /** The task classes differ only in name: what the type checks see. */
     abstract static class Task implements SequentialRunnable {
-        private final ExecuteByType bench;
+        private final BatchCompletion completion;
         private final Object context;
 
-        Task(ExecuteByType bench, Object context) {
-            this.bench = bench;
+        Task(BatchCompletion completion, Object context) {
+            this.completion = completion;
             this.context = context;
         }
 
@@ -135,31 +121,31 @@ public class ExecuteByType {
 
         @Override
         public final void run() {
-            bench.finished();
+            completion.finished();
         }
     }
 
     static final class Task0 extends Task {
-        Task0(ExecuteByType bench, Object context) {
-            super(bench, context);
+        Task0(BatchCompletion completion, Object context) {
+            super(completion, context);
         }
     }
 
     static final class Task1 extends Task {
-        Task1(ExecuteByType bench, Object context) {
-            super(bench, context);
+        Task1(BatchCompletion completion, Object context) {
+            super(completion, context);
         }
     }
 
     static final class Task2 extends Task {
-        Task2(ExecuteByType bench, Object context) {
-            super(bench, context);
+        Task2(BatchCompletion completion, Object context) {
+            super(completion, context);
         }
     }
 
     static final class Task3 extends Task {
-        Task3(ExecuteByType bench, Object context) {
-            super(bench, context);
+        Task3(BatchCompletion completion, Object context) {
+            super(completion, context);
         }
     }
 }

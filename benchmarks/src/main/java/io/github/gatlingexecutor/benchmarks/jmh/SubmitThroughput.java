@@ -18,8 +18,6 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Submit-and-complete throughput of tiny ordered tasks: each invocation submits a batch of {@value #BATCH} tasks
@@ -44,19 +42,13 @@ public class SubmitThroughput {
     public int contexts;
 
     private OrderedExecutorAdapter adapter;
-    private final AtomicLong done = new AtomicLong();
-    private volatile Thread waiter;
-    private long target;
+    private final BatchCompletion completion = new BatchCompletion();
     private Runnable task;
 
     @Setup(Level.Trial)
     public void setUp() {
         adapter = Peer.byShortName(peer, Runtime.getRuntime().availableProcessors()).create(contexts);
-        task = () -> {
-            if (done.incrementAndGet() == target) {
-                LockSupport.unpark(waiter);
-            }
-        };
+        task = completion::finished;
     }
 
     @TearDown(Level.Trial)
@@ -67,15 +59,11 @@ public class SubmitThroughput {
     @Benchmark
     @OperationsPerInvocation(BATCH)
     public long submitBatch() {
-        waiter = Thread.currentThread();
-        long goal = target = done.get() + BATCH;
+        long goal = completion.begin(BATCH);
         int mask = contexts - 1; // contexts is a power of two
         for (int i = 0; i < BATCH; i++) {
             adapter.execute(i & mask, task);
         }
-        while (done.get() < goal) {
-            LockSupport.parkNanos(100_000);
-        }
-        return goal; // returned, so JMH consumes it
+        return completion.await(goal);
     }
 }
