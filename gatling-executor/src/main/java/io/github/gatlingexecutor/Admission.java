@@ -473,7 +473,7 @@ final class Admission {
                     refused = REFUSED_MAX_WAIT;
                     break;
                 }
-                Long callerDeadline = Engine.invokeDeadline();
+                Long callerDeadline = Invocations.invokeDeadline();
                 if (callerDeadline != null) {
                     long left = callerDeadline - now;
                     if (left <= 0) {
@@ -600,7 +600,7 @@ final class Admission {
     /**
      * A task of a timed {@code invokeAll} or {@code invokeAny} whose timeout passed while it waited for room: refused
      * and counted like one whose {@code maxWait} ran out; the call then ends as its contract says (see
-     * {@link Engine#invokeAll}).
+     * {@link Invocations#invokeAll}).
      */
     static final class CallerTimedOut extends RejectedExecutionException {
         private static final long serialVersionUID = 1L;

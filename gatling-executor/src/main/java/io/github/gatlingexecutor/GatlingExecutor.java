@@ -145,19 +145,19 @@ public final class GatlingExecutor implements ContextExecutor {
 
     @Override
     public <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> tasks) throws InterruptedException {
-        return engine.invokeAll(tasks, false, 0L);
+        return Invocations.invokeAll(engine, tasks, false, 0L);
     }
 
     @Override
     public <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
             throws InterruptedException {
-        return engine.invokeAll(tasks, true, Objects.requireNonNull(unit, "unit").toNanos(timeout));
+        return Invocations.invokeAll(engine, tasks, true, Objects.requireNonNull(unit, "unit").toNanos(timeout));
     }
 
     @Override
     public <T> T invokeAny(Collection<? extends Callable<T>> tasks) throws InterruptedException, ExecutionException {
         try {
-            return engine.invokeAny(tasks, false, 0L);
+            return Invocations.invokeAny(engine, tasks, false, 0L);
         } catch (TimeoutException impossible) {
             throw new AssertionError(impossible);
         }
@@ -166,7 +166,7 @@ public final class GatlingExecutor implements ContextExecutor {
     @Override
     public <T> T invokeAny(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
             throws InterruptedException, ExecutionException, TimeoutException {
-        return engine.invokeAny(tasks, true, Objects.requireNonNull(unit, "unit").toNanos(timeout));
+        return Invocations.invokeAny(engine, tasks, true, Objects.requireNonNull(unit, "unit").toNanos(timeout));
     }
 
     // ---- ScheduledExecutorService ----------------------------------------------------------------------------
