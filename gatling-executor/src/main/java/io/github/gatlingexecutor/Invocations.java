@@ -16,8 +16,9 @@ import java.util.concurrent.TimeoutException;
  * {@code invokeAll} and {@code invokeAny}: each task keeps its kind and context (SPEC point 1), so the calls dispatch
  * {@link TaskFuture}s through {@link Engine#dispatch} one by one, in order, and wait on them. Two things set them
  * apart from {@code AbstractExecutorService}'s: a timed call passes its deadline to a submit that waits for room
- * ({@link #invokeDeadline}), and an untimed {@code invokeAny} from a task of a lane whose every remaining task queues
- * behind that very task fails at once instead of waiting for good.
+ * ({@link #invokeDeadline}), and a call from a task that would wait for tasks queued behind itself in its own lane
+ * throws {@code IllegalStateException} instead of waiting for good: {@code invokeAll} through {@link TaskFuture#get},
+ * an untimed {@code invokeAny} here, before it submits anything or once every task that could run has failed.
  */
 final class Invocations {
 
