@@ -24,12 +24,13 @@ final class JfrRecorder {
     /** Executors not yet terminated, for the periodic statistics event; weak, so a forgotten executor is not kept. */
     private static final Map<Engine, Boolean> LIVE = Collections.synchronizedMap(new WeakHashMap<>());
     /**
-     * Registered by the checker once JFR is in use ({@link #inUse}) and some executor lives: the hook reports every
-     * live executor. Removed when the last one terminates, or by the hook itself when every executor was collected
-     * without terminating: JFR holds its hooks strongly, and a hook left registered kept this class, and its class
-     * loader, for the JVM's life (a redeployed application's loader was never collected once a recording had run).
-     * Both under this class's lock, as is every change of {@link #LIVE}'s emptiness that decides them. Left alone: the
-     * hook of executors collected after the last recording of their statistics stopped stays until JFR next runs it.
+     * Registered by the first {@link #poll} (an executor's build, or a checker's round) that finds JFR in use
+     * ({@link #inUse}) and some executor live: the hook reports every live executor. Removed when the last one
+     * terminates, or by the hook itself when every executor was collected without terminating: JFR holds its hooks
+     * strongly, and a hook left registered kept this class, and its class loader, for the JVM's life (a redeployed
+     * application's loader was never collected once a recording had run). Both under this class's lock, as is every
+     * change of {@link #LIVE}'s emptiness that decides them. Left alone: the hook of executors collected after the
+     * last recording of their statistics stopped stays until JFR next runs it.
      */
     private static volatile boolean periodicRegistered;
     private static final Runnable PERIODIC = JfrRecorder::emitStatistics;
