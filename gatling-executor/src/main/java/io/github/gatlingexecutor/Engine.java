@@ -411,7 +411,7 @@ final class Engine {
      * The bounded path's steps are methods of their own below, so the unbounded submit does not carry their code: at
      * 444 bytes of bytecode this method had it all. At 332 bytes it is over C2's inlining limit for hot callees (325),
      * as is SequentialLane#offer (345), so each is a call per submit ("hot method too big"). Both brought under the
-     * limit were inlined, and a hot-key submit then cost more, not less (1 to 2 ns at the minimums,
+     * limit were inlined, and a hot-key submit then cost more, not less (about 2 ns at the minimums,
      * docs/hand-off-experiments.md, forty-eighth set): they stay calls.
      */
     private int attemptLane(boolean coalescing, Object context, Runnable task, LaneHandle handle, boolean internal,
