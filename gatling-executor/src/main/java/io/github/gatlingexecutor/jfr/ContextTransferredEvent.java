@@ -20,6 +20,10 @@ import jdk.jfr.StackTrace;
 @StackTrace(false)
 @Enabled(false)
 public final class ContextTransferredEvent extends Event {
+    /** Made by the executor, which fills in the fields and commits the event. */
+    public ContextTransferredEvent() {
+    }
+
     /** The name of the executor. */
     @Label("Executor")
     @Description("The name of the executor")

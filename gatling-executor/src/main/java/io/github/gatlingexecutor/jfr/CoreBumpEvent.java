@@ -16,6 +16,10 @@ import jdk.jfr.StackTrace;
 @Description("Auxiliary threads were needed often: the core size grew by one.")
 @StackTrace(false)
 public final class CoreBumpEvent extends Event {
+    /** Made by the executor, which fills in the fields and commits the event. */
+    public CoreBumpEvent() {
+    }
+
     /** The name of the executor. */
     @Label("Executor")
     @Description("The name of the executor")

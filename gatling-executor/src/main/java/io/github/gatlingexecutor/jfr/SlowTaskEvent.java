@@ -22,6 +22,10 @@ import jdk.jfr.Threshold;
 @Enabled(false)
 @Threshold("10 ms")
 public final class SlowTaskEvent extends Event {
+    /** Made by the executor, which fills in the fields and commits the event. */
+    public SlowTaskEvent() {
+    }
+
     /** The name of the executor. */
     @Label("Executor")
     @Description("The name of the executor")

@@ -19,6 +19,10 @@ import jdk.jfr.Timespan;
 @StackTrace(false)
 @Period("1 s")
 public final class StatisticsEvent extends Event {
+    /** Made by the executor, which fills in the fields and commits the event. */
+    public StatisticsEvent() {
+    }
+
     /** The name of the executor. */
     @Label("Executor")
     @Description("The name of the executor")

@@ -18,6 +18,10 @@ import jdk.jfr.StackTrace;
 @Description("A submission was refused for capacity")
 @StackTrace(true)
 public final class TaskRejectedEvent extends Event {
+    /** Made by the executor, which fills in the fields and commits the event. */
+    public TaskRejectedEvent() {
+    }
+
     /** The name of the executor. */
     @Label("Executor")
     @Description("The name of the executor")

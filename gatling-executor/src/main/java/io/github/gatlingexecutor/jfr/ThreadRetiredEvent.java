@@ -16,6 +16,10 @@ import jdk.jfr.StackTrace;
 @Description("A worker thread of the executor ended.")
 @StackTrace(false)
 public final class ThreadRetiredEvent extends Event {
+    /** Made by the executor, which fills in the fields and commits the event. */
+    public ThreadRetiredEvent() {
+    }
+
     /** The name of the executor. */
     @Label("Executor")
     @Description("The name of the executor")

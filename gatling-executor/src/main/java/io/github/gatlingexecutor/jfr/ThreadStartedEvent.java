@@ -16,6 +16,10 @@ import jdk.jfr.StackTrace;
 @Description("A worker thread of the executor started.")
 @StackTrace(false)
 public final class ThreadStartedEvent extends Event {
+    /** Made by the executor, which fills in the fields and commits the event. */
+    public ThreadStartedEvent() {
+    }
+
     /** The name of the executor. */
     @Label("Executor")
     @Description("The name of the executor")

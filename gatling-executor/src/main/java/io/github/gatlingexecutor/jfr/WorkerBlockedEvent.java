@@ -19,6 +19,10 @@ import jdk.jfr.Timespan;
         + " Emitted once per stuck task, by the checker.")
 @StackTrace(false)
 public final class WorkerBlockedEvent extends Event {
+    /** Made by the executor, which fills in the fields and commits the event. */
+    public WorkerBlockedEvent() {
+    }
+
     /** The name of the executor. */
     @Label("Executor")
     @Description("The name of the executor")
