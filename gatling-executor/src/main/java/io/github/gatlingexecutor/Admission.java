@@ -21,7 +21,9 @@ import java.util.function.IntSupplier;
  * <h2>Who waits where</h2>
  * A submitter that finds its sequential lane full waits in that context's queue; one that finds the executor full
  * waits in the executor queue. A submitter attempts only while it is at the head of every queue it is in, so
- * submitters of one context (or, for {@code maxQueued}, of the executor) are admitted in arrival order. A new
+ * submitters of one context (or, for {@code maxQueued}, of the executor) are admitted in arrival order; one that
+ * waits in the executor queue alone goes behind earlier waiters of its context once they wait in its context's queue. A
+ * new
  * submitter that sees anyone waiting (the waiting number &gt; 0) first looks, under the lock, whether someone waits
  * for what it needs, and queues behind them if so: it never overtakes a parked submitter.
  *
@@ -169,6 +171,11 @@ final class Admission {
     private static final class Waiter {
         final Thread thread = Thread.currentThread();
         final Object context; // the sequential context it submits to, or null
+        /**
+         * A key to look its context's queue up with, hashed here, on its own thread, where a context that throws
+         * must throw; never mapped. Null without a sequential context.
+         */
+        final ContextKey lookup;
         final Object coalescing; // the coalescing context it submits to, or null
         final IntSupplier attempt;
         /** Its place in every queue it joins: taken once, when it starts to wait. */
@@ -185,6 +192,7 @@ final class Admission {
 
         Waiter(Object context, Object coalescing, IntSupplier attempt) {
             this.context = context;
+            this.lookup = context == null ? null : new ContextKey(context);
             this.coalescing = coalescing;
             this.attempt = attempt;
         }
@@ -540,6 +548,9 @@ final class Admission {
      */
     private void admitFollowers() {
         for (Waiter w; (w = executorQueue.peek()) != null; ) {
+            if (behindItsContext(w)) {
+                continue; // it left the executor queue for its context's
+            }
             if (w.contextQueue != null && w.contextQueue.peek() != w) {
                 return; // it also waits behind others of its context: its turn comes from there
             }
@@ -676,6 +687,9 @@ final class Admission {
      * theirs before it is ours.
      */
     private boolean mayAttempt(Waiter me) {
+        if (behindItsContext(me)) {
+            return false;
+        }
         if (me.contextQueue != null) {
             if (me.contextQueue.peek() != me) {
                 return false;
@@ -687,6 +701,33 @@ final class Admission {
             }
         }
         return !me.inExecutorQueue || executorQueue.peek() == me;
+    }
+
+    /**
+     * Whether {@code w}, a sequential waiter in no context queue, had to go behind earlier waiters of its context, and
+     * went. It waits in the executor queue alone when its context had no queue as it came (it found the executor
+     * full, or queued behind the executor's waiters); an earlier waiter of its context whose lane refused it since has
+     * made one. Attempting from the executor queue, {@code w} would overtake that waiter when both are woken by the
+     * same room (a task of the context starting frees a place in the lane and one in the executor). So before any
+     * attempt it joins that queue, by its ticket, and leaves the executor queue (see join: one behind others of its
+     * context does not hold it). The look-up runs the context's {@code equals} only, which cannot throw out of it
+     * (see ContextKey).
+     */
+    private boolean behindItsContext(Waiter w) {
+        if (w.lookup == null || w.contextQueue != null) {
+            return false;
+        }
+        ContextQueue q = contextQueues.get(w.lookup);
+        if (q == null || q.peek().ticket > w.ticket) {
+            return false; // none of its context waits there, or all came after it: they wait behind it
+        }
+        if (w.inExecutorQueue) {
+            leaveExecutor(w);
+        }
+        q.add(w);
+        w.contextQueue = q;
+        publishHeads(q);
+        return true;
     }
 
     private void leaveExecutor(Waiter me) {

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -53,6 +54,24 @@ class AdmissionOrderTest {
         };
     }
 
+    /**
+     * A lane submit in the engine's own order: the executor's place is taken before the lane is offered the task
+     * (Engine#attemptLane), so with both limits reached the attempt reports the executor full.
+     */
+    private IntSupplier executorFirstLaneAttempt() {
+        return () -> {
+            if (executorRoom.get() == 0) {
+                return Admission.FULL_EXECUTOR;
+            }
+            if (!contextRoom.get()) {
+                return Admission.FULL_CONTEXT;
+            }
+            executorRoom.decrementAndGet();
+            contextRoom.set(false);
+            return Admission.ADMITTED;
+        };
+    }
+
     /** {@code attempt}, counting in {@code count} the attempts that found the executor full. */
     private static IntSupplier countingExecutorFull(IntSupplier attempt, AtomicInteger count) {
         return () -> {
@@ -87,6 +106,14 @@ class AdmissionOrderTest {
         Submitter s = new Submitter(name, () -> admission.await(context, context, false, why, attempt, () -> { }));
         waitUntil(name + " parked", () -> admission.waitingSubmitters() == waitingAfter);
         return s;
+    }
+
+    /** {@code attempt}, counting every attempt in {@code count}. */
+    private static IntSupplier counting(IntSupplier attempt, AtomicInteger count) {
+        return () -> {
+            count.incrementAndGet();
+            return attempt.getAsInt();
+        };
     }
 
     private void untilDone(Submitter s) {
@@ -191,6 +218,54 @@ class AdmissionOrderTest {
         assertNull(w.outcome.get(), "w, a later waiter, took the room s2 was owed");
         executorRoom.set(1);
         untilDone(w);
+        assertEquals(0, admission.waitingSubmitters());
+    }
+
+    /**
+     * A later submitter of a context that waits in the executor queue alone (its context had no queue when it came)
+     * must not overtake an earlier one of its context that its lane refused since: when a task of the context starts,
+     * a place in the lane and one in the executor come free at once, and the worker wakes both heads. Whichever takes
+     * the lock first, the earlier one goes first. Before, the later one attempted from the executor queue's head,
+     * and won whenever it came first (in an executor: 16 of 40 runs). Here the later one is made to come first: the
+     * test holds the lock while it wakes it, so it is the only thread waiting for the lock when it is let go.
+     */
+    @Test
+    @Timeout(30)
+    void aLaterSubmitterWaitingForTheExecutorDoesNotOvertakeAnEarlierOneOfItsContextWhoseLaneWasFull()
+            throws Exception {
+        Submitter c = waitFor("c", C0, Admission.FULL_EXECUTOR, executorFirstLaneAttempt(), 1); // no c0 queue
+        Submitter x = waitFor("x", null, Admission.BEHIND_WAITERS, plainAttempt(), 2);
+        AtomicInteger hAttempts = new AtomicInteger();
+        Submitter h = waitFor("h", C0, Admission.BEHIND_WAITERS, counting(executorFirstLaneAttempt(), hAttempts), 3);
+        // One place in the executor, c0 still full: woken, c finds its lane full and makes c0's queue, and x takes
+        // the place. Only c is woken (untilDone's ticks would also wake c again, and its attempt would then put it in
+        // the executor queue ahead of h, as a context's head that finds the executor full).
+        executorRoom.set(1);
+        LockSupport.unpark(c.thread);
+        waitUntil("x admitted", () -> x.outcome.get() != null);
+        assertEquals("admitted", x.outcome.get());
+        assertNull(c.outcome.get());
+        assertNull(h.outcome.get());
+        // A task of c0 starts: room in c0 and in the executor. h is woken first and takes the lock first.
+        executorRoom.set(1);
+        contextRoom.set(true);
+        int attemptsBefore = hAttempts.get();
+        admission.lock.lock();
+        try {
+            LockSupport.unpark(h.thread);
+            waitUntil("h waiting for the lock", () -> admission.lock.hasQueuedThread(h.thread));
+        } finally {
+            admission.lock.unlock();
+        }
+        waitUntil("h holding the lock", () -> !admission.lock.hasQueuedThread(h.thread));
+        admission.lock.lock(); // h has decided and parked (or returned admitted) when we get it
+        admission.lock.unlock();
+        assertEquals(attemptsBefore, hAttempts.get(), "h attempted before c, the earlier waiter of its context");
+        untilDone(c);
+        assertNull(h.outcome.get(), "h was admitted with c's room");
+        executorRoom.set(1);
+        contextRoom.set(true);
+        untilDone(h);
         assertEquals(0, admission.waitingSubmitters());
     }
 }

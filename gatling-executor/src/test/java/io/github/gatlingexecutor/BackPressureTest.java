@@ -394,6 +394,56 @@ class BackPressureTest {
     }
 
     /**
+     * Both limits at once: a submitter of a context that first waited for the executor, and whose lane then refused
+     * it, is not overtaken by a later submitter of that context that still waits for the executor. When the context's
+     * next task starts, it frees a place in the lane and one in the executor, and both heads are woken; the later one
+     * was admitted first whenever it took the admission lock first (16 of 40 rounds). Each round ends only when every
+     * submit has returned, so a round is a few milliseconds.
+     */
+    @Test
+    void aSubmitterThatWaitedForTheExecutorIsNotOvertakenByALaterOneOfItsContext() throws Exception {
+        for (int round = 0; round < 40; round++) {
+            GatlingExecutor ex = v.track(gatling("both-limits-" + round).coreThreads(1).maxThreads(1).maxQueued(2)
+                    .maxQueuedPerContext(1).overflow(Overflow.block(LONG_WAIT)).build());
+            CountDownLatch first = v.gate();
+            CountDownLatch second = v.gate();
+            hold(ex, first);
+            CountDownLatch secondRunning = new CountDownLatch(1);
+            ex.execute(() -> {
+                secondRunning.countDown();
+                TestSupport.blockQuietly(second);
+            });
+            Executor lane = ex.sequential("a");
+            List<String> order = new CopyOnWriteArrayList<>();
+            lane.execute(() -> order.add("a1")); // the executor is full now (2 waiting), and so is lane a (1)
+            Thread earlier = new Thread(() -> lane.execute(() -> order.add("a2")), "earlier");
+            earlier.start();
+            waitUntil("the earlier submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
+            Thread plain = new Thread(() -> ex.execute(() -> order.add("x")), "plain");
+            plain.start();
+            waitUntil("the plain submitter to wait", () -> ex.statistics().waitingSubmitters() == 2);
+            Thread later = new Thread(() -> lane.execute(() -> order.add("a3")), "later");
+            later.start();
+            waitUntil("the later submitter to wait", () -> ex.statistics().waitingSubmitters() == 3);
+            // The second task starts: one place. The earlier submitter finds lane a full and waits for it; the plain
+            // one takes the place; the later one finds the executor full again.
+            first.countDown();
+            await(secondRunning, "the second task to start");
+            waitUntil("the plain submitter admitted", () -> ex.statistics().waitingSubmitters() == 2);
+            second.countDown(); // then a1 starts: room in lane a and in the executor at once
+            for (Thread t : List.of(earlier, plain, later)) {
+                t.join(TimeUnit.SECONDS.toMillis(30));
+                assertFalse(t.isAlive(), t.getName());
+            }
+            awaitQuiescent(ex);
+            assertEquals(4, order.size(), "round " + round + ": " + order);
+            assertEquals(List.of("a1", "a2", "a3"), order.stream().filter(t -> t.startsWith("a")).collect(
+                    java.util.stream.Collectors.toList()), "round " + round + ": " + order);
+            ex.close();
+        }
+    }
+
+    /**
      * Workers wake executor waiters only once a few places are free; when one place frees and the workers then stay
      * busy in long tasks, the checker's regular look must admit the waiter (not maxWait later).
      */
