@@ -46,12 +46,26 @@ final class TaskTimer {
     /** Completions that came up while the lock was held; run after it is released. Guarded by lock. */
     private final List<Runnable> afterUnlock = new ArrayList<>();
     /**
-     * The queue's first task, as last seen under the lock, for workers that drive the timer without it
-     * ({@link #dispatchUnattended}). Written when an add makes a new first task and after each dispatch; a removal
-     * leaves it alone, so it is never later than the true first task (a stale one costs a look under the lock,
-     * which refreshes it). Volatile: see {@link Checker#absent} for the hand-shake with a parking worker.
+     * When the queue's first task is due, as last seen under the lock (null: the queue was empty), for workers that
+     * drive the timer without it ({@link #dispatchUnattended}). Written when an add makes a new first task and after
+     * every dispatch, the one a task due at once makes on its caller's thread included; a removal leaves it alone, so
+     * it is never later than the true first task (a stale one costs a look under the lock, which refreshes it).
+     *
+     * <p>A time, not the task: a periodic task moves its own time on when it runs. The hint used to be the task, and
+     * one left naming a periodic task that a caller's dispatch had taken out of the queue read, once that task had
+     * run, its next run's time, a period away, while the tasks behind it fell due: with no checker, the workers
+     * parked until then. Volatile: see {@link Checker#absent} for the hand-shake with a parking worker.
      */
-    private volatile ScheduledTask<?> firstHint;
+    private volatile Due firstDue;
+
+    /** A due time, immutable: see {@link #firstDue}. */
+    private static final class Due {
+        final long time;
+
+        Due(long time) {
+            this.time = time;
+        }
+    }
 
     TaskTimer(Engine engine) {
         this.engine = engine;
@@ -87,7 +101,7 @@ final class TaskTimer {
             }
             first = delayed.peek() == task;
             if (first) {
-                firstHint = task;
+                refreshHint();
             }
         } finally {
             lock.unlock();
@@ -176,7 +190,7 @@ final class TaskTimer {
      * tasks, if the first one is due. Costs a volatile read and a clock read until then.
      */
     void dispatchUnattended() {
-        ScheduledTask<?> first = firstHint;
+        Due first = firstDue;
         if (first != null) {
             long now = System.nanoTime();
             if (first.time - now <= 0) {
@@ -190,7 +204,7 @@ final class TaskTimer {
      * task is due (zero or less: due now), or {@link Long#MAX_VALUE} if none waits.
      */
     long unattendedWait() {
-        ScheduledTask<?> first = firstHint;
+        Due first = firstDue;
         return first == null ? Long.MAX_VALUE : first.time - System.nanoTime();
     }
 
@@ -224,7 +238,6 @@ final class TaskTimer {
         try {
             dispatchDueLocked(now);
             ScheduledTask<?> first = delayed.peek();
-            firstHint = first;
             next = first == null ? Long.MAX_VALUE : first.time;
             completions = takeCompletions();
         } finally {
@@ -252,6 +265,20 @@ final class TaskTimer {
                     completeOutsideLock(() -> failed.failDispatch(failure));
                 }
             }
+        }
+        refreshHint();
+    }
+
+    /** Writes the first task's due time to the hint, if it changed. The caller holds the lock. */
+    private void refreshHint() {
+        ScheduledTask<?> first = delayed.peek();
+        Due hint = firstDue;
+        if (first == null) {
+            if (hint != null) {
+                firstDue = null;
+            }
+        } else if (hint == null || hint.time != first.time) {
+            firstDue = new Due(first.time);
         }
     }
 
@@ -322,7 +349,7 @@ final class TaskTimer {
         lock.lock();
         try {
             notDue = delayed.drain();
-            firstHint = null;
+            firstDue = null;
         } finally {
             lock.unlock();
         }

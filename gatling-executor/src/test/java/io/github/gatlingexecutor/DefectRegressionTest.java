@@ -251,6 +251,51 @@ class DefectRegressionTest {
     }
 
     /**
+     * Without a checker, the workers time their parks by the timer's hint of its first due time. The hint was the first
+     * task itself, and a task due at once, dispatched on its caller's thread, first dispatched the overdue tasks ahead
+     * of it without refreshing the hint: left naming an overdue periodic task, the hint read that task's next run
+     * once it had run, a period later, and the one worker parked that long while a one-shot task fell due (it ran 29
+     * seconds late with a 30 s period). Here the worker is held in a task of the periodic task's context until that
+     * dispatch has put the periodic run behind it, so it runs the periodic task and then parks.
+     */
+    @Test
+    @Timeout(20)
+    void withoutACheckerADelayedTaskRunsWhenDueAfterACallersDispatchTookAPeriodicTaskOut() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        ThreadFactory oneThread = r -> {
+            if (calls.incrementAndGet() > 1) {
+                throw new IllegalStateException("no more threads");
+            }
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        };
+        GatlingExecutor e = cleanup.track(gatling("stale-hint").coreThreads(1).threadFactory(oneThread).build());
+        long start = System.nanoTime();
+        CountDownLatch periodicRan = new CountDownLatch(1);
+        ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Seq("c", periodicRan::countDown), 50, 30_000,
+                TimeUnit.MILLISECONDS);
+        ScheduledFuture<String> oneShot = e.schedule(() -> "due", 1_000, TimeUnit.MILLISECONDS);
+        CountDownLatch gate = new CountDownLatch(1);
+        CountDownLatch holding = new CountDownLatch(1);
+        e.execute(new Seq("c", () -> {
+            holding.countDown();
+            TestSupport.blockQuietly(gate);
+        }));
+        await(holding, "the worker to be held in context c");
+        assertTrue(e.engine().checker.absent(), "a checker started: the workers do not drive the timer here");
+        long overdueIn = TimeUnit.MILLISECONDS.toNanos(60) - (System.nanoTime() - start);
+        if (overdueIn > 0) {
+            TimeUnit.NANOSECONDS.sleep(overdueIn); // the periodic task is due at 50 ms; its context is held
+        }
+        e.schedule(() -> { }, 0, TimeUnit.MILLISECONDS); // dispatches the overdue periodic run, behind the held task
+        gate.countDown();
+        await(periodicRan, "the periodic task's first run");
+        assertEquals("due", oneShot.get(5, TimeUnit.SECONDS), "the one-shot task, due at 1 s");
+        assertTrue(periodic.cancel(false));
+    }
+
+    /**
      * The window of a checker start that fails after its thread was published: a worker that found it published left
      * the timer to it and parked without a timeout, and a delayed task scheduled meanwhile told only the checker. The
      * failed start now wakes an idle worker, which drives the timer. Here the start blocks until the worker is parked
