@@ -409,10 +409,10 @@ final class Engine {
 
     /**
      * The bounded path's steps are methods of their own below, so the unbounded submit does not carry their code: at
-     * 444 bytes of bytecode this method had it all. At 332 bytes it is over C2's inlining limit for hot callees (325),
-     * as is SequentialLane#offer (345), so each is a call per submit ("hot method too big"). Both brought under the
-     * limit were inlined, and a hot-key submit then cost more, not less (about 2 ns at the minimums,
-     * docs/hand-off-experiments.md, forty-eighth set): they stay calls.
+     * 444 bytes of bytecode this method had it all. At 348 bytes (332 when it was measured) it is over C2's inlining
+     * limit for hot callees (325), as is SequentialLane#offer (345), so each is a call per submit ("hot method too
+     * big"). Both brought under the limit were inlined, and a hot-key submit then cost more, not less (about 2 ns at
+     * the minimums, docs/hand-off-experiments.md, forty-eighth set): they stay calls.
      */
     private int attemptLane(boolean coalescing, Object context, Runnable task, LaneHandle handle, boolean internal,
                             boolean force) {
@@ -454,9 +454,16 @@ final class Engine {
                 break;
             }
             if (outcome == Lane.RELEASED) {
-                lanes(coalescing).remove(context, lane); // help the releasing thread, then look up again
-                noteRelease(lane, System.nanoTime());
-                lane = null;
+                try {
+                    lanes(coalescing).remove(context, lane); // help the releasing thread, then look up again
+                    noteRelease(lane, System.nanoTime());
+                    lane = laneOf(coalescing, context);
+                } catch (RuntimeException | Error contextFailed) {
+                    // Both run the context's hashCode and equals after a place may have been taken: a context that
+                    // throws now (a lane handle's lane spared it the first look-up) must not keep the place for good.
+                    giveBack(reserved);
+                    throw contextFailed;
+                }
                 continue;
             }
             if (outcome == Lane.REPLACED) {
@@ -475,6 +482,13 @@ final class Engine {
             handle.cacheLaneRelease(lane); // not a store per task: producers on other cores may read the handle too
         }
         return over || reserved == Admission.ADMITTED_OVER ? Admission.ADMITTED_OVER : Admission.ADMITTED;
+    }
+
+    /** Gives back the place {@link #attemptLane} took ({@code reserved >= 0}), if any. */
+    private void giveBack(int reserved) {
+        if (reserved >= 0) {
+            admission.release();
+        }
     }
 
     /** {@link #attemptLane}'s reservation not taken yet (or given back: the task replaced a waiting one). */
@@ -520,18 +534,14 @@ final class Engine {
 
     /** A submit the state refused after its lane was looked up: its place is given back, its lane not left behind. */
     private RejectedExecutionException rejectLooked(Lane lane, int reserved, Runnable task) {
-        if (reserved >= 0) {
-            admission.release();
-        }
+        giveBack(reserved);
         discardIfUnused(lane);
         return reject(task);
     }
 
     /** The lane refused the task ({@link Lane#FULL} or closed): its place is given back. */
     private int refused(int outcome, int reserved, Runnable task) {
-        if (reserved >= 0) {
-            admission.release();
-        }
+        giveBack(reserved);
         if (outcome == Lane.FULL) {
             return Admission.FULL_CONTEXT;
         }

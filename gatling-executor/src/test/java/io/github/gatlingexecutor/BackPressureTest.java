@@ -331,6 +331,45 @@ class BackPressureTest {
         assertEquals(0, ex.statistics().acceptedOverLimit());
     }
 
+    /**
+     * A context whose {@code hashCode} starts to throw after its lane was released: a submit through its lane handle
+     * (which spares the first look-up) takes a place, finds the handle's lane released, and looks the context up again,
+     * which throws to the caller. The place went with it, and the executor counted the refused task against
+     * {@code maxQueued} for good: here the second of two tasks that fit was refused.
+     */
+    @Test
+    void aContextThatThrowsOnTheLookUpAfterItsLaneWasReleasedKeepsNoPlace() throws Exception {
+        GatlingExecutor ex = v.track(gatling("throwing-context").coreThreads(1).maxThreads(1).maxQueued(2)
+                .overflow(Overflow.reject()).build());
+        AtomicReference<RuntimeException> hashFailure = new AtomicReference<>();
+        Object context = new Object() {
+            @Override
+            public int hashCode() {
+                RuntimeException failure = hashFailure.get();
+                if (failure != null) {
+                    throw failure;
+                }
+                return 7;
+            }
+        };
+        Executor lane = ex.sequential(context);
+        CountDownLatch ran = new CountDownLatch(1);
+        lane.execute(ran::countDown);
+        await(ran, "the context's first task");
+        waitUntil("its lane to be released", () -> ex.statistics().liveContexts() == 0);
+        hashFailure.set(new IllegalStateException("hashCode broke"));
+        IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> lane.execute(() -> { }));
+        assertEquals("hashCode broke", thrown.getMessage());
+        hashFailure.set(null);
+        CountDownLatch gate = v.gate();
+        hold(ex, gate);
+        ex.execute(() -> { });
+        ex.execute(() -> { }); // the second place: refused while the failed submit kept one
+        assertEquals(0, ex.statistics().rejected());
+        gate.countDown();
+        awaitQuiescent(ex);
+    }
+
     // ---- block -------------------------------------------------------------------------------------------------
 
     @Test
