@@ -22,10 +22,9 @@ import java.util.function.IntSupplier;
  * A submitter that finds its sequential lane full waits in that context's queue; one that finds the executor full
  * waits in the executor queue. A submitter attempts only while it is at the head of every queue it is in, so
  * submitters of one context (or, for {@code maxQueued}, of the executor) are admitted in arrival order; one that
- * waits in the executor queue alone goes behind earlier waiters of its context once they wait in its context's queue. A
- * new
- * submitter that sees anyone waiting (the waiting number &gt; 0) first looks, under the lock, whether someone waits
- * for what it needs, and queues behind them if so: it never overtakes a parked submitter.
+ * waits in the executor queue alone goes behind earlier waiters of its context once they wait in its context's
+ * queue. A new submitter that sees anyone waiting (the waiting number &gt; 0) first looks, under the lock, whether
+ * someone waits for what it needs, and queues behind them if so: it never overtakes a parked submitter.
  *
  * <p>Both kinds of queue are ordered by one arrival ticket, taken when a submitter starts to wait, not by when it
  * joined that queue. A waiter moves between queues (a context's head that finds the executor full joins the executor

@@ -51,10 +51,10 @@ final class TaskTimer {
      * every dispatch, the one a task due at once makes on its caller's thread included; a removal leaves it alone, so
      * it is never later than the true first task (a stale one costs a look under the lock, which refreshes it).
      *
-     * <p>A time, not the task: a periodic task moves its own time on when it runs. The hint used to be the task, and
-     * one left naming a periodic task that a caller's dispatch had taken out of the queue read, once that task had
-     * run, its next run's time, a period away, while the tasks behind it fell due: with no checker, the workers
-     * parked until then. Volatile: see {@link Checker#absent} for the hand-shake with a parking worker.
+     * <p>A time, not the task: a periodic task moves its own time on when it runs, so a hint naming a task that a
+     * dispatch had taken out of the queue would read, once that task ran, its next run's time, a period away, while
+     * the tasks behind it fell due (with no checker, the workers parked until then). Volatile: see
+     * {@link Checker#absent} for the hand-shake with a parking worker.
      */
     private volatile Due firstDue;
 
