@@ -1,5 +1,7 @@
 package io.github.gatlingexecutor;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Queue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -31,6 +33,26 @@ class TaskFuture<V> extends FutureTask<V> {
     private final Class<?> taskClass;
     /** invokeAny's completion queue, or null. Written before the future is submitted. */
     Queue<TaskFuture<V>> completion;
+    /**
+     * Which came first of a failure of the task, run by this executor's worker, and a cancel: 0 while neither has,
+     * then {@link #FAILING} or {@link #CANCELLING}, for good. A failure is counted in {@code failed()} before the
+     * future completes (see setException), and a cancel that came in between completed the future instead: the count
+     * had to be taken back, and a snapshot taken in between read {@code failed()} one higher than the next. With the
+     * outcome claimed first, a failure counts only once it is sure to complete the future, and a cancel that finds it
+     * claimed loses, as against a task that has completed.
+     */
+    private volatile int claim;
+    private static final int FAILING = 1;
+    private static final int CANCELLING = 2;
+    private static final VarHandle CLAIM;
+
+    static {
+        try {
+            CLAIM = MethodHandles.lookup().findVarHandle(TaskFuture.class, "claim", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     TaskFuture(Engine engine, Callable<V> callable, Object task, int kind, Object context) {
         super(callable);
@@ -65,10 +87,10 @@ class TaskFuture<V> extends FutureTask<V> {
 
     /**
      * Counted before the future completes, so that whoever sees it fail also sees it in {@code failed()} and
-     * {@code executed()}; the failure is taken back if the future had been cancelled meanwhile: it keeps its
-     * cancellation and the throwable (usually the interrupt of {@code cancel(true)}) is dropped, so nobody sees a
-     * failure. Only for a run by this executor's worker: a future that {@code shutdownNow()} returned, run by its
-     * caller, is not a task of the executor's, and counted as failed it showed one task both returned and run.
+     * {@code executed()}; but only once the failure has claimed the outcome ({@link #claim}): a cancel that came first
+     * completes the future, and the throwable (usually the interrupt of {@code cancel(true)}) is dropped, so nobody
+     * sees a failure. Only for a run by this executor's worker: a future that {@code shutdownNow()} returned, run by
+     * its caller, is not a task of the executor's, and counted as failed it showed one task both returned and run.
      */
     @Override
     protected void setException(Throwable t) {
@@ -76,16 +98,38 @@ class TaskFuture<V> extends FutureTask<V> {
             super.setException(t);
             return;
         }
-        if (isCancelled()) {
-            // Cancelled while it ran, the common way to get here (the interrupt of cancel(true)): nothing to count.
-            // Counted and taken back, a snapshot in between read a failure, and the next one failed() going down.
-            super.setException(t);
+        if (!CLAIM.compareAndSet(this, 0, FAILING)) {
+            // A cancel came first (the common way to get here: cancel(true)'s interrupt); it completes the future.
+            // Completing it here as well could win FutureTask's own race against that cancel, uncounted.
             return;
         }
-        engine.countFailedFuture(1);
-        super.setException(t);
-        if (isCancelled()) {
-            engine.countFailedFuture(-1);
+        try {
+            engine.countFailedFuture(1);
+        } finally {
+            // Nothing else can complete it now (a cancel waits for this), so this must, whatever the count met.
+            super.setException(t);
+        }
+    }
+
+    /**
+     * As {@link FutureTask#cancel}, unless the task, run by this executor's worker, has already failed: then the
+     * failure completes the future (see {@link #claim}), and this waits for it, since the future must be done when
+     * cancel returns. The wait is the worker's last few instructions of {@link #setException}, up to FutureTask's
+     * own state change, before any completion code runs (a {@code done()} that takes a lock the canceller holds).
+     */
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        for (;;) {
+            int c = claim;
+            if (c == CANCELLING || (c == 0 && CLAIM.compareAndSet(this, 0, CANCELLING))) {
+                return super.cancel(mayInterruptIfRunning);
+            }
+            if (c == FAILING) {
+                for (int waits = 0; !isDone(); ) {
+                    waits = Waiting.pause(waits);
+                }
+                return false;
+            }
         }
     }
 
