@@ -412,6 +412,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             // by ErrorGuardingDeserializer): it ended the polling thread, and the processor stopped with nobody told.
             if (!closing) {
                 LOG.log(Level.WARNING, "Poll failed; polling again shortly", e);
+                rewindAfterFailedPoll();
                 LockSupport.parkNanos(this, CONSUMER_ERROR_PAUSE_NANOS);
                 afterPoll();
             }
@@ -419,6 +420,55 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         }
         dispatch(records);
         afterPoll();
+    }
+
+    /**
+     * A poll that threw may have moved the consumer's positions past records it fetched and never returned: an Error
+     * from an interceptor's {@code onConsume} comes after the fetch was collected, and Kafka catches only exceptions
+     * there. The commit, which follows the position when nothing is in flight (see {@link #catchUpPosition}), would
+     * then pass records no handler saw. So each assigned partition goes back to the first offset not yet taken: the
+     * one after the last record handed out (or the position caught up to); for a partition whose position the
+     * processor never learned (the failed poll was its first), the group's committed offset, or, with none, the
+     * start of the log when {@code auto.offset.reset} is {@code earliest}. With no committed offset and another
+     * policy it stays where the poll left it: that policy put it at the log's end a moment before.
+     */
+    private void rewindAfterFailedPoll() {
+        Set<TopicPartition> unknown = new HashSet<>();
+        for (PartitionState ps : partitions.values()) {
+            if (ps.nextOffset < 0) {
+                unknown.add(ps.tp);
+                continue;
+            }
+            try {
+                consumer.seek(ps.tp, ps.nextOffset);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "Could not go back to offset " + ps.nextOffset + " of " + ps.tp
+                        + " after a failed poll", e);
+            }
+        }
+        if (unknown.isEmpty()) {
+            return;
+        }
+        try {
+            Map<TopicPartition, OffsetAndMetadata> groupOffsets = consumer.committed(unknown,
+                    closeTimeout.isZero() ? Duration.ofSeconds(5) : closeTimeout);
+            List<TopicPartition> none = new ArrayList<>();
+            for (TopicPartition tp : unknown) {
+                OffsetAndMetadata at = groupOffsets.get(tp);
+                if (at != null) {
+                    consumer.seek(tp, at);
+                } else {
+                    none.add(tp);
+                }
+            }
+            if (!none.isEmpty() && "earliest".equalsIgnoreCase(
+                    String.valueOf(config.get(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG)))) {
+                consumer.seekToBeginning(none);
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Could not go back to the committed offsets of " + unknown + " after a failed poll",
+                    e);
+        }
     }
 
     /**

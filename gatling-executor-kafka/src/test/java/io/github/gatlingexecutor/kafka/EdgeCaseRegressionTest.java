@@ -19,6 +19,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerInterceptor;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -40,6 +45,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Defects an outside audit of this module found at its edges, one test each; each was seen failing on the code before
@@ -224,6 +230,66 @@ class EdgeCaseRegressionTest {
             RecordDeserializationException e = assertInstanceOf(RecordDeserializationException.class,
                     failures.peek());
             assertInstanceOf(StackOverflowError.class, e.getCause().getCause(), e::toString);
+        }
+    }
+
+    /**
+     * An interceptor whose {@code onConsume} throws an Error once, the first time it is given a record at or past
+     * {@link #from}: Kafka catches only exceptions there, so the Error leaves {@code poll()} after the consumer's
+     * position has passed those records.
+     */
+    public static final class ErrorOnceInterceptor implements ConsumerInterceptor<String, String> {
+        static volatile long from;
+        static final AtomicBoolean THROWN = new AtomicBoolean();
+
+        @Override
+        public ConsumerRecords<String, String> onConsume(ConsumerRecords<String, String> records) {
+            for (ConsumerRecord<String, String> r : records) {
+                if (r.offset() >= from && THROWN.compareAndSet(false, true)) {
+                    throw new NoClassDefFoundError("a class the interceptor needs (thrown on purpose)");
+                }
+            }
+            return records;
+        }
+
+        @Override
+        public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public void configure(Map<String, ?> configs) {
+        }
+    }
+
+    /**
+     * A poll that threw an Error after the consumer had collected its records (an interceptor's, here) was logged and
+     * polling went on; nothing was in flight, so the commit followed the consumer's position, past records no handler
+     * saw: 0 of 20 handled with the end committed (4 of 4 runs). Now the partition goes back to the first offset not
+     * taken: from the group's start (the failed poll was the first) or from the records handed out before it.
+     */
+    @ParameterizedTest(name = "the Error at offset {0}")
+    @ValueSource(longs = {0, 10})
+    void recordsOfAPollThatThrewAfterFetchingThemAreNotSkipped(long errorAt) throws Exception {
+        ErrorOnceInterceptor.from = errorAt;
+        ErrorOnceInterceptor.THROWN.set(false);
+        String topic = topicWithRecords("poll-error", 20);
+        Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, 1);
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG, ErrorOnceInterceptor.class.getName());
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5);
+        Set<String> handled = ConcurrentHashMap.newKeySet();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic).commitInterval(Duration.ofMillis(20))
+                .handler(r -> handled.add(r.value()))
+                .build()) {
+            processor.start();
+            awaitCommitted(processor, end);
+            assertTrue(ErrorOnceInterceptor.THROWN.get(), "the interceptor never threw");
+            assertEquals(20, handled.size(), () -> "handled before the commit reached the end: " + handled);
         }
     }
 
