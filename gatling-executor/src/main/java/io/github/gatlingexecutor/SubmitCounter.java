@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.invoke.VarHandle;
+import java.lang.ref.WeakReference;
 import java.util.Arrays;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -29,16 +30,18 @@ import java.util.concurrent.atomic.LongAdder;
 final class SubmitCounter {
 
     /**
-     * One submitting thread's count. Not padded: a padded cell read the same as a plain one (three pairs of runs,
-     * docs/hand-off-experiments.md, sixteenth set).
+     * One submitting thread's count, and its thread, weakly: between folds the cells of threads that have ended stay
+     * here (a burst of short-lived submitters under a second apart is folded only at the next read or registration,
+     * and an idle executor may see neither for good), and a strong reference kept each such thread, and its context
+     * class loader, reachable. The count lives in the cell, so losing the thread loses nothing. Not padded: a padded
+     * cell read the same as a plain one (three pairs of runs, docs/hand-off-experiments.md, sixteenth set).
      */
-    static final class Cell {
-        final Thread owner;
+    static final class Cell extends WeakReference<Thread> {
         @SuppressWarnings("unused") // accessed through COUNT
         private long count;
 
         Cell(Thread owner) {
-            this.owner = owner;
+            super(owner);
         }
     }
 
@@ -114,8 +117,12 @@ final class SubmitCounter {
         for (int i = 0; i < size; i++) {
             Cell c = cells[i];
             // isAlive first: a thread seen ended has made its last increment visible to us (its termination
-            // synchronizes-with our detecting it, JLS 17.4.4), so what is folded is its final count.
-            if (c.owner.isAlive()) {
+            // synchronizes-with our detecting it, JLS 17.4.4), so what is folded is its final count. A cell whose
+            // thread was collected is folded too. The JLS gives a collection no such edge; but a live thread is
+            // reachable, so that one had ended (its exit fences its stores), and a collector clears a reference only
+            // after every thread has synchronized with it (a safepoint or handshake), so its count is final too.
+            Thread owner = c.get();
+            if (owner != null && owner.isAlive()) {
                 cells[kept++] = c;
             } else {
                 ended += (long) COUNT.getOpaque(c);
@@ -156,7 +163,7 @@ final class SubmitCounter {
         // the live thread's old cells, never folded, piled up (thousands in an audit's probe), each read walking them
         // all. Its cell is still here: it takes it back. The scan is as rare as the registrations.
         for (int i = 0; i < size; i++) {
-            if (cells[i].owner == me) {
+            if (cells[i].get() == me) {
                 return cells[i];
             }
         }
