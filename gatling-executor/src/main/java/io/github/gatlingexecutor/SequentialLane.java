@@ -512,20 +512,29 @@ final class SequentialLane extends Lane {
                 return false;
             }
             if (STATE.compareAndSet(this, s, state(seq(s), CLOSED))) {
+                dropChunks();
                 return true;
             }
         }
+    }
+
+    /**
+     * After the CAS that made this lane DEAD, or CLOSED while idle: its chunks hold only tasks that ran, and a lane
+     * handle keeps its last lane for the executor's lifetime, so they would keep those tasks, and what they capture,
+     * reachable. Nothing reads a finished lane's chunks: a submit reads the state first, and statistics walk only an
+     * active lane (a walk of NONE ends at taken, which the owner wrote before the idle CAS). A racing submit that
+     * still read the old state may use NONE to prepare its claim; its CAS then fails.
+     */
+    private void dropChunks() {
+        producerChunk = NONE;
+        chunk = NONE;
     }
 
     @Override
     boolean releaseIfIdle() {
         long s = state;
         if (mode(s) == IDLE && STATE.compareAndSet(this, s, state(seq(s), DEAD))) {
-            // Nothing reads a DEAD lane's chunks: a submit reads DEAD first, and a walk of NONE ends at taken, which
-            // the owner wrote before the idle CAS. A racing submit that still read the old state may use NONE to
-            // prepare its claim; its CAS then fails on DEAD.
-            producerChunk = NONE;
-            chunk = NONE;
+            dropChunks();
             return true;
         }
         return false;
@@ -560,8 +569,7 @@ final class SequentialLane extends Lane {
             return false;
         }
         if (STATE.compareAndSet(this, s, state(seq(s), DEAD))) {
-            producerChunk = NONE; // as in releaseIfIdle
-            chunk = NONE;
+            dropChunks();
             return true;
         }
         return false;
@@ -606,6 +614,7 @@ final class SequentialLane extends Lane {
             }
         }
         if (mode(s) == IDLE) {
+            dropChunks();
             return 0;
         }
         // Every slot up to seq(s) was claimed; a submitter may still be about to write its own, so wait for it. The

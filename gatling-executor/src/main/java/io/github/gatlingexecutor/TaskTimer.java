@@ -289,8 +289,14 @@ final class TaskTimer {
     void cancelReplaced(Future<?> future) {
         if (lock.isHeldByCurrentThread()) {
             completeOutsideLock(() -> future.cancel(false));
-        } else {
+            return;
+        }
+        try {
             future.cancel(false);
+        } catch (Throwable failed) {
+            // The replaced task's own code (a Future of the caller's whose cancel or done() throws), run on the
+            // thread whose submit replaced it: that submit has been accepted, and must not throw for another task.
+            engine.reportUncaught(failed);
         }
     }
 
