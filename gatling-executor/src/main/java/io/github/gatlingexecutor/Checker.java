@@ -373,6 +373,9 @@ final class Checker implements Runnable {
 
     @Override
     public void run() {
+        // A configured factory may run this on another thread than the one it returned (see StartGate): wake() must
+        // reach the thread that runs. A wake before this write set the flag the first round reads.
+        thread = Thread.currentThread();
         lastInspection = System.nanoTime();
         nextInspection = lastInspection + settings.checkPeriodNanos;
         for (;;) {

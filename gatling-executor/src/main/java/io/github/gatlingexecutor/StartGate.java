@@ -1,15 +1,24 @@
 package io.github.gatlingexecutor;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * What a configured {@link ThreadFactory} is given instead of a worker or the checker: the body runs only once the pool
- * has started the thread itself. A factory may hand back a thread it has already started (with this runnable, or
- * another); {@code Thread.start} then fails, the pool counts a failed start and gives the slot back, and without this
- * gate the body would be running anyway, a worker or a second checker that nothing counts, caps or stops (found running
- * after termination). As {@code ThreadPoolExecutor} does, the pool refuses a thread that is not {@code NEW}; the gate
- * makes sure that refused threads run nothing of ours. Threads the executor makes itself need no gate.
+ * has started the thread the factory returned, and then once. A factory may hand back a thread it has already started
+ * (with this runnable, or another); {@code Thread.start} then fails, the pool counts a failed start and gives the slot
+ * back, and without this gate the body would be running anyway, a worker or a second checker that nothing counts, caps
+ * or stops (found running after termination). As {@code ThreadPoolExecutor} does, the pool refuses a thread that is
+ * not {@code NEW}; the gate makes sure that refused threads run nothing of ours. Threads the executor makes itself need
+ * no gate.
+ *
+ * <p>Once the start has succeeded, the first thread to run the gate runs the body, whichever it is: a factory may
+ * return a thread that runs the runnable on a thread of its own (for a larger stack, say). Admitting only the thread
+ * the pool started ran nothing then, and the worker's slot, taken and never given back, kept the executor from running
+ * its tasks or terminating. The body takes the thread that runs it as its own ({@link Worker#thread},
+ * {@link Checker}'s), so wake-ups and interrupts reach it.
  */
 final class StartGate implements Runnable {
     private static final int PENDING = 0;
@@ -18,9 +27,7 @@ final class StartGate implements Runnable {
 
     private final Runnable body;
     private volatile int verdict = PENDING;
-    /**
-     * The thread the pool started: the only one that may run the body (written before the verdict that publishes it).
-     */
+    /** The thread the pool started (written before the verdict), unparked when the verdict is in. */
     private Thread admitted;
     /** The thread that runs this gate, once it waits: the factory may run it on another thread than it returned. */
     private volatile Thread waiter;
@@ -101,9 +108,19 @@ final class StartGate implements Runnable {
                 LockSupport.park(this);
             }
         }
-        if (verdict == OPEN && admitted == self) {
-            verdict = REFUSED; // once: a factory's thread that ran the gate again would run nothing more
+        // Once: any later run of the gate, on this thread or another, runs nothing.
+        if (VERDICT.compareAndSet(this, OPEN, REFUSED)) {
             body.run();
+        }
+    }
+
+    private static final VarHandle VERDICT;
+
+    static {
+        try {
+            VERDICT = MethodHandles.lookup().findVarHandle(StartGate.class, "verdict", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
         }
     }
 }

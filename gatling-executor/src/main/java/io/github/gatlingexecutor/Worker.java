@@ -65,7 +65,12 @@ final class Worker implements Runnable {
     final boolean core;
     /** Unique within the executor, never 0 (see {@link Lane#lastWorkerId}). */
     final int id;
-    Thread thread;
+    /**
+     * The thread that runs this worker: the one the pool started, or, when a configured factory runs the runnable it
+     * was given on a thread of its own, that thread, written as it begins (see StartGate). Wake-ups, interrupts and
+     * the checker's looks go to it. Volatile: written once more after the worker was listed.
+     */
+    volatile Thread thread;
     /** Set by the pool when this idle auxiliary worker is allowed to end (see PoolPolicy#mayRetire). */
     boolean retired;
 
@@ -189,6 +194,7 @@ final class Worker implements Runnable {
 
     @Override
     public void run() {
+        thread = Thread.currentThread(); // before anything that can park it: whoever wakes it reads this first
         CURRENT.set(this);
         try {
             pool.running(this); // inside: if its JFR event throws, exited() still gives the slot back

@@ -598,6 +598,15 @@ final class WorkerPool {
     }
 
     /**
+     * Worker starts under way: a slot taken ({@link #tryStart}) whose worker is not listed yet, while the factory makes
+     * its thread. Racy (two reads), and at worst one off for a moment while a worker ends.
+     */
+    int startsInProgress() {
+        int listed = workers.length;
+        return Math.max(0, threads() - listed);
+    }
+
+    /**
      * Fills the pool part of a statistics snapshot: {executed, failed, transfers, auxStarted, coreBumps,
      * startFailures, busy workers, started, core size, threads, peak threads}. The core size is read under the lock
      * its bumps take, with their count: read after it, a snapshot taken while a bump landed showed a core size of the

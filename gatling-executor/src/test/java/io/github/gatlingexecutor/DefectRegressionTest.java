@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.github.gatlingexecutor.TestSupport.Coal;
 import io.github.gatlingexecutor.TestSupport.Seq;
@@ -1210,6 +1211,116 @@ class DefectRegressionTest {
             t.join(5_000);
             assertFalse(t.isAlive(), t.getName() + " outlived termination: " + describeStack(t));
         }
+    }
+
+    /**
+     * A factory may return a thread that runs the runnable it was given on a thread of its own (for a larger stack,
+     * say). The gate ran the body only on the thread the pool had started, so it ran nothing: the worker's slot stayed
+     * taken, the task never ran, and the executor never terminated (an outside audit; {@code ThreadPoolExecutor} works
+     * with such a factory). The first thread to run the gate after the start runs the body, and wake-ups, the
+     * checker's looks and interrupts go to it: here a worker parks and is woken, a delayed task needs the checker, and
+     * {@code shutdownNow} must interrupt a running task.
+     */
+    @Test
+    @Timeout(30)
+    void aFactoryWhoseThreadRunsTheRunnableOnAnInnerThreadGetsAWorkingExecutor() throws Exception {
+        List<Thread> inner = new CopyOnWriteArrayList<>();
+        ThreadFactory wrapping = r -> {
+            Thread outer = new Thread(() -> {
+                Thread t = new Thread(null, r, Thread.currentThread().getName() + "-inner", 1 << 20);
+                t.setDaemon(true);
+                inner.add(t);
+                t.start();
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "wrapping");
+            outer.setDaemon(true);
+            return outer;
+        };
+        GatlingExecutor e = gatling("inner-threads").coreThreads(1).threadFactory(wrapping).build();
+        CountDownLatch first = new CountDownLatch(1);
+        e.execute(first::countDown);
+        await(first, "a task on the worker's inner thread");
+        Worker worker = e.engine().pool.workers()[0];
+        waitUntil("the worker to park", () -> worker.parkState() == Worker.PARKED);
+        assertTrue(inner.contains(worker.thread), "the worker's thread is the one that runs it");
+        CountDownLatch second = new CountDownLatch(1);
+        e.execute(second::countDown); // wakes the parked worker: an unpark of the thread that runs it
+        await(second, "a task after the worker parked");
+        assertEquals("due", e.schedule(() -> "due", 20, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS));
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch interrupted = new CountDownLatch(1);
+        e.execute(() -> {
+            running.countDown();
+            try {
+                new CountDownLatch(1).await();
+            } catch (InterruptedException expected) {
+                interrupted.countDown();
+            }
+        });
+        await(running, "the task to interrupt");
+        e.shutdownNow();
+        await(interrupted, "shutdownNow's interrupt of the running task");
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS), () -> "not terminated: " + e.statistics());
+        assertEquals(0, e.statistics().threadStartFailures());
+        for (Thread t : inner) {
+            t.join(5_000);
+            assertFalse(t.isAlive(), t.getName() + " outlived termination");
+        }
+    }
+
+    /**
+     * A core worker being started is not among the workers until its factory returns; the checker, nudged meanwhile
+     * by a submit that found no worker free, counted only the running one and started an auxiliary worker beside the
+     * core start: three threads for a CPU-bound load on two cores (an outside audit, with a factory taking 100 ms a
+     * thread: 3 of 5 runs). Here the second core start is held in the factory while the first core worker computes,
+     * and a submit nudges the checker, which looks every 10 ms; in the 300 ms the start is held, no auxiliary worker
+     * may be asked for.
+     */
+    @Test
+    @Timeout(30)
+    void aCoreStartInTheFactoryCountsAsAWorkerOnItsWay() throws Exception {
+        assumeTrue(Runtime.getRuntime().availableProcessors() == 2, "the pool's numbers below are for two cores");
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch secondAsked = new CountDownLatch(1);
+        AtomicInteger workersAsked = new AtomicInteger();
+        ThreadFactory factory = r -> {
+            if (!TestSupport.isChecker(r) && workersAsked.incrementAndGet() == 2) {
+                secondAsked.countDown();
+                TestSupport.blockQuietly(release);
+            }
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        };
+        GatlingExecutor e = cleanup.track(gatling("slow-core-start").coreThreads(2).maxThreads(4)
+                .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofSeconds(10)).threadFactory(factory)
+                .build());
+        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch computing = new CountDownLatch(1);
+        e.execute(new Seq("a", () -> {
+            computing.countDown();
+            while (!stop.get()) {
+                Thread.onSpinWait(); // on the CPU: a running worker, not a blocked or stuck one
+            }
+        }));
+        await(computing, "the first core worker's task");
+        Thread starter = new Thread(() -> e.execute(new Seq("b", () -> { })), "starter"); // its start is held
+        starter.start();
+        await(secondAsked, "the second core start in the factory");
+        CountDownLatch third = new CountDownLatch(1);
+        e.execute(new Seq("c", third::countDown)); // no worker free, the core full: nudges the checker
+        Thread.sleep(300); // 30 of the checker's looks, with the second core start held in the factory
+        int askedWhileHeld = workersAsked.get();
+        release.countDown();
+        starter.join(5_000);
+        await(third, "the third task");
+        stop.set(true);
+        assertEquals(2, askedWhileHeld, "workers asked of the factory while a core start was in it");
+        assertEquals(0, e.statistics().auxiliaryThreadsStarted(), e.statistics().toString());
     }
 
     private static String describeStack(Thread t) {
