@@ -145,7 +145,9 @@ final class WorkerPool {
                 }
                 Object item = engine.readyQueue.poll();
                 if (item != null) {
-                    return item;
+                    // As after any poll by a worker that may have been woken (the park below returns here when the
+                    // state changes, its count given back): submitters that counted on it skipped their wake-ups.
+                    return passingWakeUpOn(item);
                 }
                 if (engine.quiescent()) {
                     wakeAll(); // the others can end too
