@@ -547,19 +547,19 @@ final class Admission {
      */
     private void admitFollowers() {
         for (Waiter w; (w = executorQueue.peek()) != null; ) {
-            if (behindItsContext(w)) {
-                continue; // it left the executor queue for its context's
-            }
-            if (w.contextQueue != null && w.contextQueue.peek() != w) {
-                return; // it also waits behind others of its context: its turn comes from there
-            }
-            if (engine.state() != Engine.RUNNING) {
-                // Shutdown wakes every waiter, which then refuses itself outside the lock: an attempt made here would
-                // build its refusal, which names the task, under it (a narrower window remains, a shutdown that
-                // begins during the attempt).
-                return;
-            }
             try {
+                if (behindItsContext(w)) {
+                    continue; // it left the executor queue for its context's
+                }
+                if (w.contextQueue != null && w.contextQueue.peek() != w) {
+                    return; // it also waits behind others of its context: its turn comes from there
+                }
+                if (engine.state() != Engine.RUNNING) {
+                    // Shutdown wakes every waiter, which then refuses itself outside the lock: an attempt made here
+                    // would build its refusal, which names the task, under it (a narrower window remains, a shutdown
+                    // that begins during the attempt).
+                    return;
+                }
                 if (!tryAdmit(w)) {
                     return;
                 }
@@ -709,8 +709,9 @@ final class Admission {
      * made one. Attempting from the executor queue, {@code w} would overtake that waiter when both are woken by the
      * same room (a task of the context starting frees a place in the lane and one in the executor). So before any
      * attempt it joins that queue, by its ticket, and leaves the executor queue (see join: one behind others of its
-     * context does not hold it). The look-up runs the context's {@code equals} only, which cannot throw out of it
-     * (see ContextKey).
+     * context does not hold it). The look-up runs the context's {@code equals} only, and lets out of it only what
+     * {@link #sameContext} lets through, a {@link VirtualMachineError} (an {@code equals} that recurses without end):
+     * the head that runs this for a follower hands that to the follower (see admitFollowers).
      */
     private boolean behindItsContext(Waiter w) {
         if (w.lookup == null || w.contextQueue != null) {

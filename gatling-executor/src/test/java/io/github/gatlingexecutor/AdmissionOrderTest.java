@@ -2,6 +2,7 @@ package io.github.gatlingexecutor;
 
 import static io.github.gatlingexecutor.TestSupport.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.time.Duration;
@@ -93,7 +94,7 @@ class AdmissionOrderTest {
                 try {
                     await.run();
                     outcome.set("admitted");
-                } catch (RuntimeException refused) {
+                } catch (RuntimeException | Error refused) {
                     outcome.set(refused);
                 }
             }, name);
@@ -267,5 +268,66 @@ class AdmissionOrderTest {
         contextRoom.set(true);
         untilDone(h);
         assertEquals(0, admission.waitingSubmitters());
+    }
+
+    /**
+     * The head that admits the waiters behind it first checks whether each must go behind earlier waiters of its
+     * context, which looks the context up and so runs its {@code equals}. That look ran outside the catch that hands a
+     * follower's failure to the follower: an {@code equals} that threw an Error (a {@code StackOverflowError} of one
+     * that recurses) ended the head's own call, whose task had been accepted. Here two contexts share a hash, and the
+     * follower's starts to throw once the other has a queue.
+     */
+    @Test
+    @Timeout(30)
+    void aFollowersContextWhoseEqualsThrowsFailsTheFollowerNotTheHeadThatAdmittedItself() throws Exception {
+        AtomicBoolean broken = new AtomicBoolean();
+        Object a1 = new CollidingContext("a1", broken);
+        Object a2 = new CollidingContext("a2", broken);
+        Submitter head = waitFor("head", null, Admission.FULL_EXECUTOR, plainAttempt(), 1);
+        Submitter follower = waitFor("follower", a2, Admission.FULL_EXECUTOR, plainAttempt(), 2); // no queue of a2
+        Submitter other = waitFor("other", a1, Admission.FULL_CONTEXT, laneAttempt(), 3); // makes a1's queue
+        broken.set(true);
+        executorRoom.set(1); // room for the head alone; it then looks at the follower
+        untilDone(head);
+        waitUntil("the follower failed", () -> follower.outcome.get() != null);
+        assertInstanceOf(StackOverflowError.class, follower.outcome.get());
+        broken.set(false);
+        assertNull(other.outcome.get());
+        executorRoom.set(1);
+        contextRoom.set(true);
+        untilDone(other);
+        assertEquals(0, admission.waitingSubmitters());
+    }
+
+    /** A context whose hash every instance shares, and whose {@code equals} throws while {@code broken}. */
+    private static final class CollidingContext {
+        private final String name;
+        private final AtomicBoolean broken;
+
+        CollidingContext(String name, AtomicBoolean broken) {
+            this.name = name;
+            this.broken = broken;
+        }
+
+        @Override
+        public int hashCode() {
+            return 42;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (o == this) {
+                return true;
+            }
+            if (broken.get()) {
+                throw new StackOverflowError("equals of " + name + " (thrown on purpose)");
+            }
+            return o instanceof CollidingContext && ((CollidingContext) o).name.equals(name);
+        }
+
+        @Override
+        public String toString() {
+            return name;
+        }
     }
 }
