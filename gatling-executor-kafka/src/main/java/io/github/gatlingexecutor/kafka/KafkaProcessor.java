@@ -113,6 +113,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     private static final long BUSY_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     /** Pause of the polling thread after the consumer itself failed, so that a persistent error does not spin. */
     private static final long CONSUMER_ERROR_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+    /** The longest pause between polls that keep failing: the pause doubles from {@link #CONSUMER_ERROR_PAUSE_NANOS}. */
+    private static final long MAX_CONSUMER_ERROR_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** The longest wait of a failed poll's look-up of the group's committed offsets (see rewindAfterFailedPoll). */
+    private static final Duration COMMITTED_LOOKUP_TIMEOUT = Duration.ofSeconds(5);
     private static final int SWEEP_MIN = 4096;
     /** Fewest records behind a partition's oldest incomplete one before its commit tracking is compacted. */
     private static final int COMPACT_MIN = 1024;
@@ -134,6 +138,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     private final Object lifecycle = new Object();
     private final AtomicBoolean executorClosed = new AtomicBoolean();
     private volatile boolean closing;
+    /** Polls in a row that threw (polling thread only): the pause before the next one grows with it. */
+    private int failedPolls;
     private volatile boolean halted;
     private volatile ContextExecutor executor;
     private volatile Thread pollThread;
@@ -315,6 +321,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         if (t == null || t == Thread.currentThread()) {
             return;
         }
+        LockSupport.unpark(t); // out of a pause after failed polls (closing is written before)
         boolean interrupted = false;
         while (t.isAlive()) {
             try {
@@ -411,13 +418,21 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             // An Error too (from an interceptor, say; a deserializer's is turned into a RecordDeserializationException
             // by ErrorGuardingDeserializer): it ended the polling thread, and the processor stopped with nobody told.
             if (!closing) {
-                LOG.log(Level.WARNING, "Poll failed; polling again shortly", e);
+                // The pause doubles while polls keep failing: an Error that comes back with the same records (an
+                // interceptor's missing class, say) holds their partitions where they are, polled again and again
+                // after the rewind below, and each time every partition's fetched data is dropped by the seeks.
+                failedPolls++;
+                long pause = Math.min(CONSUMER_ERROR_PAUSE_NANOS << Math.min(failedPolls - 1, 16),
+                        MAX_CONSUMER_ERROR_PAUSE_NANOS);
+                LOG.log(Level.WARNING, "Poll failed (" + failedPolls + " in a row); polling again in "
+                        + TimeUnit.NANOSECONDS.toMillis(pause) + " ms", e);
                 rewindAfterFailedPoll();
-                LockSupport.parkNanos(this, CONSUMER_ERROR_PAUSE_NANOS);
+                LockSupport.parkNanos(this, pause); // close() unparks this thread
                 afterPoll();
             }
             return;
         }
+        failedPolls = 0;
         dispatch(records);
         afterPoll();
     }
@@ -450,8 +465,11 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             return;
         }
         try {
+            // Bounded apart from closeTimeout (30 s by default): the polling thread commits, pauses and answers close()
+            // only once this returns.
             Map<TopicPartition, OffsetAndMetadata> groupOffsets = consumer.committed(unknown,
-                    closeTimeout.isZero() ? Duration.ofSeconds(5) : closeTimeout);
+                    closeTimeout.isZero() || closeTimeout.compareTo(COMMITTED_LOOKUP_TIMEOUT) > 0
+                            ? COMMITTED_LOOKUP_TIMEOUT : closeTimeout);
             List<TopicPartition> none = new ArrayList<>();
             for (TopicPartition tp : unknown) {
                 OffsetAndMetadata at = groupOffsets.get(tp);

@@ -234,18 +234,20 @@ class EdgeCaseRegressionTest {
     }
 
     /**
-     * An interceptor whose {@code onConsume} throws an Error once, the first time it is given a record at or past
-     * {@link #from}: Kafka catches only exceptions there, so the Error leaves {@code poll()} after the consumer's
+     * An interceptor whose {@code onConsume} throws an Error, {@link #times} times, whenever it is given a record at or
+     * past {@link #from}: Kafka catches only exceptions there, so the Error leaves {@code poll()} after the consumer's
      * position has passed those records.
      */
-    public static final class ErrorOnceInterceptor implements ConsumerInterceptor<String, String> {
+    public static final class ErrorInterceptor implements ConsumerInterceptor<String, String> {
         static volatile long from;
-        static final AtomicBoolean THROWN = new AtomicBoolean();
+        static final AtomicInteger TIMES = new AtomicInteger();
+        static final AtomicInteger THROWN = new AtomicInteger();
 
         @Override
         public ConsumerRecords<String, String> onConsume(ConsumerRecords<String, String> records) {
             for (ConsumerRecord<String, String> r : records) {
-                if (r.offset() >= from && THROWN.compareAndSet(false, true)) {
+                if (r.offset() >= from && TIMES.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                    THROWN.incrementAndGet();
                     throw new NoClassDefFoundError("a class the interceptor needs (thrown on purpose)");
                 }
             }
@@ -274,12 +276,13 @@ class EdgeCaseRegressionTest {
     @ParameterizedTest(name = "the Error at offset {0}")
     @ValueSource(longs = {0, 10})
     void recordsOfAPollThatThrewAfterFetchingThemAreNotSkipped(long errorAt) throws Exception {
-        ErrorOnceInterceptor.from = errorAt;
-        ErrorOnceInterceptor.THROWN.set(false);
+        ErrorInterceptor.from = errorAt;
+        ErrorInterceptor.TIMES.set(1);
+        ErrorInterceptor.THROWN.set(0);
         String topic = topicWithRecords("poll-error", 20);
         Map<TopicPartition, Long> end = KAFKA.endOffsets(topic, 1);
         Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
-        props.put(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG, ErrorOnceInterceptor.class.getName());
+        props.put(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG, ErrorInterceptor.class.getName());
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5);
         Set<String> handled = ConcurrentHashMap.newKeySet();
         try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
@@ -288,9 +291,46 @@ class EdgeCaseRegressionTest {
                 .build()) {
             processor.start();
             awaitCommitted(processor, end);
-            assertTrue(ErrorOnceInterceptor.THROWN.get(), "the interceptor never threw");
+            assertEquals(1, ErrorInterceptor.THROWN.get(), "the interceptor's Errors");
             assertEquals(20, handled.size(), () -> "handled before the commit reached the end: " + handled);
         }
+    }
+
+    /**
+     * An Error that comes back with the same records holds their partition where it is: polled again after a pause
+     * that doubles while polls keep failing, the records after it are neither handled nor committed, and
+     * {@code close()} is not held by the pause (10 s at most).
+     */
+    @Test
+    void anErrorThatComesBackWithTheSameRecordsHoldsThemAndCloseIsNotHeldByThePause() throws Exception {
+        ErrorInterceptor.from = 10;
+        ErrorInterceptor.TIMES.set(Integer.MAX_VALUE);
+        ErrorInterceptor.THROWN.set(0);
+        String topic = topicWithRecords("poll-error-again", 20);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG, ErrorInterceptor.class.getName());
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5);
+        Set<String> handled = ConcurrentHashMap.newKeySet();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic).commitInterval(Duration.ofMillis(20))
+                .handler(r -> handled.add(r.value()))
+                .build();
+        long closedIn;
+        try {
+            processor.start();
+            awaitCommitted(processor, Map.of(tp, 10L));
+            // Six failed polls: pauses of 0.2, 0.4, 0.8, 1.6 and 3.2 s between them, and the sixth's of 6.4 s begins
+            // as we close.
+            await(Duration.ofSeconds(30), "six failed polls", () -> ErrorInterceptor.THROWN.get() >= 6);
+        } finally {
+            long start = System.nanoTime();
+            processor.close();
+            closedIn = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        }
+        assertEquals(10, handled.size(), () -> "handled: " + handled);
+        assertEquals(10L, processor.statistics().committedOffsets().get(tp));
+        assertTrue(closedIn < 3_000, "close() took " + closedIn + " ms, held by the pause after a failed poll");
     }
 
     /**
