@@ -635,10 +635,14 @@ final class Checker implements Runnable {
      * and when a timed park ends; a worker busy in one long task cannot. So while any worker holds idle lanes, the
      * checker looks every {@link #SWEEP_TICK_NANOS} and releases those past the grace, which bounds how long an emptied
      * lane stays mapped.
-     * Returns whether any worker holds some.
+     * Returns whether a look within {@link #SWEEP_TICK_NANOS} is wanted: some worker holds a lane still within its
+     * grace, or one that went idle as the last sweep looked, or has started an item since (it may have rung one).
+     * Entries of lanes that left a ring, active on some worker, wait for the next look at the usual pace: such a lane
+     * can only finish once that worker is done with it, and looked at every 2 ms, an entry of the very lane its
+     * worker is blocked in woke this thread 500 times a second for as long as the task blocked.
      */
-    private boolean sweepIdleLanes(long now) {
-        boolean any = false;
+    boolean sweepIdleLanes(long now) {
+        boolean soon = false;
         for (Worker w : engine.pool.workers()) {
             // The started count as a "nothing new" mark: a task running during a clean sweep can still leave its
             // lane in the ring after it, but then its worker either starts another item (the mark moves) or parks,
@@ -646,7 +650,6 @@ final class Checker implements Runnable {
             if (w.idleCountOpaque() == 0 || w.sweptCleanAt == w.startedCountOpaque()) {
                 continue; // nothing held, or nothing new since a sweep that left nothing to wait for
             }
-            any = true;
             if (now - w.lastSweptByChecker >= SWEEP_TICK_NANOS) {
                 w.lastSweptByChecker = now;
                 // The mark is read before the ring: a worker rings a lane before it starts its next item, and
@@ -655,12 +658,15 @@ final class Checker implements Runnable {
                 // a start that came in between made a sweep that missed the lane look clean for good: with every
                 // worker then stuck, the lane stayed mapped (2 of 210 rounds of an outside audit, under load).
                 long mark = w.startedCountAcquire();
-                if (!releaseIdleLanesOf(w, now)) {
+                w.sweepMark = mark;
+                w.sweepOutcome = releaseIdleLanesOf(w, now);
+                if (w.sweepOutcome == SWEEP_CLEAN) {
                     w.sweptCleanAt = mark;
                 }
             }
+            soon |= w.sweepOutcome == SWEEP_SOON || w.sweepMark != w.startedCountOpaque();
         }
-        return any;
+        return soon;
     }
 
     /**
@@ -692,18 +698,26 @@ final class Checker implements Runnable {
     /** How soon the checker looks again while work waits: after a nudge, a start for a backlog, or a backlog seen. */
     private static final long BACKLOG_RECHECK_NANOS = 5_000_000L;
 
+    /** {@link #releaseIdleLanesOf}: nothing left to wait for. */
+    static final int SWEEP_CLEAN = 0;
+    /** {@link #releaseIdleLanesOf}: an entry names a lane that left this ring, active, and not finished yet. */
+    static final int SWEEP_LATER = 1;
+    /** {@link #releaseIdleLanesOf}: an idle lane there is still within its grace, or went idle as this looked. */
+    static final int SWEEP_SOON = 2;
+
     /**
      * Racy read of the live part of a worker's idle ring: safe because each lane's own CAS decides (see
-     * Worker#idleRing). Returns whether another look is worth it: some idle lane there is still within its grace, or
-     * an entry names a lane that left this ring and is not finished yet.
+     * Worker#idleRing). Returns {@link #SWEEP_SOON}, {@link #SWEEP_LATER} or {@link #SWEEP_CLEAN}: whether another
+     * look is worth it, and how soon.
      *
      * <p>A lane found active again (another worker runs it now) gives up its entry here ({@link Lane#leaveRing}): the
      * worker that empties it next then rings it itself. Otherwise a lane whose only entry sits in the ring of a worker
      * stuck in a long task could never join another ring, and would stay mapped for as long as that worker is stuck.
      */
-    static boolean releaseIdleLanesOf(Worker w, long now) {
+    static int releaseIdleLanesOf(Worker w, long now) {
         boolean young = false;
         boolean again = false; // an entry of a lane that left this ring: cleared when the lane is finished
+        boolean wentIdle = false;
         int start = w.idleStartOpaque();
         int count = Math.min(w.idleCountOpaque(), Worker.IDLE_RING);
         for (int i = 0; i < count; i++) {
@@ -740,10 +754,10 @@ final class Checker implements Runnable {
                 // marked and did not ring it), so there must be a next sweep, which sees it idle. Counted as nothing
                 // to wait for, this look could end the sweeps of a worker stuck in a task, and the lane stayed mapped
                 // until the task ended (an outside audit, pausing the checker between the two reads).
-                again = true;
+                wentIdle = true;
             }
         }
-        return young || again;
+        return young || wentIdle ? SWEEP_SOON : again ? SWEEP_LATER : SWEEP_CLEAN;
     }
 
     /**

@@ -172,6 +172,9 @@ final class Worker implements Runnable {
     long lastSweptByChecker;
     /** startedCount when the checker last swept this worker's ring and found nothing left to wait for, else -1. */
     long sweptCleanAt = -1;
+    /** startedCount when the checker last swept this worker's ring, and what that sweep found (Checker.SWEEP_*). */
+    long sweepMark = -1;
+    int sweepOutcome = Checker.SWEEP_SOON;
     long cpuSeen = -1;
     long cpuSeenAt;
     long checkSeen = -1;

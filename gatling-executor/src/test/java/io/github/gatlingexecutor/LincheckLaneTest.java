@@ -1230,7 +1230,8 @@ class LincheckLaneTest {
     }
 
     private static boolean sweep(boolean real, Worker stuck, long now) {
-        return real ? Checker.releaseIdleLanesOf(stuck, now) : brokenReleaseIdleLanesOf(stuck, now);
+        return real ? Checker.releaseIdleLanesOf(stuck, now) != Checker.SWEEP_CLEAN
+                : brokenReleaseIdleLanesOf(stuck, now);
     }
 
     /** Checker#releaseIdleLanesOf without the look it asks for when a lane went idle between its two reads. */
