@@ -40,8 +40,9 @@ import java.util.function.IntSupplier;
  * worker one read when nobody waits, and the worker never takes the admission lock (it is never parked by it). Without
  * a fence on the worker's side, a waiter that registers just as a worker makes room can miss that worker's wake-up;
  * the checker's tick ({@link #poll}, every few milliseconds while a worker is awake or a submitter waits) wakes the
- * head of every queue whose limit has room, so such a wait ends within a tick. Executor waiters are woken by workers
- * only once a few places are free, and the head then admits the waiters behind it while room lasts.
+ * head of every queue whose limit has room, so such a wait ends within a tick; with no checker thread (a factory that
+ * fails it), each waiter parks a tick at most and looks itself. Executor waiters are woken by workers only once a few
+ * places are free, and the head then admits the waiters behind it while room lasts.
  */
 final class Admission {
     /** Outcomes of one attempt to accept a task. */
@@ -491,6 +492,14 @@ final class Admission {
                 }
                 lock.unlock();
                 try {
+                    if (!engine.checker.published()) {
+                        // No checker thread (its factory failed it): nothing ticks poll(), which wakes the head of a
+                        // queue whose limit has room, and so catches a worker's missed wake-up and the room workers
+                        // leave below wakeBelow without waking anyone. The waiter looks once a tick itself, and asks
+                        // for the checker again (outside the lock: it calls the thread factory).
+                        engine.checker.retryIfAbsent();
+                        remaining = Math.min(remaining, Checker.CLOCK_TICK_NANOS);
+                    }
                     LockSupport.parkNanos(this, remaining);
                 } finally {
                     lock.lock();

@@ -17,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -480,6 +481,58 @@ class BackPressureTest {
                     java.util.stream.Collectors.toList()), "round " + round + ": " + order);
             ex.close();
         }
+    }
+
+    /**
+     * With no checker thread (its factory fails it), nothing ticked the admission's look for room, which wakes a
+     * parked submitter that workers do not (they wake the executor queue's head only once a few places are free): a
+     * submitter waited out its whole maxWait with 61 of 1,000 places free (an outside audit: 2,996 ms of a 3 s
+     * maxWait). Such a waiter now looks itself once a clock tick.
+     */
+    @Test
+    void withNoCheckerThreadAWaiterIsAdmittedSoonAfterRoomAppears() throws Exception {
+        ThreadFactory noChecker = r -> {
+            if (TestSupport.isChecker(r)) {
+                throw new IllegalStateException("no checker thread (on purpose)");
+            }
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        };
+        GatlingExecutor ex = v.track(gatling("no-checker-block").coreThreads(1).maxThreads(1).maxQueued(1000)
+                .overflow(Overflow.block(Duration.ofSeconds(20))).threadFactory(noChecker).build());
+        CountDownLatch first = v.gate();
+        CountDownLatch later = v.gate();
+        hold(ex, first);
+        AtomicInteger ran = new AtomicInteger();
+        for (int i = 0; i < 1000; i++) {
+            int n = i;
+            ex.execute(() -> {
+                if (ran.incrementAndGet() == 61) {
+                    TestSupport.blockQuietly(later); // 61 places free, fewer than wake the waiters
+                }
+            });
+        }
+        assertTrue(ex.engine().checker.absent(), "a checker thread was made");
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        CountDownLatch admitted = new CountDownLatch(1);
+        Thread submitter = new Thread(() -> {
+            try {
+                ex.execute(() -> { });
+                admitted.countDown();
+            } catch (RuntimeException e) {
+                failed.set(e);
+            }
+        }, "waiting-submitter");
+        submitter.start();
+        waitUntil("the submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
+        first.countDown();
+        waitUntil("61 tasks started", () -> ran.get() >= 61);
+        assertTrue(admitted.await(5, TimeUnit.SECONDS), () -> "not admitted within 5 s of room (maxWait 20 s): "
+                + failed.get() + ", " + ex.statistics());
+        later.countDown();
+        submitter.join(5_000);
+        awaitQuiescent(ex);
     }
 
     /**
