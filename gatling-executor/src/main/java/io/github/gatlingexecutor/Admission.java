@@ -492,11 +492,12 @@ final class Admission {
                 }
                 lock.unlock();
                 try {
-                    if (!engine.checker.published()) {
-                        // No checker thread (its factory failed it): nothing ticks poll(), which wakes the head of a
-                        // queue whose limit has room, and so catches a worker's missed wake-up and the room workers
-                        // leave below wakeBelow without waking anyone. The waiter looks once a tick itself, and asks
-                        // for the checker again (outside the lock: it calls the thread factory).
+                    if (!engine.checker.running()) {
+                        // No checker thread running (its factory failed it, or its start is under way and may still
+                        // fail): nothing ticks poll(), which wakes the head of a queue whose limit has room, and so
+                        // catches a worker's missed wake-up and the room workers leave below wakeBelow without waking
+                        // anyone. The waiter looks once a tick itself, and asks for the checker again (outside the
+                        // lock: it calls the thread factory; its backoff spaces the calls out).
                         engine.checker.retryIfAbsent();
                         remaining = Math.min(remaining, Checker.CLOCK_TICK_NANOS);
                     }

@@ -58,6 +58,12 @@ final class Checker implements Runnable {
     private volatile boolean absent;
     /** Failed starts since the last one that succeeded; written under {@code startLock}. */
     private int failedStarts;
+    /**
+     * True while this thread runs its rounds: from the first line of {@link #run} until the executor has terminated.
+     * Not the same as published: a thread is published before its start, which may still fail (see
+     * {@link #ensureStarted}).
+     */
+    private volatile boolean running;
     /** When {@link #retryIfAbsent} may try the start again; written under {@code startLock}, read racily before it. */
     private volatile long retryAt;
     /**
@@ -140,7 +146,6 @@ final class Checker implements Runnable {
                 }
                 thread = t;
                 absent = false;
-                failedStarts = 0;
             }
             try {
                 if (gate == null) {
@@ -153,6 +158,10 @@ final class Checker implements Runnable {
                 recheckOwed = true; // whoever found this thread published left termination to it
                 return startFailed(failure);
             }
+            // Only once it has started: reset at the publication, a start that then failed (a thread the factory had
+            // started itself, or Thread.start failing) counted as the first of its run, and the backoff never grew
+            // past its first 10 us; each parked submitter tries every tick while the checker is not running.
+            failedStarts = 0;
             return null;
         } finally {
             unlockStart();
@@ -327,6 +336,11 @@ final class Checker implements Runnable {
         return thread != null;
     }
 
+    /** Whether this thread runs its rounds now (see {@link #running}). */
+    boolean running() {
+        return running;
+    }
+
     private void unparkThread() {
         Thread t = thread;
         if (t != null) {
@@ -376,6 +390,7 @@ final class Checker implements Runnable {
         // A configured factory may run this on another thread than the one it returned (see StartGate): wake() must
         // reach the thread that runs. A wake before this write set the flag the first round reads.
         thread = Thread.currentThread();
+        running = true;
         lastInspection = System.nanoTime();
         nextInspection = lastInspection + settings.checkPeriodNanos;
         for (;;) {
@@ -385,6 +400,7 @@ final class Checker implements Runnable {
                     // executor still referenced kept this ended thread, and the context class loader it inherited
                     // from the submitter that started it.
                     thread = null;
+                    running = false;
                     return;
                 }
             } catch (Throwable unexpected) {

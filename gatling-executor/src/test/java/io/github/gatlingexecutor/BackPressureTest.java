@@ -489,14 +489,23 @@ class BackPressureTest {
      * submitter waited out its whole maxWait with 61 of 1,000 places free (an outside audit: 2,996 ms of a 3 s
      * maxWait). Such a waiter now looks itself once a clock tick.
      */
-    @Test
-    void withNoCheckerThreadAWaiterIsAdmittedSoonAfterRoomAppears() throws Exception {
+    @ParameterizedTest(name = "the factory's checker thread {0}")
+    @ValueSource(strings = {"throws", "comes started"})
+    void withNoCheckerThreadAWaiterIsAdmittedSoonAfterRoomAppears(String how) throws Exception {
+        // "comes started": the start fails after the thread was published (StartGate refuses a started thread), so a
+        // waiter that asked whether a checker was published could read yes and park for its whole maxWait; and each
+        // such start reset the retry backoff, so the waiters asked the factory every tick (100 times a second each).
+        AtomicInteger checkerAsked = new AtomicInteger();
         ThreadFactory noChecker = r -> {
-            if (TestSupport.isChecker(r)) {
-                throw new IllegalStateException("no checker thread (on purpose)");
-            }
             Thread t = new Thread(r);
             t.setDaemon(true);
+            if (TestSupport.isChecker(r)) {
+                checkerAsked.incrementAndGet();
+                if (how.equals("throws")) {
+                    throw new IllegalStateException("no checker thread (on purpose)");
+                }
+                t.start(); // refused by the pool: it runs nothing of ours
+            }
             return t;
         };
         GatlingExecutor ex = v.track(gatling("no-checker-block").coreThreads(1).maxThreads(1).maxQueued(1000)
@@ -526,6 +535,10 @@ class BackPressureTest {
         }, "waiting-submitter");
         submitter.start();
         waitUntil("the submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
+        int askedBefore = checkerAsked.get();
+        Thread.sleep(1_000); // the submitter parked, every worker busy: how often is the factory asked meanwhile?
+        int askedInASecond = checkerAsked.get() - askedBefore;
+        assertTrue(askedInASecond < 40, "the checker asked of the factory " + askedInASecond + " times in a second");
         first.countDown();
         waitUntil("61 tasks started", () -> ran.get() >= 61);
         assertTrue(admitted.await(5, TimeUnit.SECONDS), () -> "not admitted within 5 s of room (maxWait 20 s): "
