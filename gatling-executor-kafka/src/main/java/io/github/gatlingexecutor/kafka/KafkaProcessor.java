@@ -427,12 +427,19 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 LOG.log(Level.WARNING, "Poll failed (" + failedPolls + " in a row); polling again in "
                         + TimeUnit.NANOSECONDS.toMillis(pause) + " ms", e);
                 rewindAfterFailedPoll();
-                LockSupport.parkNanos(this, pause); // close() unparks this thread
+                // close() unparks this thread; closing is read again at each wake-up, since something on the way here
+                // (the consumer's or a logger's lock) may have taken that unpark.
+                long end = System.nanoTime() + pause;
+                for (long left = pause; left > 0 && !closing; left = end - System.nanoTime()) {
+                    LockSupport.parkNanos(this, left);
+                }
                 afterPoll();
             }
             return;
         }
-        failedPolls = 0;
+        if (!records.isEmpty()) {
+            failedPolls = 0; // not at an empty poll: after the rewind's seeks, the next fetch may not be back yet
+        }
         dispatch(records);
         afterPoll();
     }
