@@ -663,7 +663,8 @@ final class Checker implements Runnable {
             // The started count as a "nothing new" mark: a task running during a clean sweep can still leave its
             // lane in the ring after it, but then its worker either starts another item (the mark moves) or parks,
             // and a parked worker releases what it kept when the grace ends (WorkerPool#awaitWork).
-            if (w.idleCountOpaque() == 0 || w.sweptCleanAt == w.startedCountOpaque()) {
+            if (w.idleCountOpaque() == 0
+                    || (w.sweepOutcome == SWEEP_CLEAN && w.sweepMark == w.startedCountOpaque())) {
                 continue; // nothing held, or nothing new since a sweep that left nothing to wait for
             }
             if (now - w.lastSweptByChecker >= SWEEP_TICK_NANOS) {
@@ -676,9 +677,6 @@ final class Checker implements Runnable {
                 long mark = w.startedCountAcquire();
                 w.sweepMark = mark;
                 w.sweepOutcome = releaseIdleLanesOf(w, now);
-                if (w.sweepOutcome == SWEEP_CLEAN) {
-                    w.sweptCleanAt = mark;
-                }
             }
             soon |= w.sweepOutcome == SWEEP_SOON || w.sweepMark != w.startedCountOpaque();
         }

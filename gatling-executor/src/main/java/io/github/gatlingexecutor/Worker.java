@@ -170,9 +170,10 @@ final class Worker implements Runnable {
 
     // Checker-only bookkeeping (written and read by the checker thread alone).
     long lastSweptByChecker;
-    /** startedCount when the checker last swept this worker's ring and found nothing left to wait for, else -1. */
-    long sweptCleanAt = -1;
-    /** startedCount when the checker last swept this worker's ring, and what that sweep found (Checker.SWEEP_*). */
+    /**
+     * startedCount when the checker last swept this worker's ring, and what that sweep found (Checker.SWEEP_*): a
+     * clean sweep at the current count means nothing new to look at.
+     */
     long sweepMark = -1;
     int sweepOutcome = Checker.SWEEP_SOON;
     long cpuSeen = -1;
