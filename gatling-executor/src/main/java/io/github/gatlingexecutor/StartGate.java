@@ -27,8 +27,6 @@ final class StartGate implements Runnable {
 
     private final Runnable body;
     private volatile int verdict = PENDING;
-    /** The thread the pool started (written before the verdict), unparked when the verdict is in. */
-    private Thread admitted;
     /** The thread that runs this gate, once it waits: the factory may run it on another thread than it returned. */
     private volatile Thread waiter;
 
@@ -87,8 +85,8 @@ final class StartGate implements Runnable {
 
     private void decide(int v, Thread t) {
         // verdict is written before waiter is read, and the gate writes waiter before it reads verdict (both
-        // volatile): a waiter that missed the verdict is seen here and unparked.
-        admitted = t;
+        // volatile): a waiter that missed the verdict is seen here and unparked. The started thread t is unparked
+        // as well: waiter names the last thread to run the gate, and t may be parked in it beside another.
         verdict = v;
         LockSupport.unpark(t); // no effect when null
         Thread w = waiter;
