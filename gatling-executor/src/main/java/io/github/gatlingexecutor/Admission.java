@@ -213,8 +213,8 @@ final class Admission {
      * {@code force} is set, or {@link #FULL_EXECUTOR} (nothing taken). Exact: the count the place is taken from is
      * compared with a started count that is never above the true one (the true one is read when that says "full"),
      * and the CAS succeeds only if that count is still the count. A refused submit writes nothing: taking a place and
-     * giving it back showed the refused task in {@code submitted()} and {@code queued()} for a moment (and the next
-     * snapshot lower), and made full producers write the executor's busiest line for nothing.
+     * giving it back made full producers write the executor's busiest line for nothing, and held a place another
+     * submitter could have had.
      */
     int reserve(boolean force) {
         for (;;) {
@@ -245,11 +245,6 @@ final class Admission {
             counts.setOpaque(STARTED_SEEN, started); // racing refreshers may leave a lower value: only conservative
         }
         return started;
-    }
-
-    /** Places taken and not given back: every task accepted with a reservation (0 without {@link #total}). */
-    long placesTaken() {
-        return counts.get(ACCEPTED);
     }
 
     /** Tasks accepted and not started, now (with {@link #total} only). */

@@ -475,9 +475,7 @@ final class Engine {
             }
             return refused(outcome, reserved, task);
         }
-        if (reserved < 0) {
-            submitted.increment(); // else the place it keeps counts it (see submittedCount)
-        }
+        submitted.increment(); // accepted: counted only now, whatever place it took (see submittedCount)
         if (handle != null && lane != cached) {
             handle.cacheLaneRelease(lane); // not a store per task: producers on other cores may read the handle too
         }
@@ -573,9 +571,7 @@ final class Engine {
             }
             throw reject(task); // shut down meanwhile and nobody took it: it was never accepted
         }
-        if (adm == null || adm.total == 0) {
-            submitted.increment(); // else the place it keeps counts it (see submittedCount)
-        }
+        submitted.increment(); // accepted: counted only now, whatever place it took (see submittedCount)
         return reserved;
     }
 
@@ -780,15 +776,14 @@ final class Engine {
     }
 
     /**
-     * Tasks accepted. With {@code maxQueued} set, a submit that keeps its place in the executor is counted by that
-     * place (it took one atomic increment there anyway) rather than by a second increment here; the places given back
-     * are the submits that their lane's own limit refused, taken back, or replaced a waiting task (those last count
-     * here). Such a submit holds its place for a moment, so a read racing it may count it; once the submitters are
-     * done, the sum is exact. A submit that the executor's limit refuses takes no place at all.
+     * Tasks accepted, each counted by its submit once it is accepted, bounded or not. Not by the place a bounded
+     * submit takes in the executor, though that would spare it this increment: a place is taken before the submit
+     * knows it is accepted, and given back when its lane's own limit, a shutdown or its context's look-up refuses it
+     * after all, so a read between the two counted a task never accepted, in {@code submitted()} and in
+     * {@code queued()}, and the next read counted one fewer: the count went down.
      */
     long submittedCount() {
-        Admission adm = admission;
-        return submitted.sum() + (adm == null ? 0 : adm.placesTaken());
+        return submitted.sum();
     }
 
     long coalescedCount() {

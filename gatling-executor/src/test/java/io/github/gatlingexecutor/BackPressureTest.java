@@ -371,6 +371,61 @@ class BackPressureTest {
         awaitQuiescent(ex);
     }
 
+    /**
+     * A bounded submit that takes its place in the executor and is then refused (here by a {@code shutdown()} that
+     * comes while it looks its context up again, its handle's lane having been released) was never accepted: no
+     * snapshot may show it, and {@code submitted()} never goes down. A context with a slow {@code hashCode} holds the
+     * submit at that point. When the place itself counted the submit, the snapshot taken there read submitted 2 and
+     * queued 1, and the one after the refusal submitted 1: the count went down (a probe that raced {@code shutdownNow()}
+     * with two producers under {@code maxQueued} saw it in one round of five).
+     */
+    @Test
+    void aSubmitRefusedAfterTakingItsPlaceNeverShowsInTheSnapshot() throws Exception {
+        GatlingExecutor ex = v.track(gatling("refused-after-place").coreThreads(1).maxThreads(1).maxQueued(10)
+                .build());
+        CountDownLatch inHash = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean slow = new java.util.concurrent.atomic.AtomicBoolean();
+        Object context = new Object() {
+            @Override
+            public int hashCode() {
+                if (slow.compareAndSet(true, false)) {
+                    inHash.countDown();
+                    TestSupport.blockQuietly(proceed);
+                }
+                return 7;
+            }
+        };
+        Executor lane = ex.sequential(context);
+        CountDownLatch ran = new CountDownLatch(1);
+        lane.execute(ran::countDown);
+        await(ran, "the context's first task");
+        waitUntil("its lane to be released", () -> ex.statistics().liveContexts() == 0);
+        slow.set(true);
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        Thread submitter = new Thread(() -> {
+            try {
+                lane.execute(() -> { });
+            } catch (Throwable t) {
+                outcome.set(t);
+            }
+        }, "refused-after-place-submitter");
+        submitter.start();
+        await(inHash, "the submit to look its context up again");
+        ExecutorStatistics during = ex.statistics();
+        ex.shutdown();
+        proceed.countDown();
+        submitter.join(TimeUnit.SECONDS.toMillis(30));
+        assertFalse(submitter.isAlive());
+        assertTrue(outcome.get() instanceof RejectedExecutionException, String.valueOf(outcome.get()));
+        ExecutorStatistics after = ex.statistics();
+        assertTrue(after.submitted() >= during.submitted(), during + " then " + after);
+        assertEquals(1, during.submitted(), during.toString());
+        assertEquals(0, during.queued(), during.toString());
+        assertEquals(1, after.submitted(), after.toString());
+        assertTrue(ex.awaitTermination(30, TimeUnit.SECONDS));
+    }
+
     // ---- block -------------------------------------------------------------------------------------------------
 
     @Test
