@@ -101,6 +101,11 @@ final class Checker implements Runnable {
         this.settings = engine.settings;
     }
 
+    /** Whether the calling thread is this checker's: it runs user code too, the thread factory's. */
+    boolean isCurrentThread() {
+        return thread == Thread.currentThread();
+    }
+
     /**
      * Starts the checker thread unless it runs already. Never throws: returns null when the thread runs (or is no
      * longer needed, after termination), or what made the start fail (the thread factory threw or gave null, or

@@ -1132,12 +1132,15 @@ final class Engine {
 
     void close() {
         Worker w = Worker.current();
-        if (w != null && w.engine == this) {
+        // The checker's thread counts as the executor's own too: it calls the thread factory for auxiliary workers,
+        // and termination waits for it to end, so a close() made by the factory there would wait for itself.
+        if ((w != null && w.engine == this) || checker.isCurrentThread()) {
             // The JDK's executors start the shutdown and then wait for themselves for good. The caller asked for the
-            // shutdown, so it starts; only the wait, which cannot end while the calling task runs, is refused.
+            // shutdown, so it starts; only the wait, which cannot end while the calling thread is the executor's, is
+            // refused.
             shutdown();
-            throw new IllegalStateException("close() called from a task of executor " + settings.name
-                    + ": shut down, but it cannot wait for its own termination");
+            throw new IllegalStateException("close() called from " + (w != null ? "a task" : "the checker thread")
+                    + " of executor " + settings.name + ": shut down, but it cannot wait for its own termination");
         }
         if (terminatedAndThreadsGone()) {
             return;

@@ -448,6 +448,57 @@ class SemanticsShutdownTest {
         assertTrue(queuedRan.get(), "a task accepted before close() did not run");
     }
 
+    /**
+     * The checker is one of the executor's threads too, and the only one that runs user code outside tasks: it asks
+     * the thread factory for auxiliary workers. A {@code close()} from there waits for a termination that needs the
+     * checker itself to end.
+     */
+    @Test
+    void closeFromTheCheckersThreadShutsDownAndThrowsIllegalStateException() throws Exception {
+        AtomicReference<Thread> checker = new AtomicReference<>();
+        AtomicReference<Throwable> closeOutcome = new AtomicReference<>();
+        AtomicBoolean shutDownOnThrow = new AtomicBoolean();
+        CountDownLatch closeCalled = new CountDownLatch(1);
+        CountDownLatch closeEnded = new CountDownLatch(1);
+        AtomicReference<GatlingExecutor> executor = new AtomicReference<>();
+        java.util.concurrent.ThreadFactory factory = r -> {
+            if (Thread.currentThread() == checker.get() && closeCalled.getCount() > 0) {
+                closeCalled.countDown();
+                try {
+                    executor.get().close();
+                } catch (Throwable t) {
+                    closeOutcome.set(t);
+                    shutDownOnThrow.set(executor.get().isShutdown());
+                }
+                closeEnded.countDown();
+            }
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            if (TestSupport.isChecker(r)) {
+                checker.set(t);
+            }
+            return t;
+        };
+        GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).maxThreads(2).threadFactory(factory).build());
+        executor.set(e);
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(1);
+        e.execute(() -> {
+            started.countDown();
+            blockQuietly(gate);
+        });
+        await(started, "the task that blocks the only core worker");
+        CountDownLatch behind = new CountDownLatch(1);
+        e.execute(behind::countDown); // waits behind a blocked worker: the checker asks the factory for a thread
+        await(closeCalled, "the checker asking the factory for an auxiliary worker");
+        await(closeEnded, "close() called on the checker's thread to return or throw");
+        assertTrue(closeOutcome.get() instanceof IllegalStateException, "close() from the checker: " + closeOutcome);
+        assertTrue(shutDownOnThrow.get(), "close() from the checker did not start the shutdown");
+        await(behind, "the task accepted before close() to run");
+        gate.countDown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), TestSupport.describe(e));
+    }
+
     @Test
     void closeWhenInterruptedCallsShutdownNowKeepsWaitingAndRestoresTheInterrupt() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).build());
