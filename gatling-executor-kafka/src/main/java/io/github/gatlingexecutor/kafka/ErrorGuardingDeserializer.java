@@ -2,10 +2,18 @@ package io.github.gatlingexecutor.kafka;
 
 import java.nio.ByteBuffer;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.ClusterResource;
+import org.apache.kafka.common.ClusterResourceListener;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.metrics.MetricValueProvider;
+import org.apache.kafka.common.metrics.Monitorable;
+import org.apache.kafka.common.metrics.PluginMetrics;
+import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.serialization.Deserializer;
 
 /**
@@ -14,9 +22,14 @@ import org.apache.kafka.common.serialization.Deserializer;
  * {@code RecordDeserializationException} (which names the record's partition and offset, so the record can reach the
  * failure handler and be skipped after it); an {@code Error} left the consumer's {@code poll} bare, naming no record,
  * and ended the polling thread. A deserializer that overflows its stack on one malformed value is such a case.
+ *
+ * <p>The consumer sees only this guard, so it passes on what the consumer does with a deserializer beyond calling it:
+ * the cluster's id ({@link ClusterResourceListener}), and the plugin metrics of one that is {@link Monitorable}, their
+ * {@code class} tag naming the deserializer, not this guard. Without that, a deserializer that relies on either worked
+ * under a plain consumer and not under the processor given the same properties.
  */
-final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
-    private final Deserializer<T> delegate;
+class ErrorGuardingDeserializer<T> implements Deserializer<T>, ClusterResourceListener {
+    final Deserializer<T> delegate;
 
     private ErrorGuardingDeserializer(Deserializer<T> delegate) {
         this.delegate = delegate;
@@ -39,7 +52,77 @@ final class ErrorGuardingDeserializer<T> implements Deserializer<T> {
                     : ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, Deserializer.class);
             d.configure(cc.originals(), isKey);
         }
-        return new ErrorGuardingDeserializer<>(d);
+        // Monitorable only when the deserializer is: the consumer makes plugin metrics for every Monitorable it is given.
+        return d instanceof Monitorable ? new Monitored<>(d) : new ErrorGuardingDeserializer<>(d);
+    }
+
+    @Override
+    public void onUpdate(ClusterResource clusterResource) {
+        if (delegate instanceof ClusterResourceListener) {
+            ((ClusterResourceListener) delegate).onUpdate(clusterResource);
+        }
+    }
+
+    /** The guard of a deserializer that is {@link Monitorable}. */
+    private static final class Monitored<T> extends ErrorGuardingDeserializer<T> implements Monitorable {
+        Monitored(Deserializer<T> delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public void withPluginMetrics(PluginMetrics metrics) {
+            ((Monitorable) delegate).withPluginMetrics(new Renamed(metrics, getClass().getSimpleName(),
+                    delegate.getClass().getSimpleName()));
+        }
+    }
+
+    /**
+     * The consumer's plugin metrics for the guard, with the {@code class} tag it put on them naming the deserializer,
+     * as a plain consumer names it, rather than the guard: the metric names a deserializer makes go through
+     * {@link #metricName}, and the rest is passed on as it is.
+     */
+    private static final class Renamed implements PluginMetrics {
+        private static final String CLASS_TAG = "class";
+        private final PluginMetrics metrics;
+        private final String guard;
+        private final String deserializer;
+
+        Renamed(PluginMetrics metrics, String guard, String deserializer) {
+            this.metrics = metrics;
+            this.guard = guard;
+            this.deserializer = deserializer;
+        }
+
+        @Override
+        public MetricName metricName(String name, String description, LinkedHashMap<String, String> tags) {
+            MetricName m = metrics.metricName(name, description, tags);
+            if (!guard.equals(m.tags().get(CLASS_TAG))) {
+                return m;
+            }
+            Map<String, String> renamed = new LinkedHashMap<>(m.tags());
+            renamed.put(CLASS_TAG, deserializer);
+            return new MetricName(m.name(), m.group(), m.description(), renamed);
+        }
+
+        @Override
+        public void addMetric(MetricName metricName, MetricValueProvider<?> metricValueProvider) {
+            metrics.addMetric(metricName, metricValueProvider);
+        }
+
+        @Override
+        public void removeMetric(MetricName metricName) {
+            metrics.removeMetric(metricName);
+        }
+
+        @Override
+        public Sensor addSensor(String name) {
+            return metrics.addSensor(name);
+        }
+
+        @Override
+        public void removeSensor(String name) {
+            metrics.removeSensor(name);
+        }
     }
 
     /**

@@ -37,7 +37,11 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.ClusterResource;
+import org.apache.kafka.common.ClusterResourceListener;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.metrics.Monitorable;
+import org.apache.kafka.common.metrics.PluginMetrics;
 import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -699,6 +703,67 @@ class EdgeCaseRegressionTest {
             release.countDown();
             processor.close();
             first.join(TimeUnit.SECONDS.toMillis(30));
+        }
+    }
+
+    /**
+     * A deserializer that is a {@link ClusterResourceListener} or a {@link Monitorable}: a plain consumer given the same
+     * properties tells it the cluster's id and hands it its plugin metrics, but the processor gave the consumer its
+     * own guard around the deserializer, which is neither, so neither call reached it (cluster id and plugin
+     * metrics both null, as the first assertion saw).
+     */
+    @Test
+    void aDeserializerGetsTheClusterIdAndPluginMetricsAsUnderAPlainConsumer() throws Exception {
+        String topic = EmbeddedKafka.name("deserializer-hooks");
+        KAFKA.createTopic(topic, 1);
+        KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, "k", "v")));
+        HookedDeserializer.CLUSTER.set(null);
+        HookedDeserializer.METRICS.set(null);
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, HookedDeserializer.class.getName());
+        CountDownLatch handled = new CountDownLatch(1);
+        HookedDeserializer given = new HookedDeserializer();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic).keyDeserializer(given)
+                .handler(r -> handled.countDown())
+                .build()) {
+            processor.start();
+            assertTrue(handled.await(30, TimeUnit.SECONDS), "the record is handled");
+            assertTrue(HookedDeserializer.CLUSTER.get() != null, "the deserializer named in the properties was"
+                    + " told the cluster id");
+            assertTrue(HookedDeserializer.METRICS.get() != null, "the deserializer named in the properties was"
+                    + " given its plugin metrics");
+            assertTrue(given.cluster != null, "the key deserializer given as an instance was told the cluster id");
+            assertTrue(given.metrics != null, "the key deserializer given as an instance got its plugin metrics");
+            // The consumer tags a plugin's metrics with the plugin's class: the deserializer's, as a plain consumer's.
+            assertEquals("HookedDeserializer", HookedDeserializer.METRICS.get()
+                    .metricName("m", "a metric", new java.util.LinkedHashMap<>()).tags().get("class"));
+        }
+    }
+
+    /** Records the consumer's calls of the two optional interfaces of a deserializer. */
+    public static final class HookedDeserializer implements Deserializer<String>, ClusterResourceListener,
+            Monitorable {
+        static final AtomicReference<ClusterResource> CLUSTER = new AtomicReference<>();
+        static final AtomicReference<PluginMetrics> METRICS = new AtomicReference<>();
+        volatile ClusterResource cluster;
+        volatile PluginMetrics metrics;
+
+        @Override
+        public String deserialize(String topic, byte[] data) {
+            return data == null ? null : new String(data, StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public void onUpdate(ClusterResource clusterResource) {
+            cluster = clusterResource;
+            CLUSTER.set(clusterResource);
+        }
+
+        @Override
+        public void withPluginMetrics(PluginMetrics pluginMetrics) {
+            metrics = pluginMetrics;
+            METRICS.set(pluginMetrics);
         }
     }
 }
