@@ -242,7 +242,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 consumer = new KafkaConsumer<>(config, keys, values);
             } catch (RuntimeException e) {
                 state.set(CLOSED);
-                throw e;
+                // As the consumer reports a failure of its construction, which includes making and configuring the
+                // deserializers it is named: those are made here, and a configure that threw an exception of its own
+                // came out bare (an IllegalStateException read as "already started or closed").
+                throw e instanceof KafkaException ? e : new KafkaException("Failed to construct kafka consumer", e);
             }
             ContextExecutor ex = givenExecutor != null ? givenExecutor
                     : GatlingExecutor.builder().name("kafka-" + groupId).build();

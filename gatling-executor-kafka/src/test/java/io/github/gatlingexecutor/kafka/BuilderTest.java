@@ -1,5 +1,6 @@
 package io.github.gatlingexecutor.kafka;
 
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
@@ -187,6 +188,38 @@ class BuilderTest {
         KafkaProcessor<String, String> neverStarted = builder(valid()).build();
         neverStarted.close();
         assertThrows(IllegalStateException.class, neverStarted::start);
+    }
+
+    /**
+     * A deserializer named in the properties whose {@code configure} throws: a plain consumer fails to construct with a
+     * {@code KafkaException} (the cause inside), as {@code start()} documents for a consumer that cannot be created;
+     * the processor configures that deserializer itself and let the exception out bare, an
+     * {@code IllegalStateException} here, the very type {@code start()} throws for "already started or closed".
+     */
+    @Test
+    void aDeserializerWhoseConfigureThrowsFailsStartWithAKafkaException() {
+        for (boolean isKey : new boolean[] {true, false}) {
+            Map<String, Object> props = valid();
+            props.put(isKey ? "key.deserializer" : "value.deserializer", UnconfigurableDeserializer.class.getName());
+            KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO).build();
+            KafkaException e = assertThrows(KafkaException.class, p::start, isKey ? "key" : "value");
+            Throwable cause = e;
+            while (cause.getCause() != null) {
+                cause = cause.getCause();
+            }
+            assertEquals("refuses its configuration (thrown on purpose)", cause.getMessage());
+            IllegalStateException closed = assertThrows(IllegalStateException.class, p::start);
+            assertTrue(closed.getMessage().contains("closed"), closed::getMessage);
+            p.close();
+        }
+    }
+
+    /** A deserializer whose {@code configure} throws. */
+    public static final class UnconfigurableDeserializer extends StringDeserializer {
+        @Override
+        public void configure(Map<String, ?> configs, boolean isKey) {
+            throw new IllegalStateException("refuses its configuration (thrown on purpose)");
+        }
     }
 
     @Test
