@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.ClusterResource;
 import org.apache.kafka.common.ClusterResourceListener;
@@ -213,8 +214,17 @@ class ErrorGuardingDeserializer<T> implements Deserializer<T>, ClusterResourceLi
         return false;
     }
 
+    /** Set by the first {@link #close()}. */
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /**
+     * Closes the deserializer, once: the processor closes the guards of a consumer whose construction failed, and the
+     * consumer may have closed them already (when it failed after taking them in).
+     */
     @Override
     public void close() {
-        delegate.close();
+        if (closed.compareAndSet(false, true)) {
+            delegate.close();
+        }
     }
 }

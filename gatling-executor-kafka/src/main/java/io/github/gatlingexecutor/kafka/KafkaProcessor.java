@@ -239,7 +239,17 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                     keys.close(); // as the consumer closes both when its construction fails
                     throw e;
                 }
-                consumer = new KafkaConsumer<>(config, keys, values);
+                try {
+                    consumer = new KafkaConsumer<>(config, keys, values);
+                } catch (RuntimeException e) {
+                    // The consumer closes the deserializers it was given only if its construction got as far as
+                    // taking them in; a failure before that (an interceptor that cannot be configured, say) left
+                    // open the ones made above, which a plain consumer would not have made yet. The guards close
+                    // once, so the consumer's own close of them does not count twice.
+                    closeQuietly(keys);
+                    closeQuietly(values);
+                    throw e;
+                }
             } catch (RuntimeException e) {
                 state.set(CLOSED);
                 // As the consumer reports a failure of its construction, which includes making and configuring the
@@ -254,6 +264,14 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             Thread t = new Thread(this::pollLoop, "kafka-" + groupId + "-poll");
             pollThread = t;
             t.start();
+        }
+    }
+
+    private static void closeQuietly(Deserializer<?> d) {
+        try {
+            d.close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Closing a deserializer failed", e);
         }
     }
 

@@ -1,6 +1,10 @@
 package io.github.gatlingexecutor.kafka;
 
+import org.apache.kafka.clients.consumer.ConsumerInterceptor;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
@@ -9,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
@@ -219,6 +224,66 @@ class BuilderTest {
         @Override
         public void configure(Map<String, ?> configs, boolean isKey) {
             throw new IllegalStateException("refuses its configuration (thrown on purpose)");
+        }
+    }
+
+    /**
+     * A consumer whose construction fails before it takes in its deserializers (an interceptor that cannot be
+     * configured, say) has none to close under a plain consumer, which makes its deserializers later. The processor
+     * makes and configures the ones the properties name before the consumer, and left them open: 2 configured, 0
+     * closed.
+     */
+    @Test
+    void theDeserializersMadeForAConsumerThatFailsToConstructAreClosed() {
+        Map<String, Object> props = valid();
+        props.put("key.deserializer", CountingDeserializer.class.getName());
+        props.put("value.deserializer", CountingDeserializer.class.getName());
+        props.put("interceptor.classes", UnconfigurableInterceptor.class.getName());
+        CountingDeserializer.CONFIGURED.set(0);
+        CountingDeserializer.CLOSED.set(0);
+        KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO).build();
+        assertThrows(KafkaException.class, p::start);
+        assertEquals(2, CountingDeserializer.CONFIGURED.get(), "both deserializers were made");
+        assertEquals(2, CountingDeserializer.CLOSED.get(), "each deserializer made is closed once");
+        p.close();
+        assertEquals(2, CountingDeserializer.CLOSED.get(), "and only once");
+    }
+
+    /** Counts the instances configured and the closes. */
+    public static final class CountingDeserializer extends StringDeserializer {
+        static final AtomicInteger CONFIGURED = new AtomicInteger();
+        static final AtomicInteger CLOSED = new AtomicInteger();
+
+        @Override
+        public void configure(Map<String, ?> configs, boolean isKey) {
+            super.configure(configs, isKey);
+            CONFIGURED.incrementAndGet();
+        }
+
+        @Override
+        public void close() {
+            CLOSED.incrementAndGet();
+        }
+    }
+
+    /** An interceptor whose {@code configure} throws. */
+    public static final class UnconfigurableInterceptor implements ConsumerInterceptor<String, String> {
+        @Override
+        public void configure(Map<String, ?> configs) {
+            throw new IllegalStateException("refuses its configuration (thrown on purpose)");
+        }
+
+        @Override
+        public ConsumerRecords<String, String> onConsume(ConsumerRecords<String, String> records) {
+            return records;
+        }
+
+        @Override
+        public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        }
+
+        @Override
+        public void close() {
         }
     }
 
