@@ -111,9 +111,11 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * {@code ExecutorService.close()} does on JDK 19 and later. If interrupted while waiting, it calls
      * {@link #shutdownNow()} and keeps waiting, then restores the interrupt status.
      *
-     * @throws IllegalStateException if called from one of this executor's own tasks, which would wait for itself:
-     *         the shutdown is started first, as {@link #shutdown()} starts it (the JDK's executors start it and then
-     *         wait for good), and the executor terminates once its tasks, the calling one included, have run
+     * @throws IllegalStateException if called on one of this executor's own threads, which would wait for itself:
+     *         from one of its tasks (or other code its workers run, such as the uncaught-exception handler), or on
+     *         its checker thread (by a thread factory asked there for an auxiliary worker). The shutdown is started
+     *         first, as {@link #shutdown()} starts it (the JDK's executors start it and then wait for good), and the
+     *         executor terminates once its tasks, the calling one included, have run
      */
     @Override
     void close();
