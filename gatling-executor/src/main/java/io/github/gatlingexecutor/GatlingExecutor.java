@@ -268,7 +268,9 @@ public final class GatlingExecutor implements ContextExecutor {
      * Settings for a {@link GatlingExecutor}. Each setter checks its own argument and throws at once:
      * {@link NullPointerException} for a null, {@link IllegalArgumentException} naming the setting and the value
      * otherwise. {@link #build()} checks the settings against one another. A duration longer than about 73 years
-     * ({@code Long.MAX_VALUE / 4} nanoseconds) counts as that long, as delays and periods of scheduled tasks do.
+     * ({@code Long.MAX_VALUE / 4} nanoseconds) counts as that long, as delays and periods of scheduled tasks do. Not
+     * thread-safe: use a builder on one thread at a time. Each {@link #build()} makes a new executor from the
+     * settings at that moment.
      */
     public static final class Builder {
         private String name = "gatling";
@@ -294,6 +296,8 @@ public final class GatlingExecutor implements ContextExecutor {
          *
          * @param name the executor's name, used in thread names
          * @return this builder
+         * @throws NullPointerException if {@code name} is null
+         * @throws IllegalArgumentException if {@code name} is empty
          */
         public Builder name(String name) {
             Objects.requireNonNull(name, "name");
@@ -311,6 +315,7 @@ public final class GatlingExecutor implements ContextExecutor {
          *
          * @param coreThreads workers that live as long as the executor
          * @return this builder
+         * @throws IllegalArgumentException if {@code coreThreads < 1}
          */
         public Builder coreThreads(int coreThreads) {
             if (coreThreads < 1) {
@@ -327,6 +332,7 @@ public final class GatlingExecutor implements ContextExecutor {
          *
          * @param maxThreads the cap on worker threads
          * @return this builder
+         * @throws IllegalArgumentException if {@code maxThreads < 1}
          */
         public Builder maxThreads(int maxThreads) {
             if (maxThreads < 1) {
@@ -341,6 +347,8 @@ public final class GatlingExecutor implements ContextExecutor {
          *
          * @param keepAlive how long an idle auxiliary worker waits for work before it ends
          * @return this builder
+         * @throws NullPointerException if {@code keepAlive} is null
+         * @throws IllegalArgumentException if {@code keepAlive} is zero or negative
          */
         public Builder auxiliaryKeepAlive(Duration keepAlive) {
             this.auxiliaryKeepAlive = positive("auxiliaryKeepAlive", keepAlive);
@@ -354,6 +362,8 @@ public final class GatlingExecutor implements ContextExecutor {
          *
          * @param checkPeriod the time between two looks of the checker while no work waits
          * @return this builder
+         * @throws NullPointerException if {@code checkPeriod} is null
+         * @throws IllegalArgumentException if {@code checkPeriod} is zero or negative
          */
         public Builder checkPeriod(Duration checkPeriod) {
             this.checkPeriod = positive("checkPeriod", checkPeriod);
@@ -366,6 +376,8 @@ public final class GatlingExecutor implements ContextExecutor {
          *
          * @param blockedThreshold the time in one task after which a worker counts as stuck
          * @return this builder
+         * @throws NullPointerException if {@code blockedThreshold} is null
+         * @throws IllegalArgumentException if {@code blockedThreshold} is zero or negative
          */
         public Builder blockedThreshold(Duration blockedThreshold) {
             this.blockedThreshold = positive("blockedThreshold", blockedThreshold);
@@ -377,6 +389,7 @@ public final class GatlingExecutor implements ContextExecutor {
          *
          * @param coreBumpThreshold auxiliary thread starts per core bump
          * @return this builder
+         * @throws IllegalArgumentException if {@code coreBumpThreshold < 1}
          */
         public Builder coreBumpThreshold(int coreBumpThreshold) {
             if (coreBumpThreshold < 1) {
@@ -394,6 +407,7 @@ public final class GatlingExecutor implements ContextExecutor {
          *
          * @param batchSize tasks of one lane per batch
          * @return this builder
+         * @throws IllegalArgumentException if {@code batchSize < 1}
          */
         public Builder batchSize(int batchSize) {
             if (batchSize < 1) {
@@ -429,12 +443,17 @@ public final class GatlingExecutor implements ContextExecutor {
 
         /**
          * Makes every thread of the executor: its workers and its checker thread (default: the executor's own,
-         * named after the executor; workers non-daemon, the checker a daemon). A factory that throws, returns
-         * {@code null}, or gives a thread whose {@code start()} fails is survived: the executor goes on with the
-         * threads it has and tries again later (see the README's "Known limits").
+         * named after the executor; workers non-daemon, the checker a daemon). It is called on the thread that needs
+         * the new one: the checker's for an auxiliary worker; for a core worker or the checker itself, whichever
+         * thread finds it missing (a submitter, a worker, the checker, a caller of {@code schedule*} or
+         * {@code shutdown}, or one waiting on the executor). A factory that throws, returns
+         * {@code null}, gives a thread whose {@code start()} fails, or gives one it has already started (refused, as
+         * {@code ThreadPoolExecutor} refuses it: none of the executor's work runs on it) is survived: the executor goes
+         * on with the threads it has and tries again later (see the README's "Known limits").
          *
          * @param threadFactory makes the executor's threads
          * @return this builder
+         * @throws NullPointerException if {@code threadFactory} is null
          */
         public Builder threadFactory(ThreadFactory threadFactory) {
             this.threadFactory = Objects.requireNonNull(threadFactory, "threadFactory");
@@ -443,10 +462,17 @@ public final class GatlingExecutor implements ContextExecutor {
 
         /**
          * Receives what a task given to {@code execute} or to a lane throws (default: the worker thread's own
-         * handler). Tasks given to {@code submit}, {@code invoke*} or {@code schedule*} report through their future.
+         * handler), on the worker that ran the task. Tasks given to {@code submit}, {@code invoke*} or
+         * {@code schedule*} report through their future. It also receives what the caller's own code throws when the
+         * executor calls it outside any task, where no call of the caller's could get it: a context's
+         * {@code hashCode} or {@code equals} as its lane is released or its waiting submitters are woken, a replaced
+         * future's {@code cancel} (or what it runs), on the thread that made the call (a worker, the checker or a
+         * submitter; without a handler, that thread's own).
          *
-         * @param handler receives what tasks given to {@code execute} or to a lane throw
+         * @param handler receives what tasks given to {@code execute} or to a lane throw, on the worker that ran
+         *        the task
          * @return this builder
+         * @throws NullPointerException if {@code handler} is null
          */
         public Builder uncaughtExceptionHandler(UncaughtExceptionHandler handler) {
             this.uncaughtExceptionHandler = Objects.requireNonNull(handler, "uncaughtExceptionHandler");
@@ -461,6 +487,7 @@ public final class GatlingExecutor implements ContextExecutor {
          *
          * @param maxQueuedPerContext the most waiting tasks per sequential lane, at least 1
          * @return this builder
+         * @throws IllegalArgumentException if {@code maxQueuedPerContext < 1}
          */
         public Builder maxQueuedPerContext(int maxQueuedPerContext) {
             if (maxQueuedPerContext < 1) {
@@ -479,6 +506,7 @@ public final class GatlingExecutor implements ContextExecutor {
          *
          * @param maxQueued the most waiting tasks in the executor, at least 1
          * @return this builder
+         * @throws IllegalArgumentException if {@code maxQueued < 1}
          */
         public Builder maxQueued(int maxQueued) {
             if (maxQueued < 1) {
@@ -494,6 +522,7 @@ public final class GatlingExecutor implements ContextExecutor {
          *
          * @param overflow the policy
          * @return this builder
+         * @throws NullPointerException if {@code overflow} is null
          */
         public Builder overflow(Overflow overflow) {
             this.overflow = Objects.requireNonNull(overflow, "overflow");
