@@ -37,6 +37,11 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * ways of waiting (a latch, say) block the context for good; the worker is then reported in
      * {@link ExecutorStatistics#blockedDetections()} and every other context keeps moving on other threads.
      *
+     * <p>The handle's {@code execute} submits as {@link #execute(Runnable)} does and throws what it throws
+     * ({@link RejectedExecutionException} after shutdown or when a capacity limit refuses the task,
+     * {@link NullPointerException} for a null task); its tasks run on this executor's workers. A task given to it
+     * runs in this lane even if it is a {@link SequentialRunnable} or {@link CoalescingRunnable} of another context.
+     *
      * @param context the context, compared with {@code equals}/{@code hashCode}
      * @return the lane's executor; valid for this executor's lifetime
      * @throws NullPointerException if {@code context} is null
@@ -47,7 +52,10 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * Returns an executor for the coalescing lane of {@code context}: at most one of its tasks runs at a time, and a
      * task submitted while an earlier one has not started replaces that one (it is counted in
      * {@link ExecutorStatistics#coalesced()}; if it was a {@code Future}, it is cancelled). The last task submitted
-     * always runs. The sequential and coalescing lanes of one context are independent.
+     * always runs. The sequential and coalescing lanes of one context are independent. The handle's {@code execute}
+     * throws as the one of {@link #sequential(Object)} does; a task that replaces a waiting one takes its place and
+     * needs no room under a capacity limit (unless an earlier submitter of this context is parked for room: it does
+     * not overtake that one).
      *
      * @param context the context, compared with {@code equals}/{@code hashCode}
      * @return the lane's executor; valid for this executor's lifetime
