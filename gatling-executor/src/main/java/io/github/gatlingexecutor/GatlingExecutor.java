@@ -143,17 +143,45 @@ public final class GatlingExecutor implements ContextExecutor {
         return engine.submit(Objects.requireNonNull(task, "task"));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Each task keeps its kind and context, as in {@link #submit(Callable)}, and the tasks are submitted in the
+     * collection's order on the calling thread.
+     *
+     * @throws IllegalStateException if called from a sequential task of this executor and one of the tasks is queued
+     *         behind it in its own context, which would wait for the caller to return (the futures are then
+     *         cancelled)
+     */
     @Override
     public <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> tasks) throws InterruptedException {
         return Invocations.invokeAll(engine, tasks, false, 0L);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Each task keeps its kind and context, as in {@link #submit(Callable)}. Under {@link Overflow#block} a task
+     * that waits for room waits no longer than the timeout; the tasks not submitted by then are returned cancelled.
+     * A task queued behind the caller in its own context makes the call wait until the timeout, as its contract
+     * says.
+     */
     @Override
     public <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
             throws InterruptedException {
         return Invocations.invokeAll(engine, tasks, true, Objects.requireNonNull(unit, "unit").toNanos(timeout));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Each task keeps its kind and context, as in {@link #submit(Callable)}; the tasks not done when it returns or
+     * throws are cancelled.
+     *
+     * @throws IllegalStateException if called from a sequential task of this executor and every task is queued behind
+     *         it in its own context (checked before anything is submitted), or every other task has failed: waiting
+     *         for those would wait for the caller to return
+     */
     @Override
     public <T> T invokeAny(Collection<? extends Callable<T>> tasks) throws InterruptedException, ExecutionException {
         try {
@@ -163,6 +191,13 @@ public final class GatlingExecutor implements ContextExecutor {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Each task keeps its kind and context, as in {@link #submit(Callable)}; the tasks not done when it returns or
+     * throws are cancelled. Under {@link Overflow#block} a task that waits for room waits no longer than the timeout,
+     * and the call then throws {@code TimeoutException}.
+     */
     @Override
     public <T> T invokeAny(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
             throws InterruptedException, ExecutionException, TimeoutException {
