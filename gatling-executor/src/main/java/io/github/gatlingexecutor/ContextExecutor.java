@@ -20,6 +20,15 @@ import java.util.concurrent.ScheduledExecutorService;
  * {@link #sequential(Object)} and {@link #coalescing(Object)} give an {@link Executor} bound to one context for tasks
  * that are plain {@code Runnable}s. Every other submission method ({@code submit}, {@code invokeAll},
  * {@code invokeAny}, {@code schedule*}) keeps a task's kind and context.
+ *
+ * <p>Tasks run on the executor's worker threads, never on the submitting thread nor on the checker thread (which
+ * only dispatches scheduled tasks when due). After {@link #shutdown()} every submission throws
+ * {@link RejectedExecutionException} ({@link #offer} returns {@code false}). With a capacity limit set ({@link GatlingExecutor.Builder#maxQueued(int)},
+ * {@link GatlingExecutor.Builder#maxQueuedPerContext(int)}), {@code execute}, a lane's {@code execute},
+ * {@code submit} and {@code invoke*} follow the {@link Overflow} policy: throw {@link RejectedExecutionException} at
+ * once, or park the calling thread until there is room (a worker of this executor is never made to wait). A
+ * scheduled task neither waits nor is refused for capacity: it counts toward the limits from when it is due, over
+ * them if need be.
  */
 public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable {
 
