@@ -304,7 +304,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * Idempotent, and a call made while another is under way waits as that one does; a processor never started just
      * becomes closed.
      *
-     * <p>Called from a handler, it cannot wait for that handler: the wait then lasts the full {@code closeTimeout}.
+     * <p>Called from a handler, it cannot wait for that handler: the drain then lasts the full {@code closeTimeout},
+     * and, when the processor made its own executor, the wait for that executor's end lasts {@code closeTimeout}
+     * again (at least a second) and ends with the warning, since the calling handler's thread is one of the
+     * executor's; the call returns with that thread's interrupt status set.
      */
     @Override
     public void close() {
