@@ -7,7 +7,8 @@ import java.util.Set;
 
 /**
  * A snapshot of a {@link KafkaProcessor}'s counters, taken by {@link KafkaProcessor#statistics()}. Each counter is
- * read on its own (the snapshot is not atomic across counters) and only ever grows while the processor lives.
+ * read on its own (the snapshot is not atomic across counters); the five counts only ever grow while the processor
+ * lives, while the paused partitions and the committed offsets are each the state as it was when read.
  */
 public final class KafkaStatistics {
 
