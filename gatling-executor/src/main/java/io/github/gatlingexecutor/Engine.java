@@ -909,6 +909,9 @@ final class Engine {
         // Periodic tasks are not cancelled: those waiting for a run are returned, as ScheduledThreadPoolExecutor
         // does. One running now is cancelled when its run ends (its reschedule is refused).
         List<ScheduledTask<?>> notDue = timer.drain();
+        // A shutdown() called just before this one may still be cancelling periodic tasks it took out of the timer:
+        // their runs waiting in lanes must be seen cancelled by the lane drain below, not returned and cancelled after.
+        timer.awaitPeriodicCancels();
         List<Runnable> out = new ArrayList<>();
         // From here no worker starts taking a task out of a sequential lane; wait out the takes already begun.
         for (Worker w : pool.workers()) {

@@ -43,6 +43,12 @@ final class TaskTimer {
     private final Set<ScheduledTask<?>> periodic = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Set by {@link #drainAfterStop}: no skipped periodic run is taken back after it. Guarded by lock. */
     private boolean drainedAfterStop;
+    /**
+     * {@link #cancelPeriodic} calls that have taken the periodic tasks out and not yet cancelled them all (they cancel
+     * outside the lock). Changed under the lock; {@code shutdownNow} waits for it to be zero ({@link
+     * #awaitPeriodicCancels}).
+     */
+    private volatile int periodicCancels;
     /** Completions that came up while the lock was held; run after it is released. Guarded by lock. */
     private final List<Runnable> afterUnlock = new ArrayList<>();
     /**
@@ -333,16 +339,45 @@ final class TaskTimer {
         List<ScheduledTask<?>> stop;
         lock.lock();
         try {
+            if (engine.stopping()) {
+                // A shutdownNow() called meanwhile wrote STOP before it took this lock to drain: the periodic tasks
+                // waiting for a run are its to return, neither done nor cancelled. Cancelled here, after its drain
+                // (a task stays in the periodic set until its last drain), a future it returned was done.
+                return;
+            }
             stop = new ArrayList<>(periodic);
             periodic.clear();
             delayed.removeIf(t -> t.isPeriodic() || t.isDone());
+            periodicCancels++;
         } finally {
             lock.unlock();
         }
-        for (ScheduledTask<?> t : stop) {
-            if (!t.runInProgress()) {
-                t.cancel(false);
+        try {
+            for (ScheduledTask<?> t : stop) {
+                if (!t.runInProgress()) {
+                    t.cancel(false);
+                }
             }
+        } finally {
+            lock.lock();
+            try {
+                periodicCancels--;
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * For {@code shutdownNow}, after its first drain: waits until the periodic tasks that a {@code shutdown()} took
+     * out before it (see {@link #cancelPeriodic}) are cancelled, a few instructions each. A run of one waiting in its
+     * lane is then seen done by the lane drain, which leaves it out; otherwise it could be returned and cancelled
+     * after, as {@code ScheduledThreadPoolExecutor}, whose shutdown and shutdownNow exclude each other, never does.
+     * A shutdown that takes this lock after that drain finds STOP and takes nothing.
+     */
+    void awaitPeriodicCancels() {
+        for (int waits = 0; periodicCancels != 0; ) {
+            waits = Waiting.pause(waits);
         }
     }
 

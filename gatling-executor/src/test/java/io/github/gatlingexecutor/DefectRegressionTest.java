@@ -1862,4 +1862,86 @@ class DefectRegressionTest {
             assertTrue(returned.contains(task.get()), "not returned: " + task.get());
         }
     }
+
+    /**
+     * {@code shutdownNow()} returned a periodic task that a {@code shutdown()} called at the same time then cancelled:
+     * the caller got a future already done, which {@code ScheduledThreadPoolExecutor} never returns (its two calls
+     * exclude each other). The shutdown had advanced the state first, then waited for the timer's lock while
+     * {@code shutdownNow} drained the timer; it then took the periodic task, still in its set, and cancelled it. Held
+     * here: the test holds the timer's lock until the shutdown waits on it, calls {@code shutdownNow} itself (the lock
+     * is reentrant), and lets the shutdown in from inside the drain, through the hashCode of a busy lane's context,
+     * until it has returned.
+     */
+    @Test
+    @Timeout(20)
+    void aShutdownRacingShutdownNowCancelsNoTaskThatShutdownNowReturns() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("shutdown-race").coreThreads(1).build());
+        LockReleasingContext context = new LockReleasingContext();
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch gate = cleanup.gate();
+        e.execute(new Seq(context, () -> {
+            started.countDown();
+            TestSupport.blockIgnoringInterrupts(gate); // its lane stays mapped until shutdownNow() drains it
+        }));
+        await(started, "the task keeping its lane busy");
+        ScheduledFuture<?> periodic = e.scheduleAtFixedRate(NOOP, 1, 1, TimeUnit.HOURS);
+        ReentrantLock lock = timerLock(e);
+        Thread shutdown = new Thread(e::shutdown, "shutdown");
+        lock.lock();
+        try {
+            shutdown.start();
+            waitUntil("shutdown() waiting for the timer's lock", () -> lock.hasQueuedThread(shutdown));
+            context.arm(lock, shutdown);
+            List<Runnable> returned = e.shutdownNow();
+            assertTrue(context.fired, "the drain never let the shutdown in");
+            for (Runnable r : returned) {
+                assertFalse(((Future<?>) r).isDone(), "returned, yet done: " + r);
+            }
+            assertTrue(returned.contains(periodic) != periodic.isCancelled(),
+                    "a periodic task is either returned or cancelled: " + periodic + ", " + returned);
+        } finally {
+            if (lock.isHeldByCurrentThread()) {
+                lock.unlock();
+            }
+            gate.countDown();
+            shutdown.join();
+        }
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
+    }
+
+    /**
+     * A context whose hashCode, once armed, called by the thread that armed it (from shutdownNow's lane drain, as it
+     * unmaps the lane), releases that thread's hold of the timer's lock and waits for the other thread to end.
+     */
+    private static final class LockReleasingContext {
+        private volatile Thread armedBy;
+        private ReentrantLock lock;
+        private Thread other;
+        volatile boolean fired;
+
+        void arm(ReentrantLock lock, Thread other) {
+            this.lock = lock;
+            this.other = other;
+            armedBy = Thread.currentThread();
+        }
+
+        @Override
+        public int hashCode() {
+            if (Thread.currentThread() == armedBy && !fired) {
+                fired = true;
+                lock.unlock();
+                try {
+                    other.join(TimeUnit.SECONDS.toMillis(10));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return 1;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o == this;
+        }
+    }
 }
