@@ -426,11 +426,17 @@ final class TaskTimer {
         return delayed.sizeOpaque();
     }
 
-    /** True if no task waits to become due; a dispatch in flight holds the lock, so it is either seen or finished. */
+    /**
+     * True if no task waits to become due or for a shutdown's cancel; a dispatch in flight holds the lock, so it is
+     * either seen or finished.
+     */
     boolean noDelayedWork() {
         lock.lock();
         try {
-            return delayed.isEmpty();
+            // Periodic tasks a shutdown() has taken out and not yet cancelled are work still: terminated before their
+            // cancels, the executor would have futures of its own neither done nor cancelled. shutdown() wakes the
+            // pool for termination after its cancels, so the quiescence is checked again then.
+            return delayed.isEmpty() && periodicCancels == 0;
         } finally {
             lock.unlock();
         }
