@@ -39,8 +39,15 @@ final class TaskTimer {
     private final ReentrantLock lock = new ReentrantLock();
     /** Tasks not yet due. Guarded by lock. */
     private final TimerQueue delayed = new TimerQueue();
-    /** Periodic tasks not yet done, wherever their next run waits. Guarded by lock. */
-    private final Set<ScheduledTask<?>> periodic = Collections.newSetFromMap(new IdentityHashMap<>());
+    /**
+     * Periodic tasks not yet done, wherever their next run waits. Guarded by lock, as is its replacement: an
+     * {@code IdentityHashMap} never shrinks its table, so a burst of periodic tasks cancelled again kept a table the size
+     * of the burst for the executor's life (17 MB after a million), while {@link #delayed} gives its array back. The set
+     * is made again once it holds under a quarter of what it held at most since it was made ({@link #removePeriodic}).
+     */
+    private Set<ScheduledTask<?>> periodic = newPeriodicSet();
+    /** The most {@link #periodic} has held since it was made. Guarded by lock. */
+    private int periodicPeak;
     /** Set by {@link #drainAfterStop}: no skipped periodic run is taken back after it. Guarded by lock. */
     private boolean drainedAfterStop;
     /**
@@ -94,7 +101,7 @@ final class TaskTimer {
             }
             delayed.add(task);
             if (task.isPeriodic()) {
-                periodic.add(task);
+                addPeriodic(task);
             }
             if (task.isDone()) {
                 // Cancelled between its run's end and this add (a periodic task's next run): its done() took this
@@ -102,7 +109,7 @@ final class TaskTimer {
                 // due, never dropped from periodic). Its state was written before that done() took the lock, so the
                 // read here sees it; a cancel after our unlock finds the task here and removes it itself.
                 delayed.remove(task);
-                periodic.remove(task);
+                removePeriodic(task);
                 return true;
             }
             first = delayed.peek() == task;
@@ -155,7 +162,7 @@ final class TaskTimer {
                 return false;
             }
             if (task.isPeriodic()) {
-                periodic.add(task);
+                addPeriodic(task);
             }
             // Tasks due before this one go first, as the checker would have dispatched them had it been on time:
             // a task scheduled a millisecond ago for now must not be overtaken in its lane by this one.
@@ -163,7 +170,7 @@ final class TaskTimer {
             try {
                 engine.dispatch(task, true);
             } catch (Throwable failure) {
-                periodic.remove(task);
+                removePeriodic(task);
                 throw failure;
             } finally {
                 completions = takeCompletions();
@@ -214,6 +221,35 @@ final class TaskTimer {
         return first == null ? Long.MAX_VALUE : first.time - System.nanoTime();
     }
 
+    private static Set<ScheduledTask<?>> newPeriodicSet() {
+        return Collections.newSetFromMap(new IdentityHashMap<>());
+    }
+
+    /** The caller holds the lock. */
+    private void addPeriodic(ScheduledTask<?> task) {
+        periodic.add(task);
+        periodicPeak = Math.max(periodicPeak, periodic.size());
+    }
+
+    /**
+     * The caller holds the lock. Makes the set again when it has shrunk to under a quarter of its peak: the copy costs
+     * what the removals since the peak cost, so O(1) a removal, amortized.
+     */
+    private void removePeriodic(ScheduledTask<?> task) {
+        if (periodic.remove(task) && periodicPeak > 64 && periodic.size() < periodicPeak >>> 2) {
+            Set<ScheduledTask<?>> smaller = newPeriodicSet();
+            smaller.addAll(periodic);
+            periodic = smaller;
+            periodicPeak = smaller.size();
+        }
+    }
+
+    /** The caller holds the lock: a new empty set, not a {@code clear()} that keeps the table. */
+    private void forgetAllPeriodic() {
+        periodic = newPeriodicSet();
+        periodicPeak = 0;
+    }
+
     /** A scheduled task was cancelled or finished for good. */
     void remove(ScheduledTask<?> task) {
         forget(task);
@@ -227,7 +263,7 @@ final class TaskTimer {
         lock.lock();
         try {
             delayed.remove(task);
-            periodic.remove(task);
+            removePeriodic(task);
         } finally {
             lock.unlock();
         }
@@ -267,7 +303,7 @@ final class TaskTimer {
                     // A context whose hashCode/equals throws fails here, at the lane lookup. The caller learns it
                     // through the future; the checker (or the scheduling caller) carries on.
                     ScheduledTask<?> failed = t;
-                    periodic.remove(failed);
+                    removePeriodic(failed);
                     completeOutsideLock(() -> failed.failDispatch(failure));
                 }
             }
@@ -346,7 +382,7 @@ final class TaskTimer {
                 return;
             }
             stop = new ArrayList<>(periodic);
-            periodic.clear();
+            forgetAllPeriodic();
             delayed.removeIf(t -> t.isPeriodic() || t.isDone());
             periodicCancels++;
         } finally {
@@ -411,9 +447,9 @@ final class TaskTimer {
         try {
             drainedAfterStop = true;
             if (!periodic.isEmpty()) {
-                // Not on an empty set: its clear() walks the whole table, a loop of 64 steps that LincheckLaneTest's
-                // deep model check of shutdownNow took for a livelock.
-                periodic.clear();
+                // Only when it holds some: nothing to give back otherwise. (A clear() here walked the whole table, a
+                // loop of 64 steps that LincheckLaneTest's deep model check of shutdownNow took for a livelock.)
+                forgetAllPeriodic();
             }
         } finally {
             lock.unlock();

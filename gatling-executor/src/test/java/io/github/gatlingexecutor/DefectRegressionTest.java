@@ -1841,6 +1841,43 @@ class DefectRegressionTest {
         assertEquals(2, e.shutdownNow().size(), "both tasks are returned, neither ran");
     }
 
+    /**
+     * A burst of periodic tasks, all cancelled again, left the timer's set of live periodic tasks at the size of the
+     * burst: a million periodic tasks scheduled and cancelled kept 17 MB of empty table for the executor's life (an
+     * {@code IdentityHashMap} never shrinks), where the timer's queue, beside it, gives its array back.
+     */
+    @Test
+    @Timeout(60)
+    void aBurstOfPeriodicTasksCancelledAgainLeavesNoTableBehind() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("periodic-burst").coreThreads(1).build());
+        for (int i = 0; i < 1000; i++) { // warm up the timer's own structures before the baseline
+            e.scheduleAtFixedRate(NOOP, 1, 1, TimeUnit.HOURS).cancel(false);
+        }
+        long before = TestSupport.usedHeapAfterGc();
+        scheduleAndCancelPeriodic(e, 400_000);
+        assertEquals(0, e.statistics().delayed());
+        long grownKb = (TestSupport.usedHeapAfterGc() - before) / 1024;
+        // The table of 400,000 entries is 8 MB with compressed references; nothing else stays.
+        assertTrue(grownKb < 3 * 1024, "the heap grew by " + grownKb + " KB after every periodic task was cancelled");
+        // Still works after the burst.
+        CountDownLatch ran = new CountDownLatch(2);
+        ScheduledFuture<?> f = e.scheduleAtFixedRate(ran::countDown, 0, 1, TimeUnit.MILLISECONDS);
+        await(ran, "two runs of a periodic task scheduled after the burst");
+        f.cancel(false);
+    }
+
+    /** Apart, so the test's frame holds none of the futures. */
+    private static void scheduleAndCancelPeriodic(GatlingExecutor e, int n) {
+        List<ScheduledFuture<?>> burst = new java.util.ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            burst.add(i % 2 == 0 ? e.scheduleAtFixedRate(NOOP, 1, 1, TimeUnit.HOURS)
+                    : e.scheduleWithFixedDelay(NOOP, 1, 1, TimeUnit.HOURS));
+        }
+        for (ScheduledFuture<?> f : burst) {
+            assertTrue(f.cancel(false));
+        }
+    }
+
     /** Three tasks behind the running one in its lane, two for each of a and b, one coalescing for c; weakly held. */
     private static List<WeakReference<Runnable>> queueBehind(GatlingExecutor e) {
         List<WeakReference<Runnable>> queued = new java.util.ArrayList<>();
