@@ -137,6 +137,16 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     private final AtomicInteger state = new AtomicInteger(NEW);
     private final Object lifecycle = new Object();
     private final AtomicBoolean executorClosed = new AtomicBoolean();
+    /**
+     * {@link #FINISH_ASKED} once a {@code close()} from inside the processor (see {@link #closeFromInside}) left the end
+     * of the close to the polling thread; {@link #FINISH_POLL_ENDED} once the polling thread has ended. Whoever moves
+     * it first decides who ends the close: a close from inside that finds the polling thread gone cannot leave it
+     * there.
+     */
+    private final AtomicInteger finish = new AtomicInteger(FINISH_NONE);
+    private static final int FINISH_NONE = 0;
+    private static final int FINISH_ASKED = 1;
+    private static final int FINISH_POLL_ENDED = 2;
     private volatile boolean closing;
     /** Polls in a row that threw (polling thread only): the pause before the next one grows with it. */
     private int failedPolls;
@@ -301,13 +311,19 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * made it (interrupting handlers still running past the timeout). Waits for all that; no thread of the processor
      * is left afterwards, unless a handler ignores the interrupt: the wait for the executor's end then gives up after
      * {@code closeTimeout} (at least a second) with a warning, and that handler's thread runs on until it returns.
-     * Idempotent, and a call made while another is under way waits as that one does; a processor never started just
-     * becomes closed.
+     * Idempotent, and a call made while another is under way (started from outside or from a handler) waits as that
+     * one does; a processor never started just becomes closed.
      *
-     * <p>Called from a handler, it cannot wait for that handler: the drain then lasts the full {@code closeTimeout},
-     * and, when the processor made its own executor, the wait for that executor's end lasts {@code closeTimeout}
-     * again (at least a second) and ends with the warning, since the calling handler's thread is one of the
-     * executor's; the call returns with that thread's interrupt status set.
+     * <p>Called from a handler or failure handler of this processor (to stop on a fatal error, say), it cannot wait
+     * for that handler, which is still running: it starts the close (polling stops, no new record is handed out) and
+     * returns at once, without interrupting its caller. The rest happens on the polling thread: its drain waits for
+     * the calling handler's record as for the others (it is committed if it completed), all within the one
+     * {@code closeTimeout}; then come the commit, the consumer's close, and, when the processor made its own executor,
+     * its shutdown and the wait for its end, from the polling thread (a handler still running past the timeout, the
+     * calling one included, is interrupted then, as on any close). Shortly after the calling handler returns, no
+     * thread of the processor is left. A handler of another processor, even on the same executor, is not this
+     * processor's: its call waits as any other. The same holds for a call from the polling thread (a deserializer's
+     * or an interceptor's).
      */
     @Override
     public void close() {
@@ -315,8 +331,45 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         if (previous == NEW) {
             return;
         }
+        if (runner.inHandler() || Thread.currentThread() == pollThread) {
+            if (previous == RUNNING_STATE) {
+                closeFromInside();
+            }
+            // else closed before: whoever closed first (or the polling thread for a close from inside) ends it
+            return;
+        }
         closing = true;
         joinPollThread();
+        endClose();
+    }
+
+    /**
+     * A close from a thread it would have to wait for: a handler of this processor (its drain waits for the handler's
+     * record, which cannot complete while the handler waits here; and the wait for the processor's own executor to
+     * end came from one of that executor's workers, after a {@code shutdownNow} that interrupted the caller itself:
+     * such a call took the full closeTimeout twice, then logged that a handler ignores interrupts) or the polling
+     * thread itself. It leaves the close to the polling thread, which ends it once its drain and commit are done.
+     */
+    private void closeFromInside() {
+        if (finish.compareAndSet(FINISH_NONE, FINISH_ASKED)) {
+            closing = true; // after the hand-over: a polling thread that stops for it also finds it asked
+            LockSupport.unpark(pollThread); // out of a pause after failed polls
+            return;
+        }
+        // The polling thread had already ended (it failed): nothing is left to drain or commit, and nothing here may
+        // wait for the executor (the caller may be one of its workers). A plain shutdown lets it end once the running
+        // tasks return; what is queued is dropped as its partition was (every partition was let go at that end).
+        closing = true;
+        runner.closed = true;
+        runner.cancelTimers();
+        ContextExecutor ex = executor;
+        if (givenExecutor == null && ex != null && executorClosed.compareAndSet(false, true)) {
+            ex.shutdown();
+        }
+    }
+
+    /** The end of a close, once the polling thread has ended: timers, then the processor's own executor. */
+    private void endClose() {
         runner.closed = true; // hand-offs refused for capacity are not tried again from here on
         runner.cancelTimers(); // written after closed: see RecordRunner#schedule
         closeOwnExecutor();
@@ -421,6 +474,12 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 LOG.log(Level.WARNING, "Closing the consumer failed", e);
             }
             pausedView = Set.of();
+            // A close from a handler (or from this thread) returned without waiting: it is ended here, on a thread
+            // that is not the executor's, once the calling handler's record is done (or its time is up). A halt
+            // stops the executor itself.
+            if (finish.getAndSet(FINISH_POLL_ENDED) == FINISH_ASKED && !halted) {
+                endClose();
+            }
         }
     }
 
@@ -721,6 +780,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 ps.failureHandlerEnded();
                 return;
             }
+            RecordRunner<?, ?> outer = runner.enterHandler();
             try {
                 onFailure.onFailure(raw, e);
                 df.outcome = ACKNOWLEDGED;
@@ -728,6 +788,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 LOG.log(Level.WARNING, "The failure handler threw for " + tp + "@" + e.offset()
                         + ", which cannot be deserialized; it is read again after a backoff", t);
                 df.outcome = FAILED;
+            } finally {
+                runner.leaveHandler(outer);
             }
             ps.failureHandlerEnded(); // after the outcome: a draining polling thread wakes to read it
         }, () -> df.outcome = FAILED); // given up: the executor is shutting down

@@ -36,6 +36,12 @@ final class RecordRunner<K, V> {
     volatile boolean stopping;
     /** Set once the processor is closed: hand-offs refused for capacity are no longer tried again. */
     volatile boolean closed;
+    /**
+     * The runner whose handler or failure handler the current thread is in, if any: {@link KafkaProcessor#close()}
+     * called from there must not wait for that call (it could never end). Per runner, not "a worker of the
+     * executor": an executor may be shared, and a handler of another processor is free to wait for this one's close.
+     */
+    private static final ThreadLocal<RecordRunner<?, ?>> IN_HANDLER = new ThreadLocal<>();
 
     final LongAdder completed = new LongAdder();
     final LongAdder superseded = new LongAdder();
@@ -120,11 +126,14 @@ final class RecordRunner<K, V> {
             Thread.currentThread().interrupt();
         }
         Throwable error;
+        RecordRunner<?, ?> outer = enterHandler();
         try {
             handler.handle(record);
             return DONE;
         } catch (Throwable t) {
             error = t;
+        } finally {
+            leaveHandler(outer);
         }
         if (w.partition.revoked) {
             // Let go while the handler ran (a revocation or close() past its closeTimeout, whose interrupt is likely
@@ -142,11 +151,14 @@ final class RecordRunner<K, V> {
         }
         Throwable handlerError = null;
         if (onFailure != null) {
+            RecordRunner<?, ?> outerOfFailure = enterHandler();
             try {
                 onFailure.onFailure(record, error);
                 return DONE;
             } catch (Throwable t) {
                 handlerError = t;
+            } finally {
+                leaveHandler(outerOfFailure);
             }
         }
         if (LOG.isLoggable(Level.WARNING)) {
@@ -308,6 +320,25 @@ final class RecordRunner<K, V> {
         completed.increment();
         w.done = true;
         w.partition.completedOne();
+    }
+
+    /**
+     * Marks the current thread as running one of this processor's handlers, until {@link #leaveHandler}; returns the
+     * mark it had, to be put back (a handler may run another's on its own thread, an executor's caller-runs, say).
+     */
+    RecordRunner<?, ?> enterHandler() {
+        RecordRunner<?, ?> outer = IN_HANDLER.get();
+        IN_HANDLER.set(this);
+        return outer;
+    }
+
+    void leaveHandler(RecordRunner<?, ?> outer) {
+        IN_HANDLER.set(outer);
+    }
+
+    /** Whether the current thread is inside a handler or failure handler of this processor. */
+    boolean inHandler() {
+        return IN_HANDLER.get() == this;
     }
 
     /** The configured number of retries of a failing record. */

@@ -23,6 +23,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -765,5 +766,193 @@ class EdgeCaseRegressionTest {
             metrics = pluginMetrics;
             METRICS.set(pluginMetrics);
         }
+    }
+
+    /**
+     * {@code close()} from a handler (stop on a fatal error) could not wait for that handler: the drain of the close,
+     * on the polling thread, waited the whole {@code closeTimeout} for the calling handler's own record; then, with the
+     * processor's own executor, {@code shutdownNow} interrupted the calling handler itself, and the wait for the
+     * executor's end, from one of that executor's workers, took {@code closeTimeout} again and logged that a handler
+     * ignores interrupts (4,152 ms with a closeTimeout of 2 s; about 60 s with the default). It now starts the close,
+     * returns at once without interrupting its caller, and the polling thread ends the close once the handler returns.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void closeFromAHandlerReturnsAtOnceAndTheCloseEndsOnceTheHandlerReturns(boolean fromFailureHandler)
+            throws Exception {
+        String topic = topicWithRecords(fromFailureHandler ? "close-in-on-failure" : "close-in-handler", 1);
+        String group = EmbeddedKafka.name("g");
+        AtomicReference<KafkaProcessor<String, String>> self = new AtomicReference<>();
+        AtomicLong closeMillis = new AtomicLong(-1);
+        AtomicBoolean interruptedAfterClose = new AtomicBoolean();
+        CountDownLatch closeReturned = new CountDownLatch(1);
+        Runnable stop = () -> {
+            long start = System.nanoTime();
+            self.get().close();
+            closeMillis.set(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+            interruptedAfterClose.set(Thread.currentThread().isInterrupted());
+            closeReturned.countDown();
+        };
+        KafkaProcessor.Builder<String, String> builder = KafkaProcessor.<String, String>builder(
+                KAFKA.consumerProperties(group)).topics(topic).closeTimeout(Duration.ofSeconds(30));
+        if (fromFailureHandler) {
+            builder.retries(0).handler(r -> {
+                throw new IllegalStateException("fatal");
+            }).onFailure((r, e) -> stop.run());
+        } else {
+            builder.handler(r -> stop.run());
+        }
+        KafkaProcessor<String, String> processor = builder.build();
+        self.set(processor);
+        List<String> warnings = new CopyOnWriteArrayList<>();
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(KafkaProcessor.class.getName());
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                if (record.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+                    warnings.add(String.valueOf(record.getMessage()));
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        log.addHandler(capture);
+        try {
+            processor.start();
+            Thread poll = EmbeddedKafka.pollingThread(group);
+            ContextExecutor own = ownExecutor(processor);
+            // Bounded above the old call's two closeTimeouts, so that it fails on the time measured below.
+            assertTrue(closeReturned.await(90, TimeUnit.SECONDS), "the close from the handler returned");
+            assertTrue(closeMillis.get() < 5_000, "close() from the handler took " + closeMillis.get()
+                    + " ms with a closeTimeout of 30 s");
+            assertFalse(interruptedAfterClose.get(), "the handler's own close interrupted it");
+            poll.join(TimeUnit.SECONDS.toMillis(20));
+            assertFalse(poll.isAlive(), "the polling thread outlived the handler");
+            assertTrue(own.awaitTermination(20, TimeUnit.SECONDS), "the processor's own executor did not end");
+            assertEquals(Map.of(new TopicPartition(topic, 0), 1L), KAFKA.committed(group),
+                    "the calling handler's record, completed, is committed");
+            assertEquals(1, processor.statistics().completed());
+            assertEquals(List.of(), warnings);
+        } finally {
+            log.removeHandler(capture);
+            processor.close();
+        }
+    }
+
+    /**
+     * A {@code close()} from outside while a close from a handler is under way waits, as a second close always did,
+     * for the whole close: the handler's return, the drain and commit, and the end of the processor's own executor
+     * (on the code before, the close from the handler did not return for about 60 s).
+     */
+    @Test
+    void anOutsideCloseDuringACloseFromAHandlerWaitsForTheWholeClose() throws Exception {
+        String topic = topicWithRecords("close-in-handler-and-outside", 1);
+        String group = EmbeddedKafka.name("g");
+        AtomicReference<KafkaProcessor<String, String>> self = new AtomicReference<>();
+        CountDownLatch closedInside = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean handlerDone = new AtomicBoolean();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic).closeTimeout(Duration.ofSeconds(30))
+                .handler(r -> {
+                    self.get().close();
+                    closedInside.countDown();
+                    release.await(30, TimeUnit.SECONDS);
+                    handlerDone.set(true);
+                }).build();
+        self.set(processor);
+        AtomicBoolean allEndedWhenOutsideReturned = new AtomicBoolean();
+        try {
+            processor.start();
+            Thread poll = EmbeddedKafka.pollingThread(group);
+            ContextExecutor own = ownExecutor(processor);
+            assertTrue(closedInside.await(45, TimeUnit.SECONDS), "the close from the handler returned");
+            Thread outside = new Thread(() -> {
+                processor.close();
+                allEndedWhenOutsideReturned.set(handlerDone.get() && !poll.isAlive() && own.isTerminated());
+            }, "outside-close");
+            outside.start();
+            // The handler is released only once the outside close waits, or has returned.
+            await(Duration.ofSeconds(30), "the outside close waits or returns",
+                    () -> outside.getState() == Thread.State.WAITING
+                            || outside.getState() == Thread.State.TIMED_WAITING
+                            || outside.getState() == Thread.State.TERMINATED);
+            release.countDown();
+            outside.join(TimeUnit.SECONDS.toMillis(30));
+            assertFalse(outside.isAlive());
+            assertTrue(allEndedWhenOutsideReturned.get(), "the outside close returned before the close had ended");
+            assertEquals(Map.of(new TopicPartition(topic, 0), 1L), KAFKA.committed(group));
+        } finally {
+            release.countDown();
+            processor.close();
+        }
+    }
+
+    /**
+     * Only this processor's own handlers may start its close without waiting: a handler of another processor sharing
+     * the executor waits, as any caller, for this one's records to finish (it guards the mark of a handler's thread,
+     * which a mark of "any worker of the executor" would fail).
+     */
+    @Test
+    void aCloseFromAHandlerOfAnotherProcessorOnTheSameExecutorWaits() throws Exception {
+        String topicA = topicWithRecords("close-other-a", 1);
+        String topicB = topicWithRecords("close-other-b", 1);
+        String groupA = EmbeddedKafka.name("g");
+        CountDownLatch aRunning = new CountDownLatch(1);
+        CountDownLatch releaseA = new CountDownLatch(1);
+        AtomicBoolean aDone = new AtomicBoolean();
+        AtomicReference<Thread> bThread = new AtomicReference<>();
+        AtomicBoolean aDoneWhenBsCloseReturned = new AtomicBoolean();
+        CountDownLatch bsCloseReturned = new CountDownLatch(1);
+        try (GatlingExecutor executor = new GatlingExecutor("shared-close", 4)) {
+            KafkaProcessor<String, String> a = KafkaProcessor.<String, String>builder(KAFKA.consumerProperties(groupA))
+                    .topics(topicA).executor(executor).closeTimeout(Duration.ofSeconds(30))
+                    .handler(r -> {
+                        aRunning.countDown();
+                        releaseA.await(30, TimeUnit.SECONDS);
+                        aDone.set(true);
+                    }).build();
+            KafkaProcessor<String, String> b = KafkaProcessor.<String, String>builder(
+                            KAFKA.consumerProperties(EmbeddedKafka.name("g")))
+                    .topics(topicB).executor(executor).closeTimeout(Duration.ofSeconds(30))
+                    .handler(r -> {
+                        bThread.set(Thread.currentThread());
+                        a.close();
+                        aDoneWhenBsCloseReturned.set(aDone.get());
+                        bsCloseReturned.countDown();
+                    }).build();
+            try {
+                a.start();
+                assertTrue(aRunning.await(30, TimeUnit.SECONDS), "A's record reaches its handler");
+                b.start();
+                await(Duration.ofSeconds(30), "B's handler waits in A's close, or returns", () -> {
+                    Thread t = bThread.get();
+                    return bsCloseReturned.getCount() == 0 || t != null
+                            && (t.getState() == Thread.State.WAITING || t.getState() == Thread.State.TIMED_WAITING)
+                            && EmbeddedKafka.onStack(t, "close");
+                });
+                releaseA.countDown();
+                assertTrue(bsCloseReturned.await(30, TimeUnit.SECONDS));
+                assertTrue(aDoneWhenBsCloseReturned.get(), "A's close from B's handler did not wait for A's handler");
+                assertEquals(Map.of(new TopicPartition(topicA, 0), 1L), KAFKA.committed(groupA));
+            } finally {
+                releaseA.countDown();
+                a.close();
+                b.close();
+            }
+        }
+    }
+
+    private static ContextExecutor ownExecutor(KafkaProcessor<?, ?> processor) throws ReflectiveOperationException {
+        Field field = KafkaProcessor.class.getDeclaredField("executor");
+        field.setAccessible(true);
+        return (ContextExecutor) field.get(processor);
     }
 }
