@@ -245,13 +245,13 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 Deserializer<V> values;
                 try {
                     values = ErrorGuardingDeserializer.of(valueDeserializer, keyDeserializer, config, false);
-                } catch (RuntimeException e) {
-                    keys.close(); // as the consumer closes both when its construction fails
+                } catch (Throwable e) {
+                    closeQuietly(keys); // as the consumer closes both when its construction fails
                     throw e;
                 }
                 try {
                     consumer = new KafkaConsumer<>(config, keys, values);
-                } catch (RuntimeException e) {
+                } catch (Throwable e) {
                     // The consumer closes the deserializers it was given only if its construction got as far as
                     // taking them in; a failure before that (an interceptor that cannot be configured, say) left
                     // open the ones made above, which a plain consumer would not have made yet. The guards close
@@ -260,12 +260,18 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                     closeQuietly(values);
                     throw e;
                 }
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
                 state.set(CLOSED);
                 // As the consumer reports a failure of its construction, which includes making and configuring the
                 // deserializers it is named: those are made here, and a configure that threw an exception of its own
-                // came out bare (an IllegalStateException read as "already started or closed").
-                throw e instanceof KafkaException ? e : new KafkaException("Failed to construct kafka consumer", e);
+                // came out bare (an IllegalStateException read as "already started or closed"). An Error too, as the
+                // consumer catches any Throwable there: one from a deserializer's configure (a class it needs that is
+                // missing, say) came out bare, left the processor started with no consumer and the other
+                // deserializer open.
+                if (e instanceof KafkaException) {
+                    throw (KafkaException) e;
+                }
+                throw new KafkaException("Failed to construct kafka consumer", e);
             }
             ContextExecutor ex = givenExecutor != null ? givenExecutor
                     : GatlingExecutor.builder().name("kafka-" + groupId).build();

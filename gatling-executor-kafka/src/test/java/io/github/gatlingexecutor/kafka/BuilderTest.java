@@ -219,6 +219,41 @@ class BuilderTest {
         }
     }
 
+    /**
+     * A deserializer named in the properties whose {@code configure} throws an {@link Error} (a class it needs that
+     * is missing, say): a plain consumer catches any {@code Throwable} of its construction and fails with a
+     * {@code KafkaException}, having closed what it made. The processor let the Error out bare, left the deserializer
+     * made before it open, and stayed started: a second start() said "already started" of a processor that never ran.
+     */
+    @Test
+    void aDeserializerWhoseConfigureThrowsAnErrorFailsStartWithAKafkaExceptionAndClosesTheOther() {
+        Map<String, Object> props = valid();
+        props.put("key.deserializer", CountingDeserializer.class.getName());
+        props.put("value.deserializer", BrokenDeserializer.class.getName());
+        CountingDeserializer.CONFIGURED.set(0);
+        CountingDeserializer.CLOSED.set(0);
+        KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO).build();
+        KafkaException e = assertThrows(KafkaException.class, p::start);
+        Throwable cause = e;
+        while (cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        assertTrue(cause instanceof NoClassDefFoundError, cause::toString);
+        assertEquals(1, CountingDeserializer.CONFIGURED.get(), "the key deserializer was made");
+        assertEquals(1, CountingDeserializer.CLOSED.get(), "and is closed");
+        IllegalStateException closed = assertThrows(IllegalStateException.class, p::start);
+        assertTrue(closed.getMessage().contains("closed"), closed::getMessage);
+        p.close();
+    }
+
+    /** A deserializer whose {@code configure} throws an {@link Error}. */
+    public static final class BrokenDeserializer extends StringDeserializer {
+        @Override
+        public void configure(Map<String, ?> configs, boolean isKey) {
+            throw new NoClassDefFoundError("a class it needs (thrown on purpose)");
+        }
+    }
+
     /** A deserializer whose {@code configure} throws. */
     public static final class UnconfigurableDeserializer extends StringDeserializer {
         @Override
