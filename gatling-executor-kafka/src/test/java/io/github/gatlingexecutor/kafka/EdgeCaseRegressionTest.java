@@ -896,6 +896,54 @@ class EdgeCaseRegressionTest {
     }
 
     /**
+     * As above, from the failure handler of a record that cannot be deserialized, which runs apart from the router's
+     * records: its close returns at once, the polling thread ends the close once it returns, and the record it
+     * acknowledged is committed past. Marked as a handler of the processor like the others; left unmarked, its close
+     * waited out the drain's closeTimeout for itself, then, with the own executor, another closeTimeout for its own
+     * thread after interrupting it.
+     */
+    @Test
+    void closeFromTheFailureHandlerOfAnUndeserializableRecordReturnsAtOnce() throws Exception {
+        String topic = EmbeddedKafka.name("close-in-deserialization-failure");
+        KAFKA.createTopic(topic, 1);
+        KAFKA.produce(List.of(new ProducerRecord<>(topic, 0, "k", "bad")));
+        String group = EmbeddedKafka.name("g");
+        Properties props = KAFKA.consumerProperties(group);
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, FailureTest.PickyDeserializer.class.getName());
+        AtomicReference<KafkaProcessor<String, String>> self = new AtomicReference<>();
+        AtomicLong closeMillis = new AtomicLong(-1);
+        AtomicBoolean interruptedAfterClose = new AtomicBoolean();
+        CountDownLatch closeReturned = new CountDownLatch(1);
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic).closeTimeout(Duration.ofSeconds(10))
+                .handler(r -> fail("no record can be deserialized"))
+                .onFailure((r, e) -> {
+                    long start = System.nanoTime();
+                    self.get().close();
+                    closeMillis.set(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                    interruptedAfterClose.set(Thread.currentThread().isInterrupted());
+                    closeReturned.countDown();
+                }).build();
+        self.set(processor);
+        try {
+            processor.start();
+            Thread poll = EmbeddedKafka.pollingThread(group);
+            ContextExecutor own = ownExecutor(processor);
+            assertTrue(closeReturned.await(60, TimeUnit.SECONDS), "the close from the failure handler returned");
+            assertTrue(closeMillis.get() < 5_000, "close() from the failure handler took " + closeMillis.get()
+                    + " ms with a closeTimeout of 10 s");
+            assertFalse(interruptedAfterClose.get(), "the failure handler's own close interrupted it");
+            poll.join(TimeUnit.SECONDS.toMillis(20));
+            assertFalse(poll.isAlive(), "the polling thread outlived the failure handler");
+            assertTrue(own.awaitTermination(20, TimeUnit.SECONDS), "the processor's own executor did not end");
+            assertEquals(Map.of(new TopicPartition(topic, 0), 1L), KAFKA.committed(group),
+                    "the record the failure handler acknowledged is committed past");
+        } finally {
+            processor.close();
+        }
+    }
+
+    /**
      * Only this processor's own handlers may start its close without waiting: a handler of another processor sharing
      * the executor waits, as any caller, for this one's records to finish (it guards the mark of a handler's thread,
      * which a mark of "any worker of the executor" would fail).
