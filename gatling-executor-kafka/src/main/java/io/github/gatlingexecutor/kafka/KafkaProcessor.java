@@ -506,7 +506,14 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         } catch (RuntimeException | Error e) {
             // An Error too (from an interceptor, say; a deserializer's is turned into a RecordDeserializationException
             // by ErrorGuardingDeserializer): it ended the polling thread, and the processor stopped with nobody told.
-            if (!closing) {
+            if (closing) {
+                // Polling ends here, but the close's commit follows the consumer's position when nothing is in
+                // flight (see catchUpPosition): without going back, it passed the records of this poll, which no
+                // handler saw. (A halt commits nothing.)
+                if (!halted) {
+                    rewindAfterFailedPoll();
+                }
+            } else {
                 // The pause doubles while polls keep failing: an Error that comes back with the same records (an
                 // interceptor's missing class, say) holds their partitions where they are, polled again and again
                 // after the rewind below, and each time every partition's fetched data is dropped by the seeks.

@@ -302,6 +302,84 @@ class EdgeCaseRegressionTest {
     }
 
     /**
+     * As above, with a {@code close()} under way when the poll throws (here from another thread, which has set the
+     * close going and waits for the polling thread): the failed poll was left as it was, without going back, as
+     * polling was about to end; but the close's own commit follows the consumer's position when nothing is in flight,
+     * and so went past the records of that poll, which no handler saw: 10 of 20 handled and 15 committed. Now the
+     * partition goes back first, and the close commits the 10 handled.
+     */
+    @Test
+    void aPollThatThrowsDuringCloseDoesNotLetTheCloseCommitPastItsRecords() throws Exception {
+        String topic = topicWithRecords("poll-error-closing", 20);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        String group = EmbeddedKafka.name("g");
+        Properties props = KAFKA.consumerProperties(group);
+        props.put(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG, ClosingErrorInterceptor.class.getName());
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5);
+        Set<String> handled = ConcurrentHashMap.newKeySet();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic).commitInterval(Duration.ofMillis(20))
+                .handler(r -> handled.add(r.value()))
+                .build();
+        ClosingErrorInterceptor.PROCESSOR.set(processor);
+        ClosingErrorInterceptor.CLOSER.set(null);
+        try {
+            processor.start();
+            await(Duration.ofSeconds(60), "the close begun by the interceptor",
+                    () -> ClosingErrorInterceptor.CLOSER.get() != null);
+            ClosingErrorInterceptor.CLOSER.get().join(TimeUnit.SECONDS.toMillis(60));
+            assertFalse(ClosingErrorInterceptor.CLOSER.get().isAlive(), "the close returned");
+            assertEquals(10, handled.size(), () -> "handled: " + handled);
+            assertEquals(Map.of(tp, 10L), KAFKA.committed(group), "committed past records no handler saw");
+        } finally {
+            ClosingErrorInterceptor.PROCESSOR.set(null);
+            processor.close();
+        }
+    }
+
+    /**
+     * At the first record at or past offset 10 once the ones before are handled, has another thread close the
+     * processor, waits until that close waits for the polling thread (the close has begun), then throws an Error, which
+     * Kafka lets out of {@code poll()} after the consumer's position has passed the records.
+     */
+    public static final class ClosingErrorInterceptor implements ConsumerInterceptor<String, String> {
+        static final AtomicReference<KafkaProcessor<String, String>> PROCESSOR = new AtomicReference<>();
+        static final AtomicReference<Thread> CLOSER = new AtomicReference<>();
+
+        @Override
+        public ConsumerRecords<String, String> onConsume(ConsumerRecords<String, String> records) {
+            KafkaProcessor<String, String> processor = PROCESSOR.get();
+            for (ConsumerRecord<String, String> r : records) {
+                if (processor != null && r.offset() >= 10 && CLOSER.get() == null) {
+                    // Handled before the close begins: a drain of them would not tell this defect apart.
+                    await(Duration.ofSeconds(30), "the first 10 completed",
+                            () -> processor.statistics().completed() >= 10);
+                    Thread closer = new Thread(processor::close, "outside-close");
+                    closer.start();
+                    CLOSER.set(closer);
+                    await(Duration.ofSeconds(30), "the close waits for the polling thread",
+                            () -> EmbeddedKafka.onStack(closer, "joinPollThread")
+                                    && closer.getState() == Thread.State.WAITING);
+                    throw new NoClassDefFoundError("a class the interceptor needs (thrown on purpose)");
+                }
+            }
+            return records;
+        }
+
+        @Override
+        public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public void configure(Map<String, ?> configs) {
+        }
+    }
+
+    /**
      * An Error that comes back with the same records holds their partition where it is: polled again after a pause
      * that doubles while polls keep failing, the records after it are neither handled nor committed, and
      * {@code close()} is not held by the pause (10 s at most).
