@@ -142,8 +142,12 @@ final class Checker implements Runnable {
             // first makes this start give up. Published only after start(), the thread could begin after a worker had
             // ended the executor without it, and awaitTermination returned with the checker alive. Until the thread
             // runs, wake() unparks nothing, but its flag is read by the first pass of run().
+            // A checker published while the factory ran is given up for in the same way: the lock is re-entrant, and a
+            // factory that submits to this executor can start a worker, and with it a checker, inside this very call;
+            // a second checker published over it ran its rounds beside it, and the one left unpublished was not waited
+            // for by termination.
             synchronized (engine.pool) {
-                if (engine.isTerminated()) {
+                if (engine.isTerminated() || thread != null) {
                     if (gate != null) {
                         gate.abandon();
                     }
