@@ -193,6 +193,13 @@ final class TaskTimer {
      * periodic task's reschedule after each run, which would ask a failing factory once per period.
      */
     private void startChecker() {
+        WorkerPool pool = engine.pool;
+        if (pool.workers().length == 0 && pool.startsInProgress() > 0) {
+            // The first worker's start is under way (its factory call may be slow): that start tries the checker
+            // right after its worker (WorkerPool#tryStart). Tried here first, the checker took the thread a factory
+            // of one thread had for that worker, whose start then failed, and no task ever ran.
+            return;
+        }
         if (engine.checker.ensureStarted() != null) {
             engine.pool.countStartFailure();
         }
