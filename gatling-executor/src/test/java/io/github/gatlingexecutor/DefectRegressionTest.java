@@ -2042,16 +2042,25 @@ class DefectRegressionTest {
         AtomicReference<GatlingExecutor> executor = new AtomicReference<>();
         AtomicInteger calls = new AtomicInteger();
         ThreadLocal<Boolean> inFactory = ThreadLocal.withInitial(() -> false);
+        // The first worker waits for the factory's submit: running already, it was idle or searching when that submit
+        // came, which then started no second worker (and no checker with it), and the case was not made.
+        CountDownLatch factorySubmitted = new CountDownLatch(1);
         ThreadFactory submitting = r -> {
-            if (calls.incrementAndGet() > 1 && !inFactory.get()) {
+            int call = calls.incrementAndGet();
+            if (call > 1 && !inFactory.get()) {
                 inFactory.set(true);
                 try {
                     executor.get().execute(() -> { });
                 } finally {
                     inFactory.set(false);
+                    factorySubmitted.countDown();
                 }
             }
-            Thread t = new Thread(r, "submitting-factory-" + made.size());
+            Runnable body = call > 1 ? r : () -> {
+                TestSupport.await(factorySubmitted, "the factory's submit");
+                r.run();
+            };
+            Thread t = new Thread(body, "submitting-factory-" + made.size());
             made.add(t);
             return t;
         };
