@@ -90,9 +90,16 @@ final class PoolPolicy {
      * worker alive a program whose main thread returned would exit and drop it. {@code ScheduledThreadPoolExecutor}
      * starts a core thread for a delayed task; so does this. Returns whether it started one (which also tried the
      * checker: see {@link WorkerPool#tryStart}).
+     *
+     * <p>No worker listed, not no slot taken: a first worker's start still in a slow factory call is no worker yet, and
+     * the schedule call then leaves the checker to that start (see TaskTimer#startChecker). Counted as a worker here,
+     * it made this call start nothing at all, and the task, due in milliseconds, waited for that one factory call
+     * (for good with a factory that waits for the executor's own work), while an {@code execute} started the next core
+     * worker at once. Below the core size a core worker is started here as for that execute; at the core size,
+     * nothing is, as before.
      */
     boolean delayedTaskScheduled(WorkerPool pool) {
-        return pool.threads() == 0 && pool.tryStart(false);
+        return pool.workers().length == 0 && pool.tryStart(false);
     }
 
     /**

@@ -296,6 +296,45 @@ class DefectRegressionTest {
     }
 
     /**
+     * The first worker's start held in a slow factory call (a factory that waits for a resource, say) while another
+     * thread schedules a delayed task, with room for a second core worker and a factory that gives it at once. The
+     * schedule call left the checker to the start under way, and nothing else started it: the task, due in 10 ms,
+     * waited for as long as that one factory call took (for good with a factory that waits for the executor's own
+     * work), where {@code execute} from the same thread started the second core worker at once. The checker, started
+     * by the schedule call, dispatches the task when due and refills the pool below its core size for it.
+     */
+    @Test
+    @Timeout(20)
+    void aDelayedTaskRunsWhileTheFirstWorkersStartIsHeldInASlowFactory() throws Exception {
+        CountDownLatch inFactory = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger calls = new AtomicInteger();
+        ThreadFactory slowFirst = r -> {
+            if (calls.incrementAndGet() == 1) {
+                inFactory.countDown();
+                TestSupport.await(release, "the end of the test"); // the first worker's start is held here
+            }
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        };
+        GatlingExecutor e = cleanup.track(gatling("slow-first-start").coreThreads(2).threadFactory(slowFirst).build());
+        Thread submitter = new Thread(() -> e.execute(() -> { }));
+        submitter.start();
+        try {
+            await(inFactory, "the first worker's start in the factory");
+            ScheduledFuture<String> due = e.schedule(() -> "due", 10, TimeUnit.MILLISECONDS);
+            assertEquals("due", due.get(5, TimeUnit.SECONDS), () -> "the delayed task waited for the slow factory call: "
+                    + e.statistics());
+        } finally {
+            release.countDown();
+            submitter.join();
+        }
+        e.close();
+        assertTrue(e.isTerminated());
+    }
+
+    /**
      * A lane closed by the shutdown while idle (within its grace) kept its last chunk, and with it the tasks it had
      * run: the engine lets go of its lanes at termination, but a lane handle keeps its last lane for good, and so kept
      * those tasks and what they captured (an outside audit: a 1 MiB capture reachable after close() in 12 to 18 of 20
