@@ -419,6 +419,13 @@ final class TaskTimer {
      * A shutdown that takes this lock after that drain finds STOP and takes nothing.
      */
     void awaitPeriodicCancels() {
+        if (lock.isHeldByCurrentThread()) {
+            // shutdownNow called from code run under this lock (a context's hashCode or the thread factory, on a
+            // dispatch): each cancel waited for takes this lock (the task leaves the timer, the count goes down), so
+            // the wait would never end. The cancels finish once the caller lets the lock go; a run of theirs waiting
+            // in a lane may then be returned and cancelled after, the race the wait excludes otherwise.
+            return;
+        }
         for (int waits = 0; periodicCancels != 0; ) {
             waits = Waiting.pause(waits);
         }

@@ -2028,6 +2028,62 @@ class DefectRegressionTest {
     }
 
     /**
+     * {@code shutdownNow()} called from code that runs under the timer's lock (a context's hashCode or the thread
+     * factory, on the checker's dispatch of a delayed task due after {@code shutdown()}) while a {@code shutdown()}
+     * was still cancelling the periodic tasks it took out never returned: it waited for those cancels, and each of
+     * them needs that lock, held by the waiting thread itself. The checker spun for good, the executor never
+     * terminated. Here the shutdown is held inside its cancel of a periodic task and the holder of the lock stands for
+     * that user code.
+     */
+    @Test
+    @Timeout(20)
+    void shutdownNowUnderTheTimersLockDoesNotWaitForAShutdownsCancelsThatNeedThatLock() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("cancels-under-lock").coreThreads(1).build());
+        Engine engine = engineOf(e);
+        CountDownLatch cancelling = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        long hour = TimeUnit.HOURS.toNanos(1);
+        ScheduledTask<Object> periodic = new ScheduledTask<>(engine, java.util.concurrent.Executors.callable(NOOP),
+                NOOP, TaskFuture.PLAIN, null, System.nanoTime() + hour, hour) {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                if (Thread.currentThread().getName().equals("shutdown")) {
+                    cancelling.countDown();
+                    TestSupport.blockIgnoringInterrupts(proceed);
+                }
+                return super.cancel(mayInterruptIfRunning);
+            }
+        };
+        assertTrue(engine.timer.schedule(periodic, false));
+        Thread shutdown = new Thread(e::shutdown, "shutdown");
+        shutdown.setDaemon(true);
+        shutdown.start();
+        await(cancelling, "shutdown() cancelling the periodic task it took out");
+        ReentrantLock lock = timerLock(e);
+        CountDownLatch locked = new CountDownLatch(1);
+        CountDownLatch returned = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            lock.lock();
+            try {
+                locked.countDown();
+                e.shutdownNow();
+                returned.countDown();
+            } finally {
+                lock.unlock();
+            }
+        }, "holder");
+        holder.setDaemon(true);
+        holder.start();
+        await(locked, "the holder of the timer's lock");
+        proceed.countDown(); // the cancel now needs the lock the holder keeps until its shutdownNow() returns
+        assertTrue(returned.await(5, TimeUnit.SECONDS), "shutdownNow() under the timer's lock never returned");
+        shutdown.join(TimeUnit.SECONDS.toMillis(5));
+        assertFalse(shutdown.isAlive(), "shutdown() never finished its cancels");
+        assertTrue(periodic.isCancelled());
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
+    }
+
+    /**
      * A context whose hashCode, once armed, called by the thread that armed it (from shutdownNow's lane drain, as it
      * unmaps the lane), releases that thread's hold of the timer's lock and waits for the other thread to end.
      */
