@@ -2084,6 +2084,54 @@ class DefectRegressionTest {
     }
 
     /**
+     * The executor terminated while {@code shutdown()} was still cancelling the periodic tasks it had taken out of the
+     * timer (it cancels them after letting the timer's lock go): the timer read empty in between, so the checker's
+     * look found the executor quiescent, and {@code awaitTermination} returned true with a periodic future of the
+     * executor's neither done nor cancelled. Here the shutdown is held inside its cancel while the last task ends.
+     */
+    @Test
+    @Timeout(20)
+    void theExecutorDoesNotTerminateWhileShutdownIsStillCancellingPeriodicTasks() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("terminates-after-cancels").coreThreads(1)
+                .checkPeriod(Duration.ofMillis(10)).build());
+        Engine engine = engineOf(e);
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        e.execute(() -> {
+            running.countDown();
+            TestSupport.blockIgnoringInterrupts(finish);
+        });
+        await(running, "the last task");
+        CountDownLatch cancelling = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        long hour = TimeUnit.HOURS.toNanos(1);
+        ScheduledTask<Object> periodic = new ScheduledTask<>(engine, java.util.concurrent.Executors.callable(NOOP),
+                NOOP, TaskFuture.PLAIN, null, System.nanoTime() + hour, hour) {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                if (Thread.currentThread().getName().equals("shutdown")) {
+                    cancelling.countDown();
+                    TestSupport.blockIgnoringInterrupts(proceed);
+                }
+                return super.cancel(mayInterruptIfRunning);
+            }
+        };
+        assertTrue(engine.timer.schedule(periodic, false));
+        Thread shutdown = new Thread(e::shutdown, "shutdown");
+        shutdown.setDaemon(true);
+        shutdown.start();
+        await(cancelling, "shutdown() cancelling the periodic task it took out");
+        finish.countDown(); // the worker, out of its last task, looks for quiescence; so does the checker, every 10 ms
+        assertFalse(e.awaitTermination(500, TimeUnit.MILLISECONDS),
+                () -> "terminated with the periodic future neither done nor cancelled: " + periodic);
+        assertFalse(periodic.isDone());
+        proceed.countDown();
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS), () -> "not terminated: " + e.statistics());
+        assertTrue(periodic.isCancelled());
+        shutdown.join(TimeUnit.SECONDS.toMillis(5));
+    }
+
+    /**
      * A context whose hashCode, once armed, called by the thread that armed it (from shutdownNow's lane drain, as it
      * unmaps the lane), releases that thread's hold of the timer's lock and waits for the other thread to end.
      */
