@@ -943,10 +943,13 @@ final class Engine {
         // A submit that replaced a periodic task's pending run before its lane closed puts the task back on the timer
         // for its next period; it never started, so it is the caller's. Every such submit announced itself before its
         // CAS (skipBegins), and the lanes are closed now, so no new one can begin: wait for the put-backs (a few
-        // instructions each, under the timer's lock), then take them.
-        int waits = 0;
-        while (skipsInFlight.get() != 0) {
-            waits = Waiting.pause(waits);
+        // instructions each, under the timer's lock), then take them. Not when this thread holds that lock (a
+        // shutdownNow from a context's hashCode or the thread factory, on a dispatch): the put-backs wait for it, so
+        // the wait would never end; a put-back that comes after the drain below is refused and cancels its task.
+        if (!timer.isHeldByCurrentThread()) {
+            for (int waits = 0; skipsInFlight.get() != 0; ) {
+                waits = Waiting.pause(waits);
+            }
         }
         out.addAll(timer.drainAfterStop());
         return out;

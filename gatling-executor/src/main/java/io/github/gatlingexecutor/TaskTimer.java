@@ -412,6 +412,14 @@ final class TaskTimer {
     }
 
     /**
+     * Whether the calling thread holds the timer's lock: it then runs user code called under it (a context's hashCode
+     * or the thread factory, on a dispatch), and must not wait for anything that takes the lock.
+     */
+    boolean isHeldByCurrentThread() {
+        return lock.isHeldByCurrentThread();
+    }
+
+    /**
      * For {@code shutdownNow}, after its first drain: waits until the periodic tasks that a {@code shutdown()} took
      * out before it (see {@link #cancelPeriodic}) are cancelled, a few instructions each. A run of one waiting in its
      * lane is then seen done by the lane drain, which leaves it out; otherwise it could be returned and cancelled
@@ -419,7 +427,7 @@ final class TaskTimer {
      * A shutdown that takes this lock after that drain finds STOP and takes nothing.
      */
     void awaitPeriodicCancels() {
-        if (lock.isHeldByCurrentThread()) {
+        if (isHeldByCurrentThread()) {
             // shutdownNow called from code run under this lock (a context's hashCode or the thread factory, on a
             // dispatch): each cancel waited for takes this lock (the task leaves the timer, the count goes down), so
             // the wait would never end. The cancels finish once the caller lets the lock go; a run of theirs waiting

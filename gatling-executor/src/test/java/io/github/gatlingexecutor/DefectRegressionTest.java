@@ -2084,6 +2084,54 @@ class DefectRegressionTest {
     }
 
     /**
+     * {@code shutdownNow()} called from code that runs under the timer's lock (a context's hashCode or the thread
+     * factory, on a dispatch) while a submit that replaced a coalescing lane's pending periodic run was putting that
+     * task back on the timer never returned: it waits for such put-backs, each of which takes that lock, held by the
+     * waiting thread itself. Here the put-back waits on the lock a holder keeps, and the holder calls shutdownNow().
+     */
+    @Test
+    @Timeout(20)
+    void shutdownNowUnderTheTimersLockDoesNotWaitForAPutBackThatNeedsThatLock() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("put-back-under-lock").coreThreads(2).build());
+        CountDownLatch gate = cleanup.occupy(r -> e.execute(new Coal("c", r)));
+        AtomicInteger runs = new AtomicInteger();
+        ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Coal("c", runs::incrementAndGet), 0, 1,
+                TimeUnit.HOURS);
+        waitUntil("the periodic run pending in lane c", () -> e.statistics().submitted() >= 2);
+        ReentrantLock lock = timerLock(e);
+        CountDownLatch locked = new CountDownLatch(1);
+        CountDownLatch stop = new CountDownLatch(1);
+        CountDownLatch returned = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            lock.lock();
+            try {
+                locked.countDown();
+                TestSupport.blockIgnoringInterrupts(stop);
+                e.shutdownNow();
+                returned.countDown();
+            } finally {
+                lock.unlock();
+            }
+        }, "holder");
+        holder.setDaemon(true);
+        holder.start();
+        await(locked, "the holder of the timer's lock");
+        Thread replacer = new Thread(() -> e.execute(new Coal("c", NOOP)), "replacer");
+        replacer.setDaemon(true);
+        replacer.start();
+        waitUntil("the replacing submit waiting for the timer's lock to put the periodic task back",
+                () -> lock.hasQueuedThread(replacer));
+        stop.countDown();
+        assertTrue(returned.await(5, TimeUnit.SECONDS), "shutdownNow() under the timer's lock never returned");
+        gate.countDown();
+        replacer.join(TimeUnit.SECONDS.toMillis(5));
+        assertFalse(replacer.isAlive(), "the replacing submit never returned");
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS), () -> "not terminated: " + e.statistics());
+        assertTrue(periodic.isDone(), "the periodic task, put back after shutdownNow's drains, is cancelled");
+        assertEquals(0, runs.get());
+    }
+
+    /**
      * The executor terminated while {@code shutdown()} was still cancelling the periodic tasks it had taken out of the
      * timer (it cancels them after letting the timer's lock go): the timer read empty in between, so the checker's
      * look found the executor quiescent, and {@code awaitTermination} returned true with a periodic future of the
