@@ -15,8 +15,8 @@ package io.github.gatlingexecutor;
  * <ol>
  *   <li><b>Core starts on demand.</b> Work offered while no worker is idle or searching starts a core worker if the
  *       pool is below its core size; otherwise the checker is nudged to look at the busy workers soon, unless a
- *       searcher is only yielding (it polls again in microseconds). A delayed task scheduled while no worker lives
-       starts one too ({@link #delayedTaskScheduled}).</li>
+ *       searcher is only yielding (it polls again in microseconds). A delayed task scheduled while no worker is
+ *       listed starts one too ({@link #delayedTaskScheduled}).</li>
  *   <li><b>Auxiliary starts only for blocking.</b> After each look of the checker, if work waits and no worker is
  *       idle, start {@code cores - running} workers ({@code running}: busy workers neither stuck nor blocked off
  *       their CPU), and at least one when some worker is stuck and none runs, but never more than the items
@@ -93,10 +93,10 @@ final class PoolPolicy {
      *
      * <p>No worker listed, not no slot taken: a first worker's start still in a slow factory call is no worker yet, and
      * the schedule call then leaves the checker to that start (see TaskTimer#startChecker). Counted as a worker here,
-     * it made this call start nothing at all, and the task, due in milliseconds, waited for that one factory call
-     * (for good with a factory that waits for the executor's own work), while an {@code execute} started the next core
-     * worker at once. Below the core size a core worker is started here as for that execute; at the core size,
-     * nothing is, as before.
+     * it would make this call start nothing at all, and the task, due in milliseconds, wait for that one factory call
+     * (for good with a factory that waits for the executor's own work), where an {@code execute} starts the next core
+     * worker at once. So below the core size a core worker is started here as for that execute; at the core size,
+     * nothing is.
      */
     boolean delayedTaskScheduled(WorkerPool pool) {
         return pool.workers().length == 0 && pool.tryStart(false);
