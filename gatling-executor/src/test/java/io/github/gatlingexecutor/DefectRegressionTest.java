@@ -1660,6 +1660,27 @@ class DefectRegressionTest {
         return (Engine) engine.get(e);
     }
 
+    /**
+     * A periodic task due in an hour whose cancel, made on a thread named "shutdown" (by {@code shutdown()}, which
+     * cancels the periodic tasks it took out of the timer after letting the timer's lock go), counts {@code cancelling}
+     * down and waits for {@code proceed}.
+     */
+    private static ScheduledTask<Object> periodicHeldInShutdownsCancel(Engine engine, CountDownLatch cancelling,
+                                                                       CountDownLatch proceed) {
+        long hour = TimeUnit.HOURS.toNanos(1);
+        return new ScheduledTask<>(engine, java.util.concurrent.Executors.callable(NOOP), NOOP, TaskFuture.PLAIN, null,
+                System.nanoTime() + hour, hour) {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                if (Thread.currentThread().getName().equals("shutdown")) {
+                    cancelling.countDown();
+                    TestSupport.blockIgnoringInterrupts(proceed);
+                }
+                return super.cancel(mayInterruptIfRunning);
+            }
+        };
+    }
+
     /** The timer's lock, held by a test to stop a scheduling thread at a chosen point. */
     private static ReentrantLock timerLock(GatlingExecutor e) throws ReflectiveOperationException {
         Field lock = TaskTimer.class.getDeclaredField("lock");
@@ -2042,18 +2063,7 @@ class DefectRegressionTest {
         Engine engine = engineOf(e);
         CountDownLatch cancelling = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
-        long hour = TimeUnit.HOURS.toNanos(1);
-        ScheduledTask<Object> periodic = new ScheduledTask<>(engine, java.util.concurrent.Executors.callable(NOOP),
-                NOOP, TaskFuture.PLAIN, null, System.nanoTime() + hour, hour) {
-            @Override
-            public boolean cancel(boolean mayInterruptIfRunning) {
-                if (Thread.currentThread().getName().equals("shutdown")) {
-                    cancelling.countDown();
-                    TestSupport.blockIgnoringInterrupts(proceed);
-                }
-                return super.cancel(mayInterruptIfRunning);
-            }
-        };
+        ScheduledTask<Object> periodic = periodicHeldInShutdownsCancel(engine, cancelling, proceed);
         assertTrue(engine.timer.schedule(periodic, false));
         Thread shutdown = new Thread(e::shutdown, "shutdown");
         shutdown.setDaemon(true);
@@ -2152,18 +2162,7 @@ class DefectRegressionTest {
         await(running, "the last task");
         CountDownLatch cancelling = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
-        long hour = TimeUnit.HOURS.toNanos(1);
-        ScheduledTask<Object> periodic = new ScheduledTask<>(engine, java.util.concurrent.Executors.callable(NOOP),
-                NOOP, TaskFuture.PLAIN, null, System.nanoTime() + hour, hour) {
-            @Override
-            public boolean cancel(boolean mayInterruptIfRunning) {
-                if (Thread.currentThread().getName().equals("shutdown")) {
-                    cancelling.countDown();
-                    TestSupport.blockIgnoringInterrupts(proceed);
-                }
-                return super.cancel(mayInterruptIfRunning);
-            }
-        };
+        ScheduledTask<Object> periodic = periodicHeldInShutdownsCancel(engine, cancelling, proceed);
         assertTrue(engine.timer.schedule(periodic, false));
         Thread shutdown = new Thread(e::shutdown, "shutdown");
         shutdown.setDaemon(true);
