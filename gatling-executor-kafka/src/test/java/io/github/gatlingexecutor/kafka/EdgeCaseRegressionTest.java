@@ -238,12 +238,27 @@ class EdgeCaseRegressionTest {
         }
     }
 
+    /** An interceptor that acts in {@code onConsume} alone (made by the consumer from its class name). */
+    public abstract static class ConsumeOnlyInterceptor implements ConsumerInterceptor<String, String> {
+        @Override
+        public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public void configure(Map<String, ?> configs) {
+        }
+    }
+
     /**
      * An interceptor whose {@code onConsume} throws an Error, {@link #times} times, whenever it is given a record at or
      * past {@link #from}: Kafka catches only exceptions there, so the Error leaves {@code poll()} after the consumer's
      * position has passed those records.
      */
-    public static final class ErrorInterceptor implements ConsumerInterceptor<String, String> {
+    public static final class ErrorInterceptor extends ConsumeOnlyInterceptor {
         static volatile long from;
         static final AtomicInteger TIMES = new AtomicInteger();
         static final AtomicInteger THROWN = new AtomicInteger();
@@ -259,17 +274,6 @@ class EdgeCaseRegressionTest {
             return records;
         }
 
-        @Override
-        public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        }
-
-        @Override
-        public void close() {
-        }
-
-        @Override
-        public void configure(Map<String, ?> configs) {
-        }
     }
 
     /**
@@ -342,7 +346,7 @@ class EdgeCaseRegressionTest {
      * processor, waits until that close waits for the polling thread (the close has begun), then throws an Error, which
      * Kafka lets out of {@code poll()} after the consumer's position has passed the records.
      */
-    public static final class ClosingErrorInterceptor implements ConsumerInterceptor<String, String> {
+    public static final class ClosingErrorInterceptor extends ConsumeOnlyInterceptor {
         static final AtomicReference<KafkaProcessor<String, String>> PROCESSOR = new AtomicReference<>();
         static final AtomicReference<Thread> CLOSER = new AtomicReference<>();
 
@@ -366,17 +370,6 @@ class EdgeCaseRegressionTest {
             return records;
         }
 
-        @Override
-        public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        }
-
-        @Override
-        public void close() {
-        }
-
-        @Override
-        public void configure(Map<String, ?> configs) {
-        }
     }
 
     /**
