@@ -116,7 +116,13 @@ final class Checker implements Runnable {
         if (thread != null) {
             return null;
         }
-        startLock.lock();
+        // Not waited for when another thread holds it: that thread is in the thread factory (user code), which may
+        // call back into this executor and take the timer's lock, while a dispatch holding the timer's lock is the
+        // one that comes here (it starts a worker, and with it this thread). The start under way publishes a checker
+        // or fails and marks it absent, and an absent checker is asked for again (retryIfAbsent).
+        if (!startLock.tryLock()) {
+            return null;
+        }
         try {
             if (thread != null || engine.isTerminated()) {
                 return null;
