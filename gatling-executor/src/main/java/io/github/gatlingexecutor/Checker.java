@@ -107,10 +107,10 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Starts the checker thread unless it runs already. Never throws: returns null when the thread runs (or is no
-     * longer needed, after termination), or what made the start fail (the thread factory threw or gave null, or
-     * {@code Thread.start} failed, e.g. for want of native threads). A failed start leaves nothing behind, so the next
-     * call tries again.
+     * Starts the checker thread unless it runs already. Never throws: returns null when the thread runs, when another
+     * thread's start of it is under way, or when it is no longer needed (after termination); else what made the start
+     * fail (the thread factory threw or gave null, or {@code Thread.start} failed, e.g. for want of native threads).
+     * A failed start leaves nothing behind, so the next call tries again.
      */
     Throwable ensureStarted() {
         if (thread != null) {
