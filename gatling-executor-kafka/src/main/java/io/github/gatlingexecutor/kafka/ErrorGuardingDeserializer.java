@@ -31,6 +31,8 @@ import org.apache.kafka.common.serialization.Deserializer;
  */
 class ErrorGuardingDeserializer<T> implements Deserializer<T>, ClusterResourceListener {
     final Deserializer<T> delegate;
+    /** Set by the first {@link #close()}. */
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private ErrorGuardingDeserializer(Deserializer<T> delegate) {
         this.delegate = delegate;
@@ -213,9 +215,6 @@ class ErrorGuardingDeserializer<T> implements Deserializer<T>, ClusterResourceLi
         }
         return false;
     }
-
-    /** Set by the first {@link #close()}. */
-    private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
      * Closes the deserializer, once: the processor closes the guards of a consumer whose construction failed, and the
