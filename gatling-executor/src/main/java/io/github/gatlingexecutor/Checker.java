@@ -107,22 +107,16 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Starts the checker thread unless it runs already. Never throws: returns null when the thread runs, when another
-     * thread's start of it is under way, or when it is no longer needed (after termination); else what made the start
-     * fail (the thread factory threw or gave null, or {@code Thread.start} failed, e.g. for want of native threads).
-     * A failed start leaves nothing behind, so the next call tries again.
+     * Starts the checker thread unless it runs already. Never throws: returns null when the thread runs (or is no
+     * longer needed, after termination), or what made the start fail (the thread factory threw or gave null, or
+     * {@code Thread.start} failed, e.g. for want of native threads). A failed start leaves nothing behind, so the next
+     * call tries again.
      */
     Throwable ensureStarted() {
         if (thread != null) {
             return null;
         }
-        // Not waited for when another thread holds it: that thread is in the thread factory (user code), which may
-        // call back into this executor and take the timer's lock, while a dispatch holding the timer's lock is the
-        // one that comes here (it starts a worker, and with it this thread). The start under way publishes a checker
-        // or fails and marks it absent, and an absent checker is asked for again (retryIfAbsent).
-        if (!startLock.tryLock()) {
-            return null;
-        }
+        startLock.lock();
         try {
             if (thread != null || engine.isTerminated()) {
                 return null;
