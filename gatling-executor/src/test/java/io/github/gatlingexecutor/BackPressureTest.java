@@ -353,11 +353,7 @@ class BackPressureTest {
                 return 7;
             }
         };
-        Executor lane = ex.sequential(context);
-        CountDownLatch ran = new CountDownLatch(1);
-        lane.execute(ran::countDown);
-        await(ran, "the context's first task");
-        waitUntil("its lane to be released", () -> ex.statistics().liveContexts() == 0);
+        Executor lane = handleOfAReleasedLane(ex, context);
         hashFailure.set(new IllegalStateException("hashCode broke"));
         IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> lane.execute(() -> { }));
         assertEquals("hashCode broke", thrown.getMessage());
@@ -369,6 +365,16 @@ class BackPressureTest {
         assertEquals(0, ex.statistics().rejected());
         gate.countDown();
         awaitQuiescent(ex);
+    }
+
+    /** A handle of {@code context} whose lane has run one task and then been released: the next submit looks it up. */
+    private static Executor handleOfAReleasedLane(GatlingExecutor ex, Object context) throws Exception {
+        Executor lane = ex.sequential(context);
+        CountDownLatch ran = new CountDownLatch(1);
+        lane.execute(ran::countDown);
+        await(ran, "the context's first task");
+        waitUntil("its lane to be released", () -> ex.statistics().liveContexts() == 0);
+        return lane;
     }
 
     /**
@@ -396,11 +402,7 @@ class BackPressureTest {
                 return 7;
             }
         };
-        Executor lane = ex.sequential(context);
-        CountDownLatch ran = new CountDownLatch(1);
-        lane.execute(ran::countDown);
-        await(ran, "the context's first task");
-        waitUntil("its lane to be released", () -> ex.statistics().liveContexts() == 0);
+        Executor lane = handleOfAReleasedLane(ex, context);
         slow.set(true);
         AtomicReference<Throwable> outcome = new AtomicReference<>();
         Thread submitter = new Thread(() -> {
