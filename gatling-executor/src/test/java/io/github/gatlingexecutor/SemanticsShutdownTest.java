@@ -334,6 +334,49 @@ class SemanticsShutdownTest {
         assertEquals(0, e.statistics().liveContexts(), "rejected submissions left lanes: " + e.contextStatistics());
     }
 
+    /**
+     * As above, but with lanes still at work when the shutdown comes: each runs a task and has one waiting. A submit
+     * there needs no new lane, and a coalescing one needs no room either (on the bounded path it replaces the waiting
+     * task with one CAS, before any limit is looked at), so only the state can refuse it. Accepted, it would run a
+     * task given after the shutdown and, worse, cancel the future of the waiting one, which was accepted before it
+     * and must run. Each configuration, the bounded one included, must refuse every way in.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.github.gatlingexecutor.Configurations#builders")
+    void aLaneBusyAtShutdownRefusesNewTasksAndKeepsTheOneWaiting(String label,
+                                                                  Supplier<GatlingExecutor.Builder> builder)
+            throws Exception {
+        GatlingExecutor e = cleanup.track(builder.get().build());
+        CountDownLatch sequentialGate = cleanup.occupy(e.sequential("s"));
+        CountDownLatch coalescingGate = cleanup.occupy(e.coalescing("c"));
+        AtomicInteger waitingRan = new AtomicInteger();
+        Future<?> waitingSequential = e.submit(new Seq("s", waitingRan::incrementAndGet));
+        Future<?> waitingCoalescing = e.submit(new Coal("c", waitingRan::incrementAndGet));
+        e.shutdown();
+
+        AtomicInteger lateRan = new AtomicInteger();
+        Runnable late = lateRan::incrementAndGet;
+        assertThrows(RejectedExecutionException.class, () -> e.execute(new Seq("s", late)));
+        assertThrows(RejectedExecutionException.class, () -> e.sequential("s").execute(late));
+        assertThrows(RejectedExecutionException.class, () -> e.submit(new Seq("s", late)));
+        assertThrows(RejectedExecutionException.class, () -> e.execute(new Coal("c", late)));
+        assertThrows(RejectedExecutionException.class, () -> e.coalescing("c").execute(late));
+        assertThrows(RejectedExecutionException.class, () -> e.submit(new Coal("c", late)));
+        assertFalse(e.offer(new Coal("c", late)), "an offer after shutdown was accepted");
+        assertFalse(waitingCoalescing.isCancelled(), "a submit after shutdown replaced the waiting coalescing task");
+
+        sequentialGate.countDown();
+        coalescingGate.countDown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        assertNull(get(waitingSequential));
+        assertNull(get(waitingCoalescing));
+        assertEquals(2, waitingRan.get());
+        assertEquals(0, lateRan.get(), "a task given after shutdown ran");
+        ExecutorStatistics s = e.statistics();
+        assertEquals(4, s.submitted(), s.toString());
+        assertEquals(0, s.coalesced(), s.toString());
+    }
+
     @Test
     void lanesDrainAfterShutdownIncludingTheLastCoalescingTask() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(2).build());
