@@ -719,6 +719,36 @@ class ContractExecutorServiceTest {
         assertTrue(e.isShutdown());
     }
 
+    /**
+     * A zero or negative delay asks for the task at once, and a GatlingExecutor takes such a call down a path of its
+     * own (dispatched on the caller's thread, not through the timer): it must be refused after shutdown like any
+     * other, both while accepted work still runs and once the executor has terminated, and the task never run.
+     */
+    @ForEachConfiguration
+    void schedulingWithNoDelayIsRejectedAfterShutdown(Config config) throws Exception {
+        ScheduledExecutorService e = create(config);
+        CountDownLatch release = cleanup.gate();
+        occupy(config, e, release, null);
+        e.shutdown();
+        AtomicInteger ran = new AtomicInteger();
+        Runnable r = ran::incrementAndGet;
+        Callable<Integer> c = ran::incrementAndGet;
+        for (int phase = 0; phase < 2; phase++) {
+            String when = phase == 0 ? "while shutting down" : "after termination";
+            assertThrows(RejectedExecutionException.class, () -> e.schedule(r, 0, MILLISECONDS), when);
+            assertThrows(RejectedExecutionException.class, () -> e.schedule(c, -1, SECONDS), when);
+            assertThrows(RejectedExecutionException.class, () -> e.schedule(new Seq(LANE, r), 0, SECONDS), when);
+            assertThrows(RejectedExecutionException.class, () -> e.scheduleAtFixedRate(r, 0, 1, MILLISECONDS), when);
+            assertThrows(RejectedExecutionException.class, () -> e.scheduleWithFixedDelay(r, -1, 1, MILLISECONDS),
+                    when);
+            if (phase == 0) {
+                release.countDown();
+                assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, SECONDS));
+            }
+        }
+        assertEquals(0, ran.get(), "a task scheduled after shutdown ran");
+    }
+
     @ForEachConfiguration
     void shutdownLetsAcceptedTasksComplete(Config config) throws Exception {
         ScheduledExecutorService e = create(config);
