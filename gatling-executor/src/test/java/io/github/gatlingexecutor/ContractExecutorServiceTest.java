@@ -435,6 +435,52 @@ class ContractExecutorServiceTest {
         }
     }
 
+    /**
+     * Once {@code invokeAny} has its answer, the tasks that have not completed are cancelled: a running one is
+     * interrupted, and (on a context-aware executor) one still waiting in its lane never runs. Untimed and timed.
+     */
+    @ForEachConfiguration
+    void invokeAnyCancelsTheTasksLeftWhenItReturns(Config config) throws Exception {
+        ScheduledExecutorService e = create(config);
+        for (boolean timed : new boolean[] {false, true}) {
+            CountDownLatch release = cleanup.gate();
+            if (config.gatling) {
+                occupy(config, e, release, null); // so the lane task below waits (a fixed pool would run nothing)
+            }
+            CountDownLatch slowStarted = new CountDownLatch(1);
+            CountDownLatch slowInterrupted = new CountDownLatch(1);
+            CountDownLatch never = cleanup.gate();
+            AtomicBoolean laneTaskRan = new AtomicBoolean();
+            List<Callable<String>> tasks = new ArrayList<>();
+            tasks.add(() -> {
+                slowStarted.countDown();
+                try {
+                    block(never);
+                } catch (InterruptedException expected) {
+                    slowInterrupted.countDown();
+                }
+                return "slow";
+            });
+            if (config.gatling) {
+                tasks.add(new SeqCallable<>(LANE, () -> {
+                    laneTaskRan.set(true);
+                    return "lane";
+                }));
+            }
+            tasks.add(() -> {
+                await(slowStarted, "the slow task to start");
+                return "quick";
+            });
+            assertEquals("quick", timed ? e.invokeAny(tasks, TestSupport.TIMEOUT_SECONDS, SECONDS)
+                    : e.invokeAny(tasks));
+            await(slowInterrupted, "the running task to be interrupted once invokeAny returned (timed: " + timed + ")");
+            release.countDown();
+            // The lane's next task runs after the one invokeAny left behind would have.
+            assertEquals("after", get(TestSupport.submitCallable(e, new SeqCallable<>(LANE, () -> "after"))));
+            assertFalse(laneTaskRan.get(), "a task invokeAny left waiting in its lane ran (timed: " + timed + ")");
+        }
+    }
+
     // ---- Future ----------------------------------------------------------------------------------------------
 
     @ForEachConfiguration
