@@ -32,6 +32,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -133,6 +134,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
     private final Duration closeTimeout;
     private final String groupId;
     private final RecordRunner<K, V> runner;
+    private final ThreadFactory pollThreadFactory;
+    private final ConsumerMaker<K, V> consumerMaker;
 
     private final AtomicInteger state = new AtomicInteger(NEW);
     private final Object lifecycle = new Object();
@@ -188,6 +191,14 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         this.groupId = String.valueOf(config.get(ConsumerConfig.GROUP_ID_CONFIG));
         this.runner = new RecordRunner<>(b.handler, b.onFailure, b.retries, capped(b.retryBackoff),
                 b.ordering == Ordering.UNORDERED);
+        this.pollThreadFactory = b.pollThreadFactory;
+        this.consumerMaker = b.consumerMaker;
+    }
+
+    /** Makes the consumer: {@code KafkaConsumer::new}, or, in tests, a consumer that misbehaves. */
+    @FunctionalInterface
+    interface ConsumerMaker<K, V> {
+        KafkaConsumer<K, V> make(Map<String, Object> config, Deserializer<K> keys, Deserializer<V> values);
     }
 
     /** About 73 years: durations are used in nanoseconds, added to clock readings, and this leaves room for that. */
@@ -228,6 +239,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * Creates the consumer, subscribes on a new polling thread and starts processing. Returns at once; records are
      * handled from the first assignment on.
      *
+     * <p>If the polling thread cannot be started (an {@code OutOfMemoryError}: "unable to create native thread"), what
+     * making or starting it threw comes out as it is, once the consumer, its deserializers and the processor's own
+     * executor are closed; the processor is then closed.
+     *
      * @throws IllegalStateException if already started, or closed
      * @throws KafkaException        if the consumer cannot be created from the properties (the processor is then
      *                               closed)
@@ -250,7 +265,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                     throw e;
                 }
                 try {
-                    consumer = new KafkaConsumer<>(config, keys, values);
+                    consumer = consumerMaker.make(config, keys, values);
                 } catch (Throwable e) {
                     // The consumer closes the deserializers it was given only if its construction got as far as
                     // taking them in; a failure before that (an interceptor that cannot be configured, say) left
@@ -273,13 +288,30 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 }
                 throw new KafkaException("Failed to construct kafka consumer", e);
             }
-            ContextExecutor ex = givenExecutor != null ? givenExecutor
-                    : GatlingExecutor.builder().name("kafka-" + groupId).build();
-            executor = ex;
-            runner.executor(ex);
-            Thread t = new Thread(this::pollLoop, "kafka-" + groupId + "-poll");
-            pollThread = t;
-            t.start();
+            try {
+                ContextExecutor ex = givenExecutor != null ? givenExecutor
+                        : GatlingExecutor.builder().name("kafka-" + groupId).build();
+                executor = ex;
+                runner.executor(ex);
+                Thread t = pollThreadFactory.newThread(this::pollLoop);
+                t.setName("kafka-" + groupId + "-poll");
+                pollThread = t;
+                t.start();
+            } catch (Throwable e) {
+                // No polling thread to close the consumer (an OutOfMemoryError "unable to create native thread",
+                // say): the consumer, its deserializers and the processor's own executor were left open, and the
+                // processor started, so that a second start() said "already started" of one that never polled.
+                pollThread = null;
+                state.set(CLOSED);
+                closing = true;
+                try {
+                    consumer.close(CloseOptions.timeout(Duration.ZERO)); // never subscribed: no group to leave
+                } catch (Throwable c) {
+                    e.addSuppressed(c);
+                }
+                endClose();
+                throw e;
+            }
         }
     }
 
@@ -1107,9 +1139,23 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         private Duration closeTimeout = Duration.ofSeconds(30);
         private Deserializer<K> keyDeserializer;
         private Deserializer<V> valueDeserializer;
+        private ThreadFactory pollThreadFactory = Thread::new;
+        private ConsumerMaker<K, V> consumerMaker = KafkaConsumer::new;
 
         private Builder(Map<String, Object> config) {
             this.config = config;
+        }
+
+        /** Makes the polling thread, which the processor names; for tests (a thread whose start fails, say). */
+        Builder<K, V> pollThreadFactory(ThreadFactory pollThreadFactory) {
+            this.pollThreadFactory = Objects.requireNonNull(pollThreadFactory, "pollThreadFactory");
+            return this;
+        }
+
+        /** Makes the consumer; for tests (a consumer whose close throws, say). */
+        Builder<K, V> consumerMaker(ConsumerMaker<K, V> consumerMaker) {
+            this.consumerMaker = Objects.requireNonNull(consumerMaker, "consumerMaker");
+            return this;
         }
 
         /** Topics to subscribe to (added to those given before). */

@@ -9,6 +9,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +19,7 @@ import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -320,6 +322,49 @@ class BuilderTest {
         @Override
         public void close() {
         }
+    }
+
+    /**
+     * A polling thread that cannot be started (the JVM's {@code OutOfMemoryError: unable to create native thread}):
+     * start() let the error out with the consumer it had made still open (its deserializers too), the processor's own
+     * executor not shut down, and the processor left started: a second start() said "already started" of a processor
+     * that never polled.
+     */
+    @Test
+    void aPollingThreadThatCannotStartFailsStartAndClosesWhatItMade() throws Exception {
+        Map<String, Object> props = valid();
+        props.put("group.id", "no-poll-thread");
+        props.put("key.deserializer", CountingDeserializer.class.getName());
+        props.put("value.deserializer", CountingDeserializer.class.getName());
+        CountingDeserializer.CONFIGURED.set(0);
+        CountingDeserializer.CLOSED.set(0);
+        OutOfMemoryError noThread = new OutOfMemoryError("unable to create native thread (thrown on purpose)");
+        List<org.apache.kafka.clients.consumer.KafkaConsumer<String, String>> made = new ArrayList<>();
+        KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO)
+                .consumerMaker((c, k, v) -> {
+                    org.apache.kafka.clients.consumer.KafkaConsumer<String, String> consumer =
+                            new org.apache.kafka.clients.consumer.KafkaConsumer<>(c, k, v);
+                    made.add(consumer);
+                    return consumer;
+                })
+                .pollThreadFactory(r -> new Thread(r) {
+                    @Override
+                    public synchronized void start() {
+                        throw noThread;
+                    }
+                }).build();
+        assertSame(noThread, assertThrows(OutOfMemoryError.class, p::start));
+        assertEquals(1, made.size());
+        assertThrows(IllegalStateException.class, () -> made.get(0).subscribe(List.of("t")),
+                "the consumer is closed");
+        assertEquals(2, CountingDeserializer.CONFIGURED.get());
+        assertEquals(2, CountingDeserializer.CLOSED.get(), "the deserializers are closed");
+        io.github.gatlingexecutor.ContextExecutor own = (io.github.gatlingexecutor.ContextExecutor) field(p, "executor");
+        assertTrue(own == null || own.isShutdown(), "the processor's own executor is shut down");
+        IllegalStateException closed = assertThrows(IllegalStateException.class, p::start);
+        assertTrue(closed.getMessage().contains("closed"), closed::getMessage);
+        p.close();
+        assertEquals(2, CountingDeserializer.CLOSED.get(), "closed once");
     }
 
     @Test
