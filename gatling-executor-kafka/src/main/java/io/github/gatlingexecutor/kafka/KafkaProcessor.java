@@ -510,6 +510,12 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 consumer.close(CloseOptions.timeout(halted ? Duration.ZERO : closeTimeout));
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "Closing the consumer failed", e);
+            } catch (Error e) {
+                // Kafka wraps most of what fails in its close in a KafkaException, but not all (an OutOfMemoryError on
+                // its own path, say). Let out of this finally, it skipped what follows: the end of a close from a
+                // handler (the processor's own executor never shut down) and the thread's end, with the error left to
+                // the thread's default handler, past this log. The consumer is as closed as it will get.
+                LOG.log(Level.ERROR, "Closing the consumer failed", e);
             }
             pausedView = Set.of();
             // A close from a handler (or from this thread) returned without waiting: it is ended here, on a thread

@@ -1069,6 +1069,70 @@ class EdgeCaseRegressionTest {
         }
     }
 
+    /**
+     * An {@link Error} out of the consumer's {@code close} (one that Kafka does not wrap, an {@code OutOfMemoryError}
+     * say) during a close from a handler, which the polling thread ends: it left the polling thread's {@code finally}
+     * before the end of the close, so the processor's own executor was never shut down (it was still running 10 s
+     * later), and the error went to the thread's default handler, past the processor's log. The close now ends
+     * anyway, and the error is logged.
+     */
+    @Test
+    void anErrorFromTheConsumersCloseDuringACloseFromAHandlerStillEndsTheClose() throws Exception {
+        String topic = topicWithRecords("close-error-from-consumer", 1);
+        String group = EmbeddedKafka.name("g");
+        Error thrown = new OutOfMemoryError("thrown on purpose by the consumer's close");
+        AtomicReference<KafkaProcessor<String, String>> self = new AtomicReference<>();
+        CountDownLatch closedInside = new CountDownLatch(1);
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic).closeTimeout(Duration.ofSeconds(10))
+                .consumerMaker((config, keys, values) -> new KafkaConsumer<>(config, keys, values) {
+                    @Override
+                    public void close(org.apache.kafka.clients.consumer.CloseOptions option) {
+                        super.close(option);
+                        throw thrown;
+                    }
+                })
+                .handler(r -> {
+                    self.get().close();
+                    closedInside.countDown();
+                }).build();
+        self.set(processor);
+        List<Throwable> logged = new CopyOnWriteArrayList<>();
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(KafkaProcessor.class.getName());
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                if (record.getThrown() != null) {
+                    logged.add(record.getThrown());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        log.addHandler(capture);
+        try {
+            processor.start();
+            Thread poll = EmbeddedKafka.pollingThread(group);
+            ContextExecutor own = ownExecutor(processor);
+            assertTrue(closedInside.await(30, TimeUnit.SECONDS), "the close from the handler returned");
+            poll.join(TimeUnit.SECONDS.toMillis(20));
+            assertFalse(poll.isAlive(), "the polling thread ended");
+            assertTrue(own.awaitTermination(10, TimeUnit.SECONDS), "the processor's own executor ended");
+            assertTrue(logged.contains(thrown), "the consumer's error is logged: " + logged);
+            assertEquals(Map.of(new TopicPartition(topic, 0), 1L), KAFKA.committed(group));
+        } finally {
+            log.removeHandler(capture);
+            processor.close();
+        }
+    }
+
     private static ContextExecutor ownExecutor(KafkaProcessor<?, ?> processor) throws ReflectiveOperationException {
         Field field = KafkaProcessor.class.getDeclaredField("executor");
         field.setAccessible(true);
