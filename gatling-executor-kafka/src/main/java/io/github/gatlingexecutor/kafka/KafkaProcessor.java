@@ -243,7 +243,11 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * making or starting it threw comes out as it is, once the consumer, its deserializers and the processor's own
      * executor are closed; the processor is then closed.
      *
-     * @throws IllegalStateException if already started, or closed
+     * <p>A {@code close()} from this call's own thread (by a deserializer's or an interceptor's {@code configure})
+     * returns at once; this call then closes what it made and throws an {@code IllegalStateException}, as a start after
+     * a close does.
+     *
+     * @throws IllegalStateException if already started, or closed (before this call, or by a close from its own thread)
      * @throws KafkaException        if the consumer cannot be created from the properties (the processor is then
      *                               closed)
      */
@@ -289,6 +293,12 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 throw new KafkaException("Failed to construct kafka consumer", e);
             }
             try {
+                if (state.get() == CLOSED) {
+                    // close() from this very thread, by a deserializer's or an interceptor's configure (see close()):
+                    // it found nothing to close yet and left the rest to this start, which would otherwise make an
+                    // executor and a polling thread for a closed processor.
+                    throw new IllegalStateException("KafkaProcessor was closed while it started");
+                }
                 ContextExecutor ex = givenExecutor != null ? givenExecutor
                         : GatlingExecutor.builder().name("kafka-" + groupId).build();
                 executor = ex;
@@ -298,9 +308,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 pollThread = t;
                 t.start();
             } catch (Throwable e) {
-                // No polling thread to close the consumer (an OutOfMemoryError "unable to create native thread",
-                // say): the consumer, its deserializers and the processor's own executor were left open, and the
-                // processor started, so that a second start() said "already started" of one that never polled.
+                // Closed meanwhile, or no polling thread to close the consumer (an OutOfMemoryError "unable to create
+                // native thread", say): the consumer, its deserializers and the processor's own executor were left
+                // open, and the processor started, so that a second start() said "already started" of one that
+                // never polled.
                 pollThread = null;
                 state.set(CLOSED);
                 closing = true;
@@ -361,12 +372,19 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * calling one included, is interrupted then, as on any close). Shortly after the calling handler returns, no
      * thread of the processor is left. A handler of another processor, even on the same executor, is not this
      * processor's: its call waits as any other. The same holds for a call from the polling thread (a deserializer's
-     * or an interceptor's).
+     * or an interceptor's). A call from {@link #start()}'s own thread (a deserializer's or an interceptor's
+     * {@code configure}) returns at once, and that start closes what it made and fails.
      */
     @Override
     public void close() {
         int previous = markClosed();
         if (previous == NEW) {
+            return;
+        }
+        if (Thread.holdsLock(lifecycle)) {
+            // Called from start()'s own thread (a deserializer's or an interceptor's configure): nothing but what start
+            // is making exists yet, and start closes it on its return here. Closing from here found no executor and
+            // no polling thread, and start went on to make both for a closed processor.
             return;
         }
         if (runner.inHandler() || Thread.currentThread() == pollThread) {

@@ -1,5 +1,6 @@
 package io.github.gatlingexecutor.kafka;
 
+import io.github.gatlingexecutor.ContextExecutor;
 import org.apache.kafka.clients.consumer.ConsumerInterceptor;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -7,6 +8,8 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
@@ -359,12 +363,95 @@ class BuilderTest {
                 "the consumer is closed");
         assertEquals(2, CountingDeserializer.CONFIGURED.get());
         assertEquals(2, CountingDeserializer.CLOSED.get(), "the deserializers are closed");
-        io.github.gatlingexecutor.ContextExecutor own = (io.github.gatlingexecutor.ContextExecutor) field(p, "executor");
+        ContextExecutor own = (ContextExecutor) field(p, "executor");
         assertTrue(own == null || own.isShutdown(), "the processor's own executor is shut down");
         IllegalStateException closed = assertThrows(IllegalStateException.class, p::start);
         assertTrue(closed.getMessage().contains("closed"), closed::getMessage);
         p.close();
         assertEquals(2, CountingDeserializer.CLOSED.get(), "closed once");
+    }
+
+    /**
+     * {@code close()} called from start()'s own thread, by a deserializer's or an interceptor's {@code configure}:
+     * the close found nothing made yet and returned, and start() went on to make the processor's own executor and
+     * start a polling thread for a closed processor, which ended at once and left that executor open for good.
+     * start() after close() is an IllegalStateException; so is a start that a close overtook.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aCloseFromAConfigureDuringStartLeavesNothingOpenAndStartFails(boolean fromInterceptor) throws Exception {
+        Map<String, Object> props = valid();
+        String group = "closed-in-configure-" + fromInterceptor;
+        props.put("group.id", group);
+        props.put("key.deserializer", (fromInterceptor ? CountingDeserializer.class : ClosingDeserializer.class)
+                .getName());
+        props.put("value.deserializer", CountingDeserializer.class.getName());
+        if (fromInterceptor) {
+            props.put("interceptor.classes", ClosingInterceptor.class.getName());
+        }
+        CountingDeserializer.CONFIGURED.set(0);
+        CountingDeserializer.CLOSED.set(0);
+        KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO).build();
+        CLOSE_IN_CONFIGURE.set(p);
+        try {
+            IllegalStateException e = assertThrows(IllegalStateException.class, p::start);
+            assertTrue(e.getMessage().contains("closed"), e::getMessage);
+        } finally {
+            CLOSE_IN_CONFIGURE.set(null);
+        }
+        assertEquals(CountingDeserializer.CONFIGURED.get(), CountingDeserializer.CLOSED.get(),
+                "every deserializer made is closed");
+        ContextExecutor own = (ContextExecutor) field(p, "executor");
+        assertTrue(own == null || own.isShutdown(), "the processor's own executor is shut down");
+        assertTrue(Thread.getAllStackTraces().keySet().stream()
+                        .noneMatch(t -> t.getName().equals("kafka-" + group + "-poll")), "no polling thread is left");
+        assertThrows(IllegalStateException.class, p::start);
+        p.close();
+    }
+
+    /** The processor that {@link ClosingDeserializer} and {@link ClosingInterceptor} close as they are configured. */
+    static final AtomicReference<KafkaProcessor<?, ?>> CLOSE_IN_CONFIGURE = new AtomicReference<>();
+
+    /** A key deserializer whose {@code configure} closes {@link #CLOSE_IN_CONFIGURE}. */
+    public static final class ClosingDeserializer extends StringDeserializer {
+        @Override
+        public void configure(Map<String, ?> configs, boolean isKey) {
+            super.configure(configs, isKey);
+            CountingDeserializer.CONFIGURED.incrementAndGet();
+            KafkaProcessor<?, ?> p = CLOSE_IN_CONFIGURE.get();
+            if (p != null) {
+                p.close();
+            }
+        }
+
+        @Override
+        public void close() {
+            CountingDeserializer.CLOSED.incrementAndGet();
+        }
+    }
+
+    /** An interceptor whose {@code configure} closes {@link #CLOSE_IN_CONFIGURE}. */
+    public static final class ClosingInterceptor implements ConsumerInterceptor<String, String> {
+        @Override
+        public void configure(Map<String, ?> configs) {
+            KafkaProcessor<?, ?> p = CLOSE_IN_CONFIGURE.get();
+            if (p != null) {
+                p.close();
+            }
+        }
+
+        @Override
+        public ConsumerRecords<String, String> onConsume(ConsumerRecords<String, String> records) {
+            return records;
+        }
+
+        @Override
+        public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        }
+
+        @Override
+        public void close() {
+        }
     }
 
     @Test
