@@ -265,7 +265,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 try {
                     values = ErrorGuardingDeserializer.of(valueDeserializer, keyDeserializer, config, false);
                 } catch (Throwable e) {
-                    closeQuietly(keys); // as the consumer closes both when its construction fails
+                    closeAfter(e, keys); // as the consumer closes both when its construction fails
                     throw e;
                 }
                 try {
@@ -275,8 +275,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                     // taking them in; a failure before that (an interceptor that cannot be configured, say) left
                     // open the ones made above, which a plain consumer would not have made yet. The guards close
                     // once, so the consumer's own close of them does not count twice.
-                    closeQuietly(keys);
-                    closeQuietly(values);
+                    closeAfter(e, keys);
+                    closeAfter(e, values);
                     throw e;
                 }
             } catch (Throwable e) {
@@ -326,11 +326,18 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         }
     }
 
-    private static void closeQuietly(Deserializer<?> d) {
+    /**
+     * Closes a deserializer made for a start that failed; what its close throws, an {@link Error} included, is added
+     * to that failure. Let out, an Error skipped the close of the other deserializer and came out of start() in place
+     * of the failure that stopped it; the consumer, too, closes each of its parts whatever the one before threw.
+     */
+    private static void closeAfter(Throwable failure, Deserializer<?> d) {
         try {
             d.close();
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "Closing a deserializer failed", e);
+        } catch (Throwable e) {
+            if (e != failure) {
+                failure.addSuppressed(e);
+            }
         }
     }
 

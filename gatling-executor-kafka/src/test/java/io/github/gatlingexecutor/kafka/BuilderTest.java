@@ -290,6 +290,39 @@ class BuilderTest {
         assertEquals(2, CountingDeserializer.CLOSED.get(), "and only once");
     }
 
+    /**
+     * As above, with a key deserializer whose {@code close} throws an {@link Error}: that error left start()'s clean-up
+     * before the value deserializer was closed (1 made, 0 closed), and came out of start() in place of the failure
+     * that stopped it (the interceptor's). A plain consumer closes each of its parts whatever the one before threw.
+     */
+    @Test
+    void aDeserializerWhoseCloseThrowsAnErrorDoesNotKeepTheOtherOpenNorHideWhyStartFailed() {
+        Map<String, Object> props = valid();
+        props.put("key.deserializer", ErrorOnCloseDeserializer.class.getName());
+        props.put("value.deserializer", CountingDeserializer.class.getName());
+        props.put("interceptor.classes", UnconfigurableInterceptor.class.getName());
+        CountingDeserializer.CONFIGURED.set(0);
+        CountingDeserializer.CLOSED.set(0);
+        KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO).build();
+        KafkaException e = assertThrows(KafkaException.class, p::start);
+        Throwable cause = e;
+        while (cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        assertEquals("refuses its configuration (thrown on purpose)", cause.getMessage(), "why start failed");
+        assertEquals(1, CountingDeserializer.CONFIGURED.get());
+        assertEquals(1, CountingDeserializer.CLOSED.get(), "the value deserializer is closed");
+        p.close();
+    }
+
+    /** A deserializer whose {@code close} throws an {@link Error}. */
+    public static final class ErrorOnCloseDeserializer extends StringDeserializer {
+        @Override
+        public void close() {
+            throw new NoClassDefFoundError("a class its close needs (thrown on purpose)");
+        }
+    }
+
     /** Counts the instances configured and the closes. */
     public static final class CountingDeserializer extends StringDeserializer {
         static final AtomicInteger CONFIGURED = new AtomicInteger();
