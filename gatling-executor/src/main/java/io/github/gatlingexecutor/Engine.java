@@ -730,14 +730,18 @@ final class Engine {
      * A submitter is about to replace a coalescing lane's pending periodic run ({@code skipEnds} when its CAS failed,
      * or once the task is back on the timer). Counted from before the CAS, so {@code shutdownNow}, which closes every
      * coalescing lane with a CAS on the same slot, sees every replacement that won against its close and waits for
-     * its put-back. Only this rare case pays the count; a plain coalescing submit does not.
+     * its put-back. Only this rare case pays the count; a plain coalescing submit does not. Termination after a
+     * {@code shutdownNow} waits for the count too (see {@link #readyToTerminate}).
      */
     void skipBegins() {
         skipsInFlight.incrementAndGet();
     }
 
     void skipEnds() {
-        skipsInFlight.decrementAndGet();
+        if (skipsInFlight.decrementAndGet() == 0 && stopping()) {
+            // The put-back (or its refusal's cancel) is done: termination may have been held back for it.
+            wakeForTermination();
+        }
     }
 
     /**
@@ -966,9 +970,17 @@ final class Engine {
         }
     }
 
-    /** Shut down, no worker left, and no accepted task left anywhere (or all of it drained by shutdownNow). */
+    /**
+     * Shut down, no worker left, and no accepted task left anywhere (or all of it drained by shutdownNow). After a
+     * shutdownNow, also no periodic task left in flight: a {@code shutdown()}'s cancels ({@link TaskTimer#cancelling})
+     * and the put-backs of replaced periodic runs ({@link #skipBegins}) end in the timer or in a cancel. shutdownNow
+     * waits for both before it finishes, except when made under the timer's lock, which they need: then its drains end
+     * first, and the executor, terminated by a worker's end, had a periodic future of its own neither done, cancelled
+     * nor returned until they came.
+     */
     boolean readyToTerminate() {
-        return state >= SHUTDOWN && pool.threads() == 0 && (stopping() ? draining.get() == 0 : quiescent());
+        return state >= SHUTDOWN && pool.threads() == 0
+                && (stopping() ? draining.get() == 0 && skipsInFlight.get() == 0 && !timer.cancelling() : quiescent());
     }
 
     /**

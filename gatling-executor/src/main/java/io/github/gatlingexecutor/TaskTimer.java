@@ -420,6 +420,15 @@ final class TaskTimer {
     }
 
     /**
+     * Whether a {@code shutdown()} has taken the periodic tasks out and not yet cancelled them all: after a
+     * {@code shutdownNow} that did not wait for it ({@link #awaitPeriodicCancels}), termination does (see
+     * Engine#readyToTerminate); shutdown() looks again once its cancels are done.
+     */
+    boolean cancelling() {
+        return periodicCancels != 0;
+    }
+
+    /**
      * For {@code shutdownNow}, after its first drain: waits until the periodic tasks that a {@code shutdown()} took
      * out before it (see {@link #cancelPeriodic}) are cancelled, a few instructions each. A run of one waiting in its
      * lane is then seen done by the lane drain, which leaves it out; otherwise it could be returned and cancelled

@@ -2179,6 +2179,139 @@ class DefectRegressionTest {
     }
 
     /**
+     * A {@code shutdownNow()} made under the timer's lock (here from a context's {@code hashCode}, as a task due at once
+     * is dispatched) does not wait for a replacing submit's put-back of a periodic task, which needs that lock: the
+     * put-back comes after shutdownNow's last drain, is refused, and cancels the task. The executor terminated before
+     * that cancel, as soon as its last worker ended: {@code isTerminated()} was true with a periodic future that was
+     * neither done, nor cancelled, nor among the tasks shutdownNow returned. The factory gives one worker and no
+     * checker, so that termination is claimed by the worker's end, which needs no lock; the hashCode looks while its
+     * caller still holds the timer's lock, so the put-back cannot have come yet.
+     */
+    @Test
+    @Timeout(30)
+    void theExecutorDoesNotTerminateBeforeAPutBackThatShutdownNowUnderTheTimersLockDidNotWaitFor() throws Exception {
+        AtomicReference<Thread> worker = new AtomicReference<>();
+        ThreadFactory oneWorker = r -> {
+            if (!worker.compareAndSet(null, new Thread(r, "the-only-worker"))) {
+                throw new IllegalStateException("no thread for the checker");
+            }
+            return worker.get();
+        };
+        GatlingExecutor e = cleanup.track(gatling("put-back-vs-termination").coreThreads(1).threadFactory(oneWorker)
+                .build());
+        ReentrantLock timer = timerLock(e);
+        CountDownLatch blocking = new CountDownLatch(1);
+        e.execute(new Coal("c", () -> {
+            blocking.countDown();
+            try {
+                new CountDownLatch(1).await(); // until shutdownNow's interrupt
+            } catch (InterruptedException expected) {
+                // the worker then ends, the executor being stopped
+            }
+        }));
+        await(blocking, "the task that holds lane c");
+        AtomicInteger runs = new AtomicInteger();
+        ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Coal("c", runs::incrementAndGet), 0, 1,
+                TimeUnit.HOURS);
+        waitUntil("the periodic run pending in lane c", () -> e.statistics().submitted() >= 2);
+        CountDownLatch underLock = new CountDownLatch(1);
+        CountDownLatch replacerWaits = new CountDownLatch(1);
+        AtomicReference<List<Runnable>> returned = new AtomicReference<>();
+        AtomicBoolean terminatedUnderLock = new AtomicBoolean();
+        AtomicBoolean doneUnderLock = new AtomicBoolean();
+        Object stopping = new Object() {
+            @Override
+            public int hashCode() {
+                if (timer.isHeldByCurrentThread() && returned.get() == null) {
+                    underLock.countDown();
+                    TestSupport.blockIgnoringInterrupts(replacerWaits);
+                    returned.set(e.shutdownNow());
+                    try {
+                        worker.get().join(TimeUnit.SECONDS.toMillis(10)); // interrupted, it ends: stopped
+                    } catch (InterruptedException ex) {
+                        Thread.currentThread().interrupt();
+                    }
+                    terminatedUnderLock.set(e.isTerminated());
+                    doneUnderLock.set(periodic.isDone());
+                }
+                return 7;
+            }
+        };
+        Thread dueNow = new Thread(() -> {
+            try {
+                e.schedule(new Seq(stopping, NOOP), 0, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException expected) {
+                // stopped by its own dispatch's look-up: see aTaskWhoseOwnDispatchCallsShutdownNowIsNotLeftBehind...
+            }
+        }, "dispatches-due-now");
+        dueNow.setDaemon(true);
+        dueNow.start();
+        await(underLock, "the dispatch under the timer's lock");
+        Thread replacer = new Thread(() -> e.execute(new Coal("c", NOOP)), "replacer");
+        replacer.setDaemon(true);
+        replacer.start();
+        waitUntil("the replacing submit waiting for the timer's lock to put the periodic task back",
+                () -> timer.hasQueuedThread(replacer));
+        replacerWaits.countDown();
+        dueNow.join(TimeUnit.SECONDS.toMillis(15));
+        assertFalse(dueNow.isAlive(), "the dispatch that called shutdownNow never returned");
+        assertFalse(worker.get().isAlive(), "the worker did not end after shutdownNow");
+        assertFalse(returned.get().contains(periodic), "its run was replaced before shutdownNow: not returned");
+        assertFalse(terminatedUnderLock.get() && !doneUnderLock.get(),
+                "terminated with a periodic future neither done, nor cancelled, nor returned");
+        replacer.join(TimeUnit.SECONDS.toMillis(5));
+        assertFalse(replacer.isAlive(), "the replacing submit never returned");
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS), () -> "not terminated: " + e.statistics());
+        assertTrue(periodic.isCancelled(), "the periodic task, put back after shutdownNow's drains, is cancelled");
+        assertEquals(0, runs.get());
+    }
+
+    /**
+     * The same for a {@code shutdown()}'s cancels: a {@code shutdownNow()} made under the timer's lock does not wait
+     * for the cancels of the periodic tasks a {@code shutdown()} took out of the timer just before (they need that
+     * lock), and the executor, with no thread left, terminated at the end of that shutdownNow: {@code isTerminated()}
+     * was true while a periodic future of its own, taken out of the timer (so not returned), was not cancelled yet.
+     * Here the shutdown is held inside its cancel, and the holder of the lock stands for the user code run under it.
+     */
+    @Test
+    @Timeout(20)
+    void theExecutorDoesNotTerminateBeforeAShutdownsCancelsThatShutdownNowUnderTheTimersLockDidNotWaitFor()
+            throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("cancels-vs-termination").coreThreads(1).build());
+        Engine engine = engineOf(e);
+        CountDownLatch cancelling = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        ScheduledTask<Object> periodic = periodicHeldInShutdownsCancel(engine, cancelling, proceed);
+        assertTrue(engine.timer.schedule(periodic, false));
+        Thread shutdown = new Thread(e::shutdown, "shutdown");
+        shutdown.setDaemon(true);
+        shutdown.start();
+        await(cancelling, "shutdown() cancelling the periodic task it took out");
+        ReentrantLock lock = timerLock(e);
+        AtomicReference<List<Runnable>> returned = new AtomicReference<>();
+        Thread holder = new Thread(() -> {
+            lock.lock();
+            try {
+                returned.set(e.shutdownNow());
+            } finally {
+                lock.unlock();
+            }
+        }, "holder");
+        holder.setDaemon(true);
+        holder.start();
+        holder.join(TimeUnit.SECONDS.toMillis(10));
+        assertFalse(holder.isAlive(), "shutdownNow() under the timer's lock never returned");
+        assertFalse(returned.get().contains(periodic), "taken out of the timer by shutdown(): not returned");
+        assertFalse(e.isTerminated() && !periodic.isDone(),
+                "terminated with a periodic future neither done, nor cancelled, nor returned");
+        proceed.countDown();
+        shutdown.join(TimeUnit.SECONDS.toMillis(5));
+        assertFalse(shutdown.isAlive(), "shutdown() never finished its cancels");
+        assertTrue(periodic.isCancelled());
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS), () -> "not terminated: " + e.statistics());
+    }
+
+    /**
      * A context whose hashCode, once armed, called by the thread that armed it (from shutdownNow's lane drain, as it
      * unmaps the lane), releases that thread's hold of the timer's lock and waits for the other thread to end.
      */
