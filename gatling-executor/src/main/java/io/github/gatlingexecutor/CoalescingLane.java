@@ -3,6 +3,7 @@ package io.github.gatlingexecutor;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
+import java.util.concurrent.Future;
 
 /**
  * The coalescing lane of one context: a single slot whose value is both the pending task and the lane's state.
@@ -117,6 +118,11 @@ final class CoalescingLane extends Lane {
         boolean replacing = s != IDLE && s != BUSY;
         boolean itself = s == task;
         boolean skip = replacing && !itself && ScheduledTask.isPeriodic(s);
+        // A replaced future is cancelled (a periodic one put back) after the CAS, on this thread: termination waits.
+        boolean completes = replacing && !itself && s instanceof Future;
+        if (completes) {
+            engine.completionBegins();
+        }
         if (skip) {
             engine.skipBegins();
         }
@@ -134,6 +140,9 @@ final class CoalescingLane extends Lane {
         } finally {
             if (skip) {
                 engine.skipEnds();
+            }
+            if (completes) {
+                engine.completionEnds();
             }
         }
     }

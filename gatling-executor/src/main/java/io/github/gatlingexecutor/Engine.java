@@ -745,6 +745,29 @@ final class Engine {
     }
 
     /**
+     * A submitter is about to replace a coalescing lane's pending task that is a {@code Future} ({@code completionEnds}
+     * once the CAS failed, or once that future is cancelled, or, a periodic task, put back or cancelled): counted
+     * from before the CAS. The replacement may run, and a shut-down executor find itself quiescent (or a shutdownNow
+     * close the lane), before this thread completes the replaced future; terminated then, the executor had a future
+     * of its own neither done, nor cancelled, nor returned. So termination waits for the count
+     * ({@link #readyToTerminate}), which anyone who reaches quiescence or closes the lane reads after the replacing CAS
+     * it saw. Not waited for by shutdownNow: a caller's own future's cancel or done() may be the code that calls it.
+     * Only replacements of futures pay the count; a plain coalescing submit does not.
+     */
+    void completionBegins() {
+        completionsInFlight.incrementAndGet();
+    }
+
+    void completionEnds() {
+        if (completionsInFlight.decrementAndGet() == 0 && state >= SHUTDOWN) {
+            wakeForTermination(); // termination may have been held back for it
+        }
+    }
+
+    /** Replaced futures not yet completed by their replacing submitters (see {@link #completionBegins}). */
+    private final AtomicInteger completionsInFlight = new AtomicInteger();
+
+    /**
      * A coalescing task was replaced before it started. A periodic task's run is skipped and its schedule goes on; any
      * other future is cancelled (if the replacing submit is the timer's dispatch, once the timer's lock is released).
      */
@@ -976,11 +999,13 @@ final class Engine {
      * and the put-backs of replaced periodic runs ({@link #skipBegins}) end in the timer or in a cancel. shutdownNow
      * waits for both before it finishes, except when made under the timer's lock, which they need: then its drains end
      * first, and the executor, terminated by a worker's end, had a periodic future of its own neither done, cancelled
-     * nor returned until they came.
+     * nor returned until they came. In either case, also no replaced future still to be cancelled (see
+     * {@link #completionBegins}), read last: after the walk or drain that saw its replacement.
      */
     boolean readyToTerminate() {
         return state >= SHUTDOWN && pool.threads() == 0
-                && (stopping() ? draining.get() == 0 && skipsInFlight.get() == 0 && !timer.cancelling() : quiescent());
+                && (stopping() ? draining.get() == 0 && skipsInFlight.get() == 0 && !timer.cancelling() : quiescent())
+                && completionsInFlight.get() == 0;
     }
 
     /**

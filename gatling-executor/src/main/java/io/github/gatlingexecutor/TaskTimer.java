@@ -337,7 +337,16 @@ final class TaskTimer {
      */
     void cancelReplaced(Future<?> future) {
         if (lock.isHeldByCurrentThread()) {
-            completeOutsideLock(() -> future.cancel(false));
+            // Counted in flight until the cancel is made, for termination (see Engine#completionBegins): the
+            // replacing dispatch's own count ends as it returns, before the lock is released.
+            engine.completionBegins();
+            completeOutsideLock(() -> {
+                try {
+                    future.cancel(false);
+                } finally {
+                    engine.completionEnds();
+                }
+            });
             return;
         }
         try {

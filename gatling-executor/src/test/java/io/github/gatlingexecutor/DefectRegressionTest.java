@@ -2312,6 +2312,60 @@ class DefectRegressionTest {
     }
 
     /**
+     * A coalescing task that replaces a pending one whose future is to be cancelled (SPEC point 3) cancels it on the
+     * replacing submitter's thread, after the CAS that replaces it. The replacement can run, and the executor shut down
+     * meanwhile reach quiescence and terminate, before that cancel: {@code awaitTermination} returned true with the
+     * replaced future neither done, nor cancelled, nor run (seen first with a pause of the submitter after its CAS).
+     * Here the pending task is the caller's own future, whose cancel is held on the replacing thread.
+     */
+    @Test
+    @Timeout(20)
+    void theExecutorDoesNotTerminateBeforeAReplacedFutureIsCancelled() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("replaced-vs-termination").coreThreads(1).build());
+        CountDownLatch gate = cleanup.occupy(r -> e.execute(new Coal("c", r)));
+        CountDownLatch cancelling = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        final class HeldFuture extends FutureTask<Object> implements CoalescingRunnable {
+            HeldFuture() {
+                super(NOOP, null);
+            }
+
+            @Override
+            public Object context() {
+                return "c";
+            }
+
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                if (Thread.currentThread().getName().equals("replacer")) {
+                    cancelling.countDown();
+                    TestSupport.blockIgnoringInterrupts(proceed);
+                }
+                return super.cancel(mayInterruptIfRunning);
+            }
+        }
+        HeldFuture pending = new HeldFuture();
+        e.execute(pending);
+        AtomicInteger runs = new AtomicInteger();
+        Thread replacer = new Thread(() -> e.execute(new Coal("c", runs::incrementAndGet)), "replacer");
+        replacer.setDaemon(true);
+        replacer.start();
+        await(cancelling, "the replacing submit cancelling the future it replaced");
+        e.shutdown();
+        gate.countDown(); // the replacement runs next, and the executor is quiescent once it has
+        waitUntil("the replacement to run", () -> runs.get() == 1);
+        assertFalse(e.awaitTermination(500, TimeUnit.MILLISECONDS) && !pending.isDone(),
+                "terminated with a replaced future neither done, nor cancelled, nor run");
+        proceed.countDown();
+        replacer.join(TimeUnit.SECONDS.toMillis(5));
+        assertFalse(replacer.isAlive(), "the replacing submit never returned");
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS), () -> "not terminated: " + e.statistics());
+        assertTrue(pending.isCancelled());
+        ExecutorStatistics s = e.statistics();
+        assertEquals(s.submitted(), s.executed() + s.coalesced() + s.returned(), s::toString);
+    }
+
+    /**
      * A context whose hashCode, once armed, called by the thread that armed it (from shutdownNow's lane drain, as it
      * unmaps the lane), releases that thread's hold of the timer's lock and waits for the other thread to end.
      */
