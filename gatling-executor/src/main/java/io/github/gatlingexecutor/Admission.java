@@ -428,6 +428,17 @@ final class Admission {
      * still queued when it comes back with its next task), and each task would cost a park and a wake-up.
      */
     void await(Object context, Object shown, boolean coalescing, int why, IntSupplier attempt, Runnable task) {
+        if (lock.isHeldByCurrentThread()) {
+            // Called back from the caller's code that runs under this lock: a context's equals or hashCode (a new
+            // submitter's look for waiters of its context, a head's attempts for its followers) or the thread factory
+            // (a worker started by such an attempt). The lock is reentrant, and the park below lets go of one hold
+            // only: waiting here kept it, so the waiters this one went behind could not be admitted, nor anyone
+            // submit while someone waits, nor shutdown() wake a waiter, for its whole maxWait. Refused at once, as
+            // under reject.
+            throw refused(task, shown, limitMessage(why, shown) + "; called back from code the executor runs while "
+                    + "it admits waiting submitters (a context's equals or hashCode, or the thread factory), where it "
+                    + "cannot wait for room");
+        }
         long start = System.nanoTime();
         Waiter me = new Waiter(context, coalescing ? shown : null, attempt);
         // Why the wait ended without the task, decided under the lock; the refusal is built after it is released: its

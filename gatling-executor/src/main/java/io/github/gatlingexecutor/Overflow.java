@@ -33,7 +33,9 @@ public final class Overflow {
      * {@link java.util.concurrent.RejectedExecutionException}. Waiting submitters are admitted in arrival order;
      * an interrupted one, or one woken by {@code shutdown()}, gets the exception (an interrupted one keeps its
      * interrupt status). A worker of the same executor is never made to wait: its task is accepted over the limit
-     * and counted in {@link ExecutorStatistics#acceptedOverLimit()}.
+     * and counted in {@link ExecutorStatistics#acceptedOverLimit()}. Nor is a submission made from a context's
+     * {@code equals} or {@code hashCode}, or from the thread factory, while the executor runs it to admit waiting
+     * submitters: it holds the executor's admission lock there, so it is rejected at once rather than wait.
      *
      * @param maxWait the longest a submitter waits for room
      * @return a block policy

@@ -787,6 +787,82 @@ class BackPressureTest {
         gate.countDown();
     }
 
+    /**
+     * A context's {@code equals} is the caller's code, and while anyone waits for room the executor runs it under the
+     * admission lock (a new submitter looks for waiters of its context; a head admits the waiters behind it). A submit
+     * made from there that had to wait for room parked with that lock held (a reentrant lock: it took it again, and
+     * its wait let go of one hold only), so the waiter it queued behind could not be admitted, nor any other submitter
+     * while someone waited, nor {@code shutdown()} wake anyone: all for its {@code maxWait} (30 s here), though the
+     * room came at once. It is refused instead, at that call, as under {@code reject}.
+     */
+    @Test
+    void aSubmitThatMustWaitFromAContextsEqualsRunUnderTheAdmissionLockIsRefusedAtOnce() throws Exception {
+        CountDownLatch gate = v.gate();
+        GatlingExecutor ex = withFullLane("equals-calls-back", new CallingKey("k", null), LONG_WAIT, gate);
+        AtomicInteger ran = new AtomicInteger();
+        Thread first = new Thread(() -> ex.sequential(new CallingKey("k", null)).execute(ran::incrementAndGet));
+        first.start();
+        waitUntil("the first submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
+        AtomicReference<Throwable> inner = new AtomicReference<>();
+        CountDownLatch innerDone = new CountDownLatch(1);
+        CallingKey callingBack = new CallingKey("k", () -> {
+            try {
+                ex.sequential(new CallingKey("k", null)).execute(ran::incrementAndGet); // behind the first: must wait
+            } catch (RuntimeException e) {
+                inner.set(e);
+            }
+            innerDone.countDown();
+        });
+        Thread second = new Thread(() -> ex.sequential(callingBack).execute(ran::incrementAndGet));
+        second.start();
+        await(innerDone, "the submit made from the context's equals to return");
+        assertTrue(inner.get() instanceof RejectedExecutionException, String.valueOf(inner.get()));
+        assertTrue(inner.get().getMessage().contains("maxQueuedPerContext"), inner.get().getMessage());
+        gate.countDown();
+        first.join(TimeUnit.SECONDS.toMillis(30));
+        second.join(TimeUnit.SECONDS.toMillis(30));
+        assertFalse(first.isAlive() || second.isAlive(), "a submitter still waits");
+        ExecutorStatistics s = awaitQuiescent(ex);
+        assertEquals(2, ran.get(), "the first and the second submitter's tasks");
+        assertEquals(4, s.submitted(), s.toString()); // with the lane's two that held it full
+        assertEquals(4, s.executed(), s.toString());
+        assertEquals(1, s.rejected(), s.toString());
+        assertEquals(0, s.waitingSubmitters(), s.toString());
+    }
+
+    /** A context equal to every other of its name, whose {@code equals} runs {@code callBack} once, if given. */
+    private static final class CallingKey {
+        private final String name;
+        private final AtomicReference<Runnable> callBack;
+
+        CallingKey(String name, Runnable callBack) {
+            this.name = name;
+            this.callBack = new AtomicReference<>(callBack);
+        }
+
+        @Override
+        public int hashCode() {
+            return name.hashCode();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (o == this) {
+                return true;
+            }
+            Runnable once = callBack.getAndSet(null);
+            if (once != null) {
+                once.run();
+            }
+            return o instanceof CallingKey && ((CallingKey) o).name.equals(name);
+        }
+
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
     @ParameterizedTest(name = "executor limit: {0}")
     @ValueSource(booleans = {false, true})
     void anInterruptedWaiterIsRejectedAndKeepsItsInterruptStatus(boolean executorLimit) throws Exception {
