@@ -428,16 +428,20 @@ final class Admission {
      * still queued when it comes back with its next task), and each task would cost a park and a wake-up.
      */
     void await(Object context, Object shown, boolean coalescing, int why, IntSupplier attempt, Runnable task) {
-        if (lock.isHeldByCurrentThread()) {
-            // Called back from the caller's code that runs under this lock: a context's equals or hashCode (a new
+        if (lock.isHeldByCurrentThread() || engine.timer.isHeldByCurrentThread() || engine.checker.isCurrentThread()) {
+            // Called back from the caller's code that the executor runs where it must not wait (a worker of its own
+            // never gets here: it is admitted over the limit). Under this lock: a context's equals or hashCode (a new
             // submitter's look for waiters of its context, a head's attempts for its followers) or the thread factory
-            // (a worker started by such an attempt). The lock is reentrant, and the park below lets go of one hold
-            // only: waiting here kept it, so the waiters this one went behind could not be admitted, nor anyone
-            // submit while someone waits, nor shutdown() wake a waiter, for its whole maxWait. Refused at once, as
+            // (a worker started by such an attempt); the lock is reentrant, and the park below lets go of one hold
+            // only, so waiting here kept it: the waiters this one went behind could not be admitted, nor anyone
+            // submit while someone waits, nor shutdown() wake a waiter. Under the timer's lock (a context's hashCode
+            // or the factory at a dispatch): every schedule* and shutdown() waited for it. On the checker's thread
+            // (those, and the factory of an auxiliary worker): no stuck worker was looked for, no worker started, no
+            // waiter woken by its tick, the very help room may need. Each for the whole maxWait. Refused at once, as
             // under reject.
-            throw refused(task, shown, limitMessage(why, shown) + "; called back from code the executor runs while "
-                    + "it admits waiting submitters (a context's equals or hashCode, or the thread factory), where it "
-                    + "cannot wait for room");
+            throw refused(task, shown, limitMessage(why, shown) + "; called back from code the executor runs where "
+                    + "it cannot wait for room (a context's equals or hashCode, or the thread factory, while it admits "
+                    + "waiting submitters, dispatches a scheduled task or checks its workers)");
         }
         long start = System.nanoTime();
         Waiter me = new Waiter(context, coalescing ? shown : null, attempt);

@@ -35,7 +35,8 @@ public final class Overflow {
      * interrupt status). A worker of the same executor is never made to wait: its task is accepted over the limit
      * and counted in {@link ExecutorStatistics#acceptedOverLimit()}. Nor is a submission made from a context's
      * {@code equals} or {@code hashCode}, or from the thread factory, while the executor runs it to admit waiting
-     * submitters: it holds the executor's admission lock there, so it is rejected at once rather than wait.
+     * submitters or to dispatch a scheduled task, or on its checker thread: it holds a lock of the executor's there
+     * (or is its checker), so it is rejected at once rather than wait.
      *
      * @param maxWait the longest a submitter waits for room
      * @return a block policy

@@ -19,6 +19,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -825,6 +826,57 @@ class BackPressureTest {
         ExecutorStatistics s = awaitQuiescent(ex);
         assertEquals(2, ran.get(), "the first and the second submitter's tasks");
         assertEquals(4, s.submitted(), s.toString()); // with the lane's two that held it full
+        assertEquals(4, s.executed(), s.toString());
+        assertEquals(1, s.rejected(), s.toString());
+        assertEquals(0, s.waitingSubmitters(), s.toString());
+    }
+
+    /**
+     * The checker runs the caller's code too: at a delayed task's dispatch (the context's {@code hashCode}, under the
+     * timer's lock), and the thread factory. A submit made from there that had to wait for room parked the checker,
+     * with the timer's lock held: no look for stuck workers, no clock tick, no delayed task dispatched, and every
+     * {@code schedule*} and {@code shutdown()} waiting for that lock, until room came (here only when the one worker's
+     * task ends) or for the submit's {@code maxWait} (30 s here). It is refused instead, at that call, as under
+     * {@code reject}.
+     */
+    @Test
+    void aSubmitThatMustWaitFromCodeTheCheckerRunsIsRefusedAtOnce() throws Exception {
+        CountDownLatch stuck = v.gate();
+        GatlingExecutor ex = v.track(gatling("checker-calls-back").coreThreads(1).maxThreads(1).maxQueued(1)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        hold(ex, stuck); // the one worker, until the test ends
+        AtomicInteger ran = new AtomicInteger();
+        ex.execute(ran::incrementAndGet); // the executor is full
+        AtomicReference<Throwable> inner = new AtomicReference<>();
+        CountDownLatch innerDone = new CountDownLatch(1);
+        Object hashedByTheChecker = new Object() {
+            private final AtomicBoolean once = new AtomicBoolean();
+
+            @Override
+            public int hashCode() {
+                if (Thread.currentThread().getName().endsWith("-checker") && once.compareAndSet(false, true)) {
+                    try {
+                        ex.execute(ran::incrementAndGet);
+                    } catch (RuntimeException e) {
+                        inner.set(e);
+                    }
+                    innerDone.countDown();
+                }
+                return 1;
+            }
+        };
+        ScheduledFuture<?> delayed = ex.schedule(new TestSupport.Seq(hashedByTheChecker, ran::incrementAndGet),
+                10, TimeUnit.MILLISECONDS);
+        await(innerDone, "the submit made from the context's hashCode on the checker to return");
+        assertTrue(inner.get() instanceof RejectedExecutionException, String.valueOf(inner.get()));
+        assertTrue(inner.get().getMessage().contains("maxQueued"), inner.get().getMessage());
+        ScheduledFuture<?> later = ex.schedule(ran::incrementAndGet, 1, TimeUnit.MILLISECONDS); // the timer's lock
+        stuck.countDown();
+        TestSupport.get(delayed);
+        TestSupport.get(later);
+        ExecutorStatistics s = awaitQuiescent(ex);
+        assertEquals(3, ran.get(), "the queued task, the delayed one and the later one");
+        assertEquals(4, s.submitted(), s.toString()); // with the stuck one
         assertEquals(4, s.executed(), s.toString());
         assertEquals(1, s.rejected(), s.toString());
         assertEquals(0, s.waitingSubmitters(), s.toString());
