@@ -428,8 +428,16 @@ final class Engine {
             if (lane == null) {
                 lane = laneOf(coalescing, context);
             }
-            // The lane is looked up (or created) before the state is read: see the class comment.
-            if (!internal && state != RUNNING) {
+            // The lane is looked up (or created) before the state is read: see the class comment. A timer's task is
+            // not refused for shutdown; but if a shutdownNow() from the caller's code run on its way (the lookup just
+            // made, the thread factory) took it in flight, it is that call's now (see TaskTimer#dispatchLocked).
+            if (internal) {
+                if (!timer.land(task)) {
+                    giveBack(reserved);
+                    discardIfUnused(lane);
+                    return Admission.ADMITTED; // not accepted here, nor counted: handed back instead
+                }
+            } else if (state != RUNNING) {
                 throw rejectLooked(lane, reserved, task);
             }
             if (reserving && reserved == NOT_RESERVED) {
@@ -454,6 +462,9 @@ final class Engine {
                 break;
             }
             if (outcome == Lane.RELEASED) {
+                if (internal) {
+                    timer.takeOff(task); // in no queue again while the context is looked up once more
+                }
                 try {
                     lanes(coalescing).remove(context, lane); // help the releasing thread, then look up again
                     noteRelease(lane, System.nanoTime());
@@ -551,7 +562,11 @@ final class Engine {
     }
 
     private int attemptPlain(Runnable task, boolean internal, boolean force) {
-        if (!internal && state != RUNNING) {
+        if (internal) {
+            if (!timer.land(task)) {
+                return Admission.ADMITTED; // taken in flight by a shutdownNow() from the factory (see attemptLane)
+            }
+        } else if (state != RUNNING) {
             throw reject(task);
         }
         Admission adm = admission;

@@ -23,6 +23,12 @@ class ScheduledTask<V> extends TaskFuture<V> implements RunnableScheduledFuture<
     private final long sequence = SEQUENCE.getAndIncrement(); // FIFO among tasks due at the same time
     /** Its place in the timer's queue, or -1 when not queued. Guarded by the timer's lock (see TimerQueue). */
     int heapIndex = -1;
+    /**
+     * Where a dispatch of it stands ({@link TaskTimer#dispatchLocked}): {@link TaskTimer#LANDED} (none under way, or
+     * it is entering its lane or the ready queue), {@link TaskTimer#IN_FLIGHT} (out of the timer's queue, in no other
+     * yet), {@link TaskTimer#HANDED_BACK} (a shutdownNow took it in flight). Guarded by the timer's lock.
+     */
+    int flight;
 
     ScheduledTask(Engine engine, Callable<V> callable, Object task, int kind, Object context, long time, long period) {
         super(engine, callable, task, kind, context);

@@ -59,6 +59,16 @@ final class TaskTimer {
     /** Completions that came up while the lock was held; run after it is released. Guarded by lock. */
     private final List<Runnable> afterUnlock = new ArrayList<>();
     /**
+     * The tasks whose dispatch is under way, on the thread that holds the lock: a stack, since the caller's code a
+     * dispatch runs may schedule a task due at once, whose dispatch nests. Guarded by lock. See
+     * {@link #dispatchLocked}.
+     */
+    private final List<ScheduledTask<?>> dispatching = new ArrayList<>();
+    /** Values of {@link ScheduledTask#flight}. */
+    static final int LANDED = 0;
+    static final int IN_FLIGHT = 1;
+    static final int HANDED_BACK = 2;
+    /**
      * When the queue's first task is due, as last seen under the lock (null: the queue was empty), for workers that
      * drive the timer without it ({@link #dispatchUnattended}). Written when an add makes a new first task and after
      * every dispatch, the one a task due at once makes on its caller's thread included; a removal leaves it alone, so
@@ -168,7 +178,7 @@ final class TaskTimer {
             // a task scheduled a millisecond ago for now must not be overtaken in its lane by this one.
             dispatchDueLocked(task.time);
             try {
-                engine.dispatch(task, true);
+                dispatchLocked(task);
             } catch (Throwable failure) {
                 removePeriodic(task);
                 throw failure;
@@ -305,7 +315,7 @@ final class TaskTimer {
             delayed.poll();
             if (!t.isDone()) {
                 try {
-                    engine.dispatch(t, true);
+                    dispatchLocked(t);
                 } catch (Throwable failure) {
                     // A context whose hashCode/equals throws fails here, at the lane lookup. The caller learns it
                     // through the future; the checker (or the scheduling caller) carries on.
@@ -316,6 +326,48 @@ final class TaskTimer {
             }
         }
         refreshHint();
+    }
+
+    /**
+     * Submits {@code t}, taken out of the queue, to its lane or the ready queue. The caller holds the lock. On its
+     * way the submit runs the caller's code: the context's {@code hashCode} and {@code equals} at the lane's lookup,
+     * and the thread factory. A {@code shutdownNow()} called from there drains this timer, the ready queue and the
+     * lanes on this very thread (the lock is reentrant), while {@code t} is in none of them: it then entered a lane
+     * made after the lanes were walked, and was neither run nor returned. So while {@code t} is in flight,
+     * {@link #drain} hands it back with the tasks not due, and the submit, which asks {@link #land} before its task
+     * enters anything, leaves it out.
+     */
+    private void dispatchLocked(ScheduledTask<?> t) {
+        t.flight = IN_FLIGHT;
+        dispatching.add(t);
+        try {
+            engine.dispatch(t, true);
+        } finally {
+            dispatching.remove(dispatching.size() - 1);
+            if (t.flight == IN_FLIGHT) {
+                t.flight = LANDED; // a dispatch that failed: nothing to hand back
+            }
+        }
+    }
+
+    /**
+     * Called by a timer's submit ({@code internal}; the caller holds the lock) right before {@code task} enters its
+     * lane or the ready queue, with no caller's code in between: false if a {@code shutdownNow()} took it in flight
+     * (the submit then leaves it out), else it is landed, and a {@code shutdownNow()} from then on finds it where it
+     * went (from the thread factory that starts a worker for it, say).
+     */
+    boolean land(Runnable task) {
+        ScheduledTask<?> t = (ScheduledTask<?>) task;
+        if (t.flight == HANDED_BACK) {
+            return false;
+        }
+        t.flight = LANDED;
+        return true;
+    }
+
+    /** A timer's submit found its lane released, and looks the context up again: {@code task} is in flight again. */
+    void takeOff(Runnable task) {
+        ((ScheduledTask<?>) task).flight = IN_FLIGHT;
     }
 
     /** Writes the first task's due time to the hint, if it changed. The caller holds the lock. */
@@ -467,6 +519,14 @@ final class TaskTimer {
         try {
             notDue = delayed.drain();
             firstDue = null;
+            // Not empty only on the thread of a dispatch under way: a shutdownNow() from the caller's code it runs
+            // (see dispatchLocked).
+            for (ScheduledTask<?> t : dispatching) {
+                if (t.flight == IN_FLIGHT) {
+                    t.flight = HANDED_BACK;
+                    notDue.add(t);
+                }
+            }
         } finally {
             lock.unlock();
         }

@@ -2142,6 +2142,46 @@ class DefectRegressionTest {
     }
 
     /**
+     * A due scheduled task is taken out of the timer's queue, then its lane is looked up, running its context's
+     * {@code hashCode} and {@code equals}, under the timer's lock: on the checker's thread, or on a
+     * {@code schedule(task, 0)} caller's. A {@code shutdownNow()} called from there drained the timer, the ready
+     * queue and the lanes around the task in flight, and returned without it; the dispatch then put it in a lane made
+     * after the lanes were walked, where nothing ran it: neither run nor returned, its future never done, and the
+     * terminated executor read {@code queued() == 1}. {@code shutdownNow()} now returns it, and the dispatch leaves it.
+     */
+    @ParameterizedTest(name = "dispatched by the {0}")
+    @ValueSource(strings = {"caller", "checker"})
+    @Timeout(20)
+    void shutdownNowFromAContextsHashCodeAtADispatchReturnsTheTaskInFlight(String by) throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("hash-at-dispatch").coreThreads(1).build());
+        Engine engine = engineOf(e);
+        AtomicReference<List<Runnable>> returned = new AtomicReference<>();
+        CountDownLatch calledBack = new CountDownLatch(1);
+        Object context = new Object() {
+            @Override
+            public int hashCode() {
+                if (engine.timer.isHeldByCurrentThread() && calledBack.getCount() > 0) {
+                    returned.set(e.shutdownNow());
+                    calledBack.countDown();
+                }
+                return 7;
+            }
+        };
+        AtomicInteger ran = new AtomicInteger();
+        ScheduledFuture<?> f = e.schedule(new Seq(context, ran::incrementAndGet), by.equals("caller") ? 0 : 10,
+                TimeUnit.MILLISECONDS);
+        await(calledBack, "the shutdownNow() from the context's hashCode");
+        assertTrue(returned.get().contains(f), () -> "shutdownNow() returned " + returned.get());
+        assertEquals(1, returned.get().size(), () -> "shutdownNow() returned " + returned.get());
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS), () -> "not terminated: " + e.statistics());
+        assertFalse(f.isDone(), "returned by shutdownNow(): neither done nor cancelled");
+        assertEquals(0, ran.get());
+        ExecutorStatistics s = e.statistics();
+        assertEquals(0, s.queued(), s.toString());
+        assertEquals(s.submitted(), s.executed() + s.returned() + s.coalesced(), s.toString());
+    }
+
+    /**
      * The executor terminated while {@code shutdown()} was still cancelling the periodic tasks it had taken out of the
      * timer (it cancels them after letting the timer's lock go): the timer read empty in between, so the checker's
      * look found the executor quiescent, and {@code awaitTermination} returned true with a periodic future of the
