@@ -132,7 +132,7 @@ final class Checker implements Runnable {
                     // A thread the factory started itself is refused and runs nothing of ours: see StartGate. (Each
                     // such start used to leave one more checker running, never stopped.)
                     gate = new StartGate(this);
-                    t = gate.newThread(factory, "the checker");
+                    t = gate.newThread(factory, "the checker", engine.inThreadFactory);
                 }
             } catch (Throwable failure) {
                 return startFailed(failure);

@@ -6,6 +6,7 @@ import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -54,6 +55,13 @@ final class Engine {
     final WorkerPool pool;
     final Checker checker;
     final TaskTimer timer;
+    /**
+     * The threads inside this executor's thread factory now (see {@link StartGate#newThread}): a submitter or
+     * scheduling caller whose submit starts a worker or the checker. The start counts as a thread on its way, which
+     * termination waits for, so a {@code close()} the factory makes there would wait for itself (see {@link #close}).
+     * Touched only by thread starts through a factory.
+     */
+    final Set<Thread> inThreadFactory = ConcurrentHashMap.newKeySet();
     /** The read side of the counters below and of the lanes: every statistics snapshot. */
     final Snapshots snapshots = new Snapshots(this);
     /**
@@ -1191,13 +1199,16 @@ final class Engine {
     void close() {
         Worker w = Worker.current();
         // The checker's thread counts as the executor's own too: it calls the thread factory for auxiliary workers,
-        // and termination waits for it to end, so a close() made by the factory there would wait for itself.
-        if ((w != null && w.engine == this) || checker.isCurrentThread()) {
+        // and termination waits for it to end, so a close() made by the factory there would wait for itself. So does
+        // any thread while it is in the factory (a submitter starting a worker): termination waits for that start.
+        boolean task = w != null && w.engine == this;
+        if (task || checker.isCurrentThread() || inThreadFactory.contains(Thread.currentThread())) {
             // The JDK's executors start the shutdown and then wait for themselves for good. The caller asked for the
             // shutdown, so it starts; only the wait, which cannot end while the calling thread is the executor's, is
             // refused.
             shutdown();
-            throw new IllegalStateException("close() called from " + (w != null ? "a task" : "the checker thread")
+            throw new IllegalStateException("close() called from " + (task ? "a task"
+                    : inThreadFactory.contains(Thread.currentThread()) ? "the thread factory" : "the checker thread")
                     + " of executor " + settings.name + ": shut down, but it cannot wait for its own termination");
         }
         if (terminatedAndThreadsGone()) {

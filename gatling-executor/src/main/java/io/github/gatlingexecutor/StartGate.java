@@ -2,6 +2,7 @@ package io.github.gatlingexecutor;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Set;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.locks.LockSupport;
 
@@ -42,15 +43,22 @@ final class StartGate implements Runnable {
     /**
      * A thread from {@code factory} for the gate. Throws what the factory threw, or {@link IllegalStateException} if it
      * returned null; the gate is then closed for good (a factory that started a thread before failing has it run
-     * nothing of ours).
+     * nothing of ours). {@code inFactory}: the threads in the executor's factory now, this one among them while it
+     * calls it (see {@link Engine#inThreadFactory}).
      */
-    Thread newThread(ThreadFactory factory, String what) {
+    Thread newThread(ThreadFactory factory, String what, Set<Thread> inFactory) {
+        Thread self = Thread.currentThread();
+        boolean outermost = inFactory.add(self); // a factory may submit, and so start another thread, from inside
         Thread t;
         try {
             t = factory.newThread(this);
         } catch (Throwable failure) {
             decide(REFUSED, null);
             throw failure;
+        } finally {
+            if (outermost) {
+                inFactory.remove(self);
+            }
         }
         if (t == null) {
             decide(REFUSED, null);

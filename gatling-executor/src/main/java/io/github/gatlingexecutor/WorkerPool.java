@@ -432,7 +432,7 @@ final class WorkerPool {
                 t.setPriority(Thread.NORM_PRIORITY);
             } else {
                 gate = new StartGate(w);
-                t = gate.newThread(factory, "a worker");
+                t = gate.newThread(factory, "a worker", engine.inThreadFactory);
             }
         } catch (Throwable failure) {
             startFailed();

@@ -492,6 +492,46 @@ class SemanticsShutdownTest {
     }
 
     /**
+     * A submit that finds no worker asks the thread factory for one, on the submitter's thread, and that start counts
+     * as a worker on its way, which termination waits for. A {@code close()} the factory made there waited, on that
+     * very thread, for a termination that needed the factory to return: for good (the first submit of an executor
+     * whose factory closes it hung, and the executor never terminated). It starts the shutdown and throws, as from a
+     * task or the checker.
+     */
+    @Test
+    void closeFromTheThreadFactoryMakingAWorkerShutsDownAndThrowsIllegalStateException() throws Exception {
+        AtomicReference<Throwable> closeOutcome = new AtomicReference<>();
+        AtomicBoolean shutDownOnThrow = new AtomicBoolean();
+        AtomicReference<GatlingExecutor> executor = new AtomicReference<>();
+        AtomicBoolean once = new AtomicBoolean();
+        java.util.concurrent.ThreadFactory factory = r -> {
+            if (!TestSupport.isChecker(r) && once.compareAndSet(false, true)) {
+                try {
+                    executor.get().close();
+                } catch (Throwable t) {
+                    closeOutcome.set(t);
+                    shutDownOnThrow.set(executor.get().isShutdown());
+                }
+            }
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        };
+        GatlingExecutor e = cleanup.track(gatling("factory-closes").coreThreads(1).threadFactory(factory).build());
+        executor.set(e);
+        CountDownLatch ran = new CountDownLatch(1);
+        Thread submitter = new Thread(() -> e.execute(ran::countDown), "submitter");
+        submitter.setDaemon(true);
+        submitter.start();
+        submitter.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
+        assertFalse(submitter.isAlive(), "the submit whose worker start closed the executor never returned");
+        assertTrue(closeOutcome.get() instanceof IllegalStateException, "close() from the factory: " + closeOutcome);
+        assertTrue(shutDownOnThrow.get(), "close() from the factory did not start the shutdown");
+        await(ran, "the task accepted before the shutdown to run");
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), TestSupport.describe(e));
+    }
+
+    /**
      * The checker is one of the executor's threads too, and the only one that runs user code outside tasks: it asks
      * the thread factory for auxiliary workers. A {@code close()} from there waits for a termination that needs the
      * checker itself to end.
