@@ -131,7 +131,9 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * @throws IllegalStateException if called on one of this executor's own threads, which would wait for itself:
      *         from one of its tasks (or other code its workers run, such as the uncaught-exception handler), or on
      *         its checker thread (by a thread factory asked there for an auxiliary worker), or by its thread factory
-     *         on any thread (a submitter's whose task needs a worker, say). The shutdown is started
+     *         on any thread (a submitter's whose task needs a worker, say), or by a context's {@code hashCode} or
+     *         {@code equals} run at a scheduled task's dispatch (on a {@code schedule(task, 0)} caller's thread, say).
+     *         The shutdown is started
      *         first, as {@link #shutdown()} starts it (the JDK's executors start it and then wait for good), and the
      *         executor terminates once its tasks, the calling one included, have run
      */

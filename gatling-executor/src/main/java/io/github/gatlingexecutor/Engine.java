@@ -1200,15 +1200,19 @@ final class Engine {
         Worker w = Worker.current();
         // The checker's thread counts as the executor's own too: it calls the thread factory for auxiliary workers,
         // and termination waits for it to end, so a close() made by the factory there would wait for itself. So does
-        // any thread while it is in the factory (a submitter starting a worker): termination waits for that start.
+        // any thread while it is in the factory (a submitter starting a worker): termination waits for that start;
+        // and any thread that holds the timer's lock (a context's hashCode or the factory, at a dispatch): every look
+        // for termination takes that lock, and the dispatch under way counts as work (TaskTimer#noDelayedWork).
         boolean task = w != null && w.engine == this;
-        if (task || checker.isCurrentThread() || inThreadFactory.contains(Thread.currentThread())) {
+        if (task || checker.isCurrentThread() || inThreadFactory.contains(Thread.currentThread())
+                || timer.isHeldByCurrentThread()) {
             // The JDK's executors start the shutdown and then wait for themselves for good. The caller asked for the
             // shutdown, so it starts; only the wait, which cannot end while the calling thread is the executor's, is
             // refused.
             shutdown();
             throw new IllegalStateException("close() called from " + (task ? "a task"
-                    : inThreadFactory.contains(Thread.currentThread()) ? "the thread factory" : "the checker thread")
+                    : inThreadFactory.contains(Thread.currentThread()) ? "the thread factory"
+                    : checker.isCurrentThread() ? "the checker thread" : "code run by a scheduled task's dispatch")
                     + " of executor " + settings.name + ": shut down, but it cannot wait for its own termination");
         }
         if (terminatedAndThreadsGone()) {

@@ -64,6 +64,11 @@ final class TaskTimer {
      * {@link #dispatchLocked}.
      */
     private final List<ScheduledTask<?>> dispatching = new ArrayList<>();
+    /**
+     * A look for termination ({@link #noDelayedWork}) was answered no because of a dispatch under way on the looking
+     * thread: the outermost dispatch looks again once it has let the lock go. Guarded by lock.
+     */
+    private boolean terminationDeferred;
     /** Values of {@link ScheduledTask#flight}. */
     static final int LANDED = 0;
     static final int IN_FLIGHT = 1;
@@ -164,6 +169,7 @@ final class TaskTimer {
             return false;
         }
         List<Runnable> completions = List.of();
+        boolean recheck = false;
         lock.lock();
         try {
             // Under the lock, as the checker's dispatch: quiescence and shutdownNow take it, so they see this task
@@ -186,7 +192,11 @@ final class TaskTimer {
                 completions = takeCompletions();
             }
         } finally {
+            recheck = takeDeferredTermination();
             lock.unlock();
+            if (recheck) {
+                engine.wakeForTermination();
+            }
             runAll(completions);
         }
         if (task.isPeriodic()) {
@@ -293,6 +303,7 @@ final class TaskTimer {
     long dispatchDue(long now) {
         long next;
         List<Runnable> completions;
+        boolean recheck;
         lock.lock();
         try {
             dispatchDueLocked(now);
@@ -300,7 +311,11 @@ final class TaskTimer {
             next = first == null ? Long.MAX_VALUE : first.time;
             completions = takeCompletions();
         } finally {
+            recheck = takeDeferredTermination();
             lock.unlock();
+        }
+        if (recheck) {
+            engine.wakeForTermination();
         }
         runAll(completions);
         return next;
@@ -362,6 +377,19 @@ final class TaskTimer {
             return false;
         }
         t.flight = LANDED;
+        return true;
+    }
+
+    /**
+     * The caller holds the lock, about to let it go: whether a look for termination was deferred for a dispatch that
+     * has ended since (see {@link #noDelayedWork}); the caller then looks again, once the lock is free. Not while an
+     * outer dispatch is still under way on this thread: the outermost one looks.
+     */
+    private boolean takeDeferredTermination() {
+        if (!terminationDeferred || !dispatching.isEmpty()) {
+            return false;
+        }
+        terminationDeferred = false;
         return true;
     }
 
@@ -569,6 +597,12 @@ final class TaskTimer {
     boolean noDelayedWork() {
         lock.lock();
         try {
+            if (!dispatching.isEmpty()) {
+                // This thread is dispatching (a shutdown() from the caller's code the dispatch runs, see
+                // dispatchLocked): its task is in no lane yet, and terminated now, the executor would never run it.
+                terminationDeferred = true;
+                return false;
+            }
             // Periodic tasks a shutdown() has taken out and not yet cancelled are work still: terminated before their
             // cancels, the executor would have futures of its own neither done nor cancelled. shutdown() wakes the
             // pool for termination after its cancels, so the quiescence is checked again then.

@@ -2182,6 +2182,39 @@ class DefectRegressionTest {
     }
 
     /**
+     * The same dispatch, and a {@code shutdown()} from the context's {@code hashCode}: with no thread started yet, the
+     * shutdown claimed termination itself, its look at the timer (under the lock this thread held) finding nothing due
+     * and the task in no lane yet; the task then entered a lane of the terminated executor and never ran (submitted
+     * 1, executed 0, queued 1). A dispatch under way now counts as work until it ends.
+     */
+    @Test
+    @Timeout(20)
+    void shutdownFromAContextsHashCodeAtADispatchLetsTheTaskRunBeforeTermination() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("hash-shuts-down").coreThreads(1).build());
+        Engine engine = engineOf(e);
+        AtomicBoolean once = new AtomicBoolean();
+        Object context = new Object() {
+            @Override
+            public int hashCode() {
+                if (engine.timer.isHeldByCurrentThread() && once.compareAndSet(false, true)) {
+                    e.shutdown();
+                }
+                return 5;
+            }
+        };
+        AtomicInteger ran = new AtomicInteger();
+        ScheduledFuture<?> f = e.schedule(new Seq(context, ran::incrementAndGet), 0, TimeUnit.MILLISECONDS);
+        assertTrue(once.get(), "the context's hashCode ran under the timer's lock");
+        TestSupport.get(f);
+        assertEquals(1, ran.get());
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS), () -> "not terminated: " + e.statistics());
+        ExecutorStatistics s = e.statistics();
+        assertEquals(1, s.submitted(), s.toString());
+        assertEquals(1, s.executed(), s.toString());
+        assertEquals(0, s.queued(), s.toString());
+    }
+
+    /**
      * The executor terminated while {@code shutdown()} was still cancelling the periodic tasks it had taken out of the
      * timer (it cancels them after letting the timer's lock go): the timer read empty in between, so the checker's
      * look found the executor quiescent, and {@code awaitTermination} returned true with a periodic future of the

@@ -532,6 +532,49 @@ class SemanticsShutdownTest {
     }
 
     /**
+     * {@code schedule(task, 0)} submits its task on the caller's thread, under the timer's lock, which every
+     * termination check takes; the lane's lookup runs the context's {@code hashCode} there. A {@code close()} made by
+     * it waited, holding that lock, for a termination that needed it: for good (the schedule call never returned, and
+     * the executor never terminated). It starts the shutdown and throws, as from a task.
+     */
+    @Test
+    void closeFromAContextsHashCodeAtADispatchUnderTheTimersLockShutsDownAndThrowsIllegalStateException()
+            throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("hash-closes").coreThreads(1).build());
+        AtomicReference<Throwable> closeOutcome = new AtomicReference<>();
+        AtomicBoolean shutDownOnThrow = new AtomicBoolean();
+        AtomicBoolean once = new AtomicBoolean();
+        Object context = new Object() {
+            @Override
+            public int hashCode() {
+                if (e.engine().timer.isHeldByCurrentThread() && once.compareAndSet(false, true)) {
+                    try {
+                        e.close();
+                    } catch (Throwable t) {
+                        closeOutcome.set(t);
+                        shutDownOnThrow.set(e.isShutdown());
+                    }
+                }
+                return 3;
+            }
+        };
+        CountDownLatch ran = new CountDownLatch(1);
+        AtomicReference<ScheduledFuture<?>> scheduled = new AtomicReference<>();
+        Thread caller = new Thread(() -> scheduled.set(e.schedule(new Seq(context, ran::countDown), 0,
+                TimeUnit.MILLISECONDS)), "scheduling caller");
+        caller.setDaemon(true);
+        caller.start();
+        caller.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
+        assertFalse(caller.isAlive(), "the schedule call whose dispatch closed the executor never returned");
+        assertTrue(closeOutcome.get() instanceof IllegalStateException, "close() under the timer's lock: "
+                + closeOutcome);
+        assertTrue(shutDownOnThrow.get(), "close() under the timer's lock did not start the shutdown");
+        await(ran, "the task accepted before the shutdown to run"); // a one-shot task runs after shutdown()
+        get(scheduled.get());
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), TestSupport.describe(e));
+    }
+
+    /**
      * The checker is one of the executor's threads too, and the only one that runs user code outside tasks: it asks
      * the thread factory for auxiliary workers. A {@code close()} from there waits for a termination that needs the
      * checker itself to end.
