@@ -366,7 +366,9 @@ final class Admission {
         if (waitingCell.get(2 * PAD) == 0) {
             return ADMITTED;
         }
-        lock.lock();
+        if (!lockUnlessTimerHeld()) {
+            return BEHIND_WAITERS; // someone holds the lock: a waiter, maybe, this one cannot wait for (see await)
+        }
         try {
             boolean behind = (context != null && contextQueues.containsKey(new ContextKey(context)))
                     || (total > 0 && !executorQueue.isEmpty());
@@ -385,7 +387,9 @@ final class Admission {
         if (waitingCell.get(2 * PAD) == 0) {
             return false;
         }
-        lock.lock();
+        if (!lockUnlessTimerHeld()) {
+            return true; // as in mustQueue
+        }
         try {
             for (Waiter w : executorQueue) { // coalescing submitters wait for maxQueued only: in this queue
                 if (w.coalescing != null && sameContext(context, w.coalescing)) {
@@ -396,6 +400,22 @@ final class Admission {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Takes the lock, or, on a thread that holds the timer's lock, tries to: false if it is held elsewhere. A thread
+     * holding the timer's lock gets here only from the caller's code a dispatch runs (a context's hashCode or equals,
+     * or the thread factory, calling the executor back), and a holder of this lock may wait for the timer's: a waiter
+     * whose admitted task replaces a coalescing lane's pending scheduled task cancels it, and a cancelled scheduled
+     * task leaves the timer under its lock. Waiting here, the two waited for each other for good, and the checker
+     * and every schedule* with them. Such a submit cannot wait for room either (see await): it is refused instead.
+     */
+    private boolean lockUnlessTimerHeld() {
+        if (engine.timer.isHeldByCurrentThread()) {
+            return lock.tryLock();
+        }
+        lock.lock();
+        return true;
     }
 
     /**
@@ -790,7 +810,15 @@ final class Admission {
         if (waitingCell.get(2 * PAD) == 0) {
             return;
         }
-        lock.lock();
+        if (!lockUnlessTimerHeld()) {
+            // Called back under the timer's lock while the lock is held elsewhere (see lockUnlessTimerHeld): the heads
+            // are woken from where they are published; each refuses itself and, leaving, wakes the next of its queue.
+            wakeExecutorHead();
+            for (Thread head : contextHeads.values()) {
+                LockSupport.unpark(head);
+            }
+            return;
+        }
         try {
             for (Waiter w : executorQueue) {
                 LockSupport.unpark(w.thread);

@@ -35,6 +35,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -2212,6 +2213,82 @@ class DefectRegressionTest {
         assertEquals(1, s.submitted(), s.toString());
         assertEquals(1, s.executed(), s.toString());
         assertEquals(0, s.queued(), s.toString());
+    }
+
+    /**
+     * Two locks taken in both orders: a waiter admitted under the admission lock whose coalescing task replaces a
+     * pending scheduled task cancels it, and a cancelled scheduled task leaves the timer under the timer's lock; a
+     * context's {@code hashCode} run at a dispatch, under the timer's lock, that submits while someone waits for room
+     * takes the admission lock to look for them. Each waited for the other for good, and with them the checker, every
+     * {@code schedule*} and {@code shutdown()}. The submit from the {@code hashCode} is refused instead (it could not
+     * have waited for room there anyway). Not tracked for validation: before the fix its shutdownNow() hung too.
+     */
+    @Test
+    @Timeout(20)
+    void aSubmitFromAContextsHashCodeAtADispatchDoesNotDeadlockWithAWaiterReplacingAScheduledTask() throws Exception {
+        ThreadFactory daemons = r -> {
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        };
+        GatlingExecutor e = gatling("lock-order").coreThreads(1).maxThreads(1).maxQueued(1)
+                .overflow(Overflow.block(Duration.ofSeconds(60))).threadFactory(daemons).build();
+        ReentrantLock timerLock = timerLock(e);
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch running = new CountDownLatch(1);
+        e.execute(() -> {
+            running.countDown();
+            TestSupport.blockQuietly(gate);
+        });
+        await(running, "the task that holds the only worker");
+        e.execute(NOOP); // the executor is full
+        AtomicReference<Throwable> waiterOutcome = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                e.execute(new Coal("c", NOOP));
+            } catch (Throwable t) {
+                waiterOutcome.set(t);
+            }
+        }, "waiter");
+        waiter.setDaemon(true);
+        waiter.start();
+        waitUntil("the coalescing submitter to wait for room", () -> e.statistics().waitingSubmitters() == 1);
+        ScheduledFuture<?> pending = e.schedule(new Coal("c", NOOP), 0, TimeUnit.MILLISECONDS); // over the limit
+        AtomicReference<Throwable> inner = new AtomicReference<>();
+        AtomicBoolean once = new AtomicBoolean();
+        Object context = new Object() {
+            @Override
+            public int hashCode() {
+                if (timerLock.isHeldByCurrentThread() && once.compareAndSet(false, true)) {
+                    // The waiter makes its attempt now (a wake-up it may get at any time), and its replacement of the
+                    // pending task waits for the timer's lock, which this thread holds.
+                    LockSupport.unpark(waiter);
+                    waitUntil("the waiter to wait for the timer's lock", () -> timerLock.hasQueuedThread(waiter));
+                    try {
+                        e.execute(NOOP);
+                    } catch (RuntimeException refused) {
+                        inner.set(refused);
+                    }
+                }
+                return 11;
+            }
+        };
+        Thread caller = new Thread(() -> e.schedule(new Seq(context, NOOP), 0, TimeUnit.MILLISECONDS), "caller");
+        caller.setDaemon(true);
+        caller.start();
+        caller.join(TimeUnit.SECONDS.toMillis(10));
+        assertFalse(caller.isAlive(), "the schedule call whose dispatch submitted never returned");
+        waiter.join(TimeUnit.SECONDS.toMillis(10));
+        assertFalse(waiter.isAlive(), "the waiter never returned");
+        assertNull(waiterOutcome.get());
+        assertTrue(inner.get() instanceof RejectedExecutionException, String.valueOf(inner.get()));
+        assertTrue(pending.isCancelled(), "the scheduled task the waiter's task replaced");
+        gate.countDown();
+        e.shutdown();
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS), () -> "not terminated: " + e.statistics());
+        ExecutorStatistics s = e.statistics();
+        assertEquals(s.submitted(), s.executed() + s.coalesced() + s.returned(), s.toString());
+        assertEquals(1, s.coalesced(), s.toString());
     }
 
     /**
