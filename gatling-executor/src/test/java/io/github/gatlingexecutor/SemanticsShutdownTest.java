@@ -520,15 +520,28 @@ class SemanticsShutdownTest {
         GatlingExecutor e = cleanup.track(gatling("factory-closes").coreThreads(1).threadFactory(factory).build());
         executor.set(e);
         CountDownLatch ran = new CountDownLatch(1);
-        Thread submitter = new Thread(() -> e.execute(ran::countDown), "submitter");
+        AtomicReference<Throwable> submitOutcome = new AtomicReference<>();
+        Thread submitter = new Thread(() -> {
+            try {
+                e.execute(ran::countDown);
+            } catch (Throwable t) {
+                submitOutcome.set(t);
+            }
+        }, "submitter");
         submitter.setDaemon(true);
         submitter.start();
         submitter.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
         assertFalse(submitter.isAlive(), "the submit whose worker start closed the executor never returned");
         assertTrue(closeOutcome.get() instanceof IllegalStateException, "close() from the factory: " + closeOutcome);
         assertTrue(shutDownOnThrow.get(), "close() from the factory did not start the shutdown");
-        await(ran, "the task accepted before the shutdown to run");
+        // Shut down during its own submit, the task is accepted if the new worker took it first, else refused.
+        if (submitOutcome.get() == null) {
+            await(ran, "the task accepted before the shutdown to run");
+        } else {
+            assertTrue(submitOutcome.get() instanceof RejectedExecutionException, submitOutcome.toString());
+        }
         assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), TestSupport.describe(e));
+        assertEquals(submitOutcome.get() == null ? 0 : 1, ran.getCount());
     }
 
     /**
