@@ -308,17 +308,15 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 pollThread = t;
                 t.start();
             } catch (Throwable e) {
-                // Closed meanwhile, or no polling thread to close the consumer (an OutOfMemoryError "unable to create
-                // native thread", say): the consumer, its deserializers and the processor's own executor were left
-                // open, and the processor started, so that a second start() said "already started" of one that
-                // never polled.
+                // Closed meanwhile, or no polling thread (an OutOfMemoryError "unable to create native thread", say):
+                // only the polling thread closes the consumer, so whatever fails here closes it, with its
+                // deserializers and the processor's own executor, and leaves the processor closed, never started.
                 pollThread = null;
                 state.set(CLOSED);
-                closing = true;
                 try {
                     consumer.close(CloseOptions.timeout(Duration.ZERO)); // never subscribed: no group to leave
                 } catch (Throwable c) {
-                    e.addSuppressed(c);
+                    suppress(e, c);
                 }
                 endClose();
                 throw e;
@@ -335,9 +333,18 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         try {
             d.close();
         } catch (Throwable e) {
-            if (e != failure) {
-                failure.addSuppressed(e);
-            }
+            suppress(failure, e);
+        }
+    }
+
+    /**
+     * Adds {@code more} to {@code failure} as suppressed, unless it is that very throwable: the JVM throws one
+     * preallocated {@code OutOfMemoryError} when it cannot make another, and {@code addSuppressed} of a throwable to
+     * itself throws an IllegalArgumentException, which would come out in place of the failure and skip what follows.
+     */
+    private static void suppress(Throwable failure, Throwable more) {
+        if (more != failure) {
+            failure.addSuppressed(more);
         }
     }
 

@@ -405,6 +405,34 @@ class BuilderTest {
     }
 
     /**
+     * As above, with a consumer whose {@code close} throws the very error that stopped start() (the JVM throws one
+     * preallocated {@code OutOfMemoryError} when it has no memory left to make another): adding it to itself as
+     * suppressed threw an IllegalArgumentException ("Self-suppression not permitted"), which came out of start() in
+     * place of the error and skipped the shutdown of the processor's own executor.
+     */
+    @Test
+    void aConsumerCloseThrowingTheErrorThatStoppedStartNeitherHidesItNorKeepsTheExecutorOpen() throws Exception {
+        Map<String, Object> props = valid();
+        props.put("group.id", "no-poll-thread-same-error");
+        OutOfMemoryError noMemory = new OutOfMemoryError("the same instance twice (thrown on purpose)");
+        KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO)
+                .consumerMaker((c, k, v) -> new org.apache.kafka.clients.consumer.KafkaConsumer<>(c, k, v) {
+                    @Override
+                    public void close(org.apache.kafka.clients.consumer.CloseOptions option) {
+                        super.close(option);
+                        throw noMemory;
+                    }
+                })
+                .pollThreadFactory(r -> {
+                    throw noMemory;
+                }).build();
+        assertSame(noMemory, assertThrows(Throwable.class, p::start));
+        ContextExecutor own = (ContextExecutor) field(p, "executor");
+        assertTrue(own == null || own.isShutdown(), "the processor's own executor is shut down");
+        p.close();
+    }
+
+    /**
      * {@code close()} called from start()'s own thread, by a deserializer's or an interceptor's {@code configure}:
      * the close found nothing made yet and returned, and start() went on to make the processor's own executor and
      * start a polling thread for a closed processor, which ended at once and left that executor open for good.
