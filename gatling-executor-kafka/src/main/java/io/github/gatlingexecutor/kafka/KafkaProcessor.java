@@ -247,7 +247,9 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * returns at once; this call then closes what it made and throws an {@code IllegalStateException}, as a start after
      * a close does.
      *
-     * @throws IllegalStateException if already started, or closed (before this call, or by a close from its own thread)
+     * @throws IllegalStateException if already started, or closed (before this call, or by a close from its own
+     *                               thread), or if the executor given to the builder was shut down since (the processor
+     *                               is then closed, and nothing was made)
      * @throws KafkaException        if the consumer cannot be created from the properties (the processor is then
      *                               closed)
      */
@@ -258,6 +260,13 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             if (!state.compareAndSet(NEW, RUNNING_STATE)) {
                 throw new IllegalStateException(state.get() == CLOSED ? "KafkaProcessor is closed"
                         : "KafkaProcessor is already started");
+            }
+            if (givenExecutor != null && givenExecutor.isShutdown()) {
+                // Checked before anything is made: such an executor refuses every record, which would be polled and
+                // never run while the processor looked healthy.
+                state.set(CLOSED);
+                throw new IllegalStateException("executor: " + givenExecutor.name() + " was shut down before start()"
+                        + "; it would run no record");
             }
             try {
                 Deserializer<K> keys = ErrorGuardingDeserializer.of(keyDeserializer, valueDeserializer, config, true);
@@ -522,6 +531,9 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             nextCommitNanos = System.nanoTime() + commitIntervalNanos;
             while (!closing) {
                 pollOnce();
+                if (givenExecutor != null && givenExecutor.isShutdown() && !closing) {
+                    givenExecutorShutDown();
+                }
             }
             if (!halted) {
                 List<PartitionState> all = new ArrayList<>(partitions.values());
@@ -556,6 +568,25 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             if (finish.getAndSet(FINISH_POLL_ENDED) == FINISH_ASKED && !halted) {
                 endClose();
             }
+        }
+    }
+
+    /**
+     * Polling thread: the executor given to the builder was shut down while the processor ran. It refuses every record
+     * from now on, so polling on would only fill the partitions up to their pause and hold them there, the group
+     * thinking them served. The processor stops instead, as on a close from a handler: the records the executor took
+     * before its shutdown get their closeTimeout (the drain ends once the executor has terminated, since nothing else
+     * can complete them), the completed prefix is committed (never a record that did not run), and the group is left,
+     * so that the next owner of each partition reads the rest from that commit.
+     */
+    private void givenExecutorShutDown() {
+        LOG.log(Level.ERROR, "The executor " + givenExecutor.name() + " was shut down while the processor ran; the"
+                + " processor stops: records it did not run are not committed, and the group's next owner of their"
+                + " partitions reads them again");
+        if (markClosed() == RUNNING_STATE) {
+            closeFromInside();
+        } else {
+            closing = true; // a close is under way already; it waits for this thread, or this thread ends it
         }
     }
 
@@ -1049,7 +1080,9 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                     complete &= done.test(ps);
                 }
                 long left = deadline - System.nanoTime();
-                if (complete || left <= 0) {
+                // An executor that has terminated runs nothing more: what is still pending here never completes (an
+                // executor given to the builder and shut down by its owner), and waiting on was only closeTimeout lost.
+                if (complete || left <= 0 || executor.isTerminated()) {
                     // A failure handler that returned in time lets the commit that follows pass its record: left for
                     // the next poll, which never comes for these partitions, the next owner would hand it over again.
                     for (PartitionState ps : states) {
@@ -1227,6 +1260,14 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         /**
          * The executor that runs handlers. It is shared, not owned: {@link KafkaProcessor#close()} leaves it open.
          * By default the processor makes a {@link GatlingExecutor} with default settings and closes it.
+         *
+         * <p>It must stay open while the processor runs: {@link #build()} refuses one already shut down
+         * ({@link IllegalArgumentException}), and {@link KafkaProcessor#start()} one shut down since
+         * ({@link IllegalStateException}, before anything is made). Shut down while the processor runs, it refuses
+         * every record from then on: the processor logs an error and stops by itself, as on a {@code close()} from a
+         * handler. The records the executor took before its shutdown get {@code closeTimeout} to finish, the commit
+         * never passes a record that did not run, and the group is left, so that the next owner of the partitions
+         * reads the rest again. A later {@code close()} returns once that stop is done.
          */
         public Builder<K, V> executor(ContextExecutor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
@@ -1295,8 +1336,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
          *
          * @throws IllegalArgumentException naming what is wrong: no {@code bootstrap.servers}, no {@code group.id},
          *                                  no key or value deserializer, {@code enable.auto.commit=true}, no topics
-         *                                  (or a blank one), no handler, a limit or interval not positive, negative
-         *                                  retries or close timeout
+         *                                  (or a blank one), no handler, an executor already shut down, a limit or
+         *                                  interval not positive, negative retries or close timeout
          */
         public KafkaProcessor<K, V> build() {
             requireSetting(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "the brokers to connect to");
@@ -1322,6 +1363,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             }
             if (handler == null) {
                 throw new IllegalArgumentException("handler: a RecordHandler is required");
+            }
+            if (executor != null && executor.isShutdown()) {
+                throw new IllegalArgumentException("executor: " + executor.name() + " is shut down; it would run no"
+                        + " record");
             }
             if (maxPendingPerPartition <= 0) {
                 throw new IllegalArgumentException("maxPendingPerPartition must be positive: "

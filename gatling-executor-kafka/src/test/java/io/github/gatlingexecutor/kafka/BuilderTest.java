@@ -1,6 +1,7 @@
 package io.github.gatlingexecutor.kafka;
 
 import io.github.gatlingexecutor.ContextExecutor;
+import io.github.gatlingexecutor.GatlingExecutor;
 import org.apache.kafka.clients.consumer.ConsumerInterceptor;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -513,6 +514,38 @@ class BuilderTest {
         @Override
         public void close() {
         }
+    }
+
+    /**
+     * An executor already shut down refuses every record: build() accepted it, and the processor then polled records
+     * that never ran (20 polled, 0 completed) with one warning logged. build() refuses it, naming the setting; one shut
+     * down between build() and start() is refused by start(), before anything is made.
+     */
+    @Test
+    void anExecutorShutDownIsRefusedByBuildOrByStartBeforeAnythingIsMade() throws Exception {
+        GatlingExecutor shut = GatlingExecutor.builder().name("shut-before-build").build();
+        shut.shutdown();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> builder(valid()).executor(shut).build());
+        assertTrue(e.getMessage().startsWith("executor: shut-before-build is shut down"), e::getMessage);
+
+        Map<String, Object> props = valid();
+        props.put("group.id", "executor-shut-before-start");
+        props.put("key.deserializer", CountingDeserializer.class.getName());
+        props.put("value.deserializer", CountingDeserializer.class.getName());
+        CountingDeserializer.CONFIGURED.set(0);
+        CountingDeserializer.CLOSED.set(0);
+        GatlingExecutor later = GatlingExecutor.builder().name("shut-before-start").build();
+        KafkaProcessor<String, String> p = builder(props).executor(later).build();
+        later.shutdown();
+        IllegalStateException s = assertThrows(IllegalStateException.class, p::start);
+        assertTrue(s.getMessage().startsWith("executor: shut-before-start was shut down"), s::getMessage);
+        assertEquals(0, CountingDeserializer.CONFIGURED.get(), "no deserializer made");
+        assertTrue(Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(t -> t.getName().equals("kafka-executor-shut-before-start-poll")), "no polling thread");
+        IllegalStateException again = assertThrows(IllegalStateException.class, p::start);
+        assertTrue(again.getMessage().contains("closed"), again::getMessage);
+        p.close();
     }
 
     @Test

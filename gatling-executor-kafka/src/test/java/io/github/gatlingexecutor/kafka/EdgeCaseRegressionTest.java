@@ -5,6 +5,7 @@ import static io.github.gatlingexecutor.kafka.OrderingTest.awaitCommitted;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -1130,6 +1131,77 @@ class EdgeCaseRegressionTest {
         } finally {
             log.removeHandler(capture);
             processor.close();
+        }
+    }
+
+    /**
+     * The executor given to the builder, shut down by its owner while the processor runs, once the first records are
+     * polled: the processor polled on, handing every record to an executor that refused it (20 polled, 0 completed),
+     * polled every 5 ms for good once the partition paused, logged one warning, and a close() then sat out the whole
+     * closeTimeout waiting for records that could never run. The processor now stops by itself, logs an error, commits
+     * nothing past what ran, and a close() returns at once.
+     */
+    @Test
+    void anExecutorShutDownWhileTheProcessorRunsStopsItWithoutCommittingWhatNeverRan() throws Exception {
+        String topic = topicWithRecords("given-shut-down", 20);
+        String group = EmbeddedKafka.name("g");
+        AtomicInteger handled = new AtomicInteger();
+        List<java.util.logging.LogRecord> errors = new CopyOnWriteArrayList<>();
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(KafkaProcessor.class.getName());
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                if (record.getLevel().intValue() >= java.util.logging.Level.SEVERE.intValue()) {
+                    errors.add(record);
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        log.addHandler(capture);
+        GatlingExecutor executor = GatlingExecutor.builder().name("owned-by-the-caller").build();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic).executor(executor).closeTimeout(Duration.ofSeconds(60))
+                .consumerMaker((config, keys, values) -> new KafkaConsumer<>(config, keys, values) {
+                    @Override
+                    public ConsumerRecords<String, String> poll(Duration timeout) {
+                        ConsumerRecords<String, String> records = super.poll(timeout);
+                        if (!records.isEmpty()) {
+                            executor.shutdown(); // by its owner, before the processor hands out these records
+                        }
+                        return records;
+                    }
+                })
+                .handler(r -> handled.incrementAndGet()).build();
+        try {
+            processor.start();
+            Thread poll = EmbeddedKafka.pollingThread(group);
+            poll.join(TimeUnit.SECONDS.toMillis(30));
+            assertFalse(poll.isAlive(), "the polling thread stopped by itself");
+            assertEquals(20, processor.statistics().polled());
+            assertEquals(0, processor.statistics().completed());
+            assertEquals(0, handled.get());
+            Map<TopicPartition, Long> committed = KAFKA.committed(group);
+            assertTrue(committed.isEmpty() || committed.equals(Map.of(new TopicPartition(topic, 0), 0L)),
+                    "nothing committed past records that never ran: " + committed);
+            assertTrue(errors.stream().anyMatch(r -> r.getMessage().contains("owned-by-the-caller")),
+                    "an error names the executor");
+            long start = System.nanoTime();
+            processor.close();
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(tookMillis < 5_000, "close took " + tookMillis + " ms");
+            assertThrows(IllegalStateException.class, processor::start);
+        } finally {
+            log.removeHandler(capture);
+            processor.close();
+            executor.shutdownNow();
         }
     }
 
