@@ -1229,13 +1229,16 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             return this;
         }
 
-        /** Topics to subscribe to (added to those given before). */
+        /**
+         * Topics to subscribe to (added to those given before). Each must be a legal Kafka topic name (ASCII letters,
+         * digits, '.', '_' and '-', 1 to 249 characters, neither "." nor ".."), or {@link #build()} refuses it.
+         */
         public Builder<K, V> topics(String... topics) {
             Objects.requireNonNull(topics, "topics");
             return topics(Arrays.asList(topics)); // not List.of, whose own NullPointerException names nothing
         }
 
-        /** Topics to subscribe to (added to those given before). */
+        /** As {@link #topics(String...)}. */
         public Builder<K, V> topics(Collection<String> topics) {
             Objects.requireNonNull(topics, "topics");
             for (String t : topics) {
@@ -1336,8 +1339,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
          *
          * @throws IllegalArgumentException naming what is wrong: no {@code bootstrap.servers}, no {@code group.id},
          *                                  no key or value deserializer, {@code enable.auto.commit=true}, no topics
-         *                                  (or a blank one), no handler, an executor already shut down, a limit or
-         *                                  interval not positive, negative retries or close timeout
+         *                                  (or one whose name Kafka refuses), no handler, an executor already shut
+         *                                  down, a limit or interval not positive, negative retries or close timeout
          */
         public KafkaProcessor<K, V> build() {
             requireSetting(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "the brokers to connect to");
@@ -1357,8 +1360,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
                 throw new IllegalArgumentException("topics: at least one topic is required");
             }
             for (String t : topics) {
-                if (t.isBlank()) {
-                    throw new IllegalArgumentException("topics: a topic name is blank: '" + t + "'");
+                String wrong = illegalTopicName(t);
+                if (wrong != null) {
+                    throw new IllegalArgumentException("topics: '" + t + "' is not a legal topic name (" + wrong
+                            + ")");
                 }
             }
             if (handler == null) {
@@ -1387,6 +1392,36 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             Map<String, Object> c = new LinkedHashMap<>(config);
             c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
             return new KafkaProcessor<>(this, c);
+        }
+
+        /** The longest topic name Kafka accepts (its file names take the partition number after it). */
+        private static final int MAX_TOPIC_NAME_LENGTH = 249;
+
+        /**
+         * Why Kafka refuses {@code t} as a topic name, or null if it is legal: ASCII letters, digits, '.', '_' and '-',
+         * 1 to 249 characters, neither "." nor "..". Such a name passed to {@code subscribe} fails every poll, which the
+         * processor logs and tries again for good; checked here, the mistake is reported by the call that made it.
+         */
+        static String illegalTopicName(String t) {
+            if (t.isEmpty()) {
+                return "empty";
+            }
+            if (t.equals(".") || t.equals("..")) {
+                return "\".\" and \"..\" are reserved";
+            }
+            if (t.length() > MAX_TOPIC_NAME_LENGTH) {
+                return t.length() + " characters, more than " + MAX_TOPIC_NAME_LENGTH;
+            }
+            for (int i = 0; i < t.length(); i++) {
+                char c = t.charAt(i);
+                boolean legal = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                        || c == '.' || c == '_' || c == '-';
+                if (!legal) {
+                    return String.format("character U+%04X at index %d; only ASCII letters, digits, '.', '_' and '-'"
+                            + " are allowed", (int) c, i);
+                }
+            }
+            return null;
         }
 
         private void requireSetting(String name, String why) {

@@ -145,6 +145,29 @@ class BuilderTest {
                 () -> KafkaProcessor.<String, String>builder(p).topics("a").handler(r -> { }).build());
     }
 
+    /**
+     * Names Kafka refuses passed build(), and the processor then logged "Poll failed" every few seconds for good. Legal
+     * names are ASCII letters, digits, '.', '_' and '-', 1 to 249 characters, neither "." nor "..".
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bad topic!", "", " ", ".", "..", "a/b", "caf\u00e9", "tab\t", "x\u0000"})
+    void anIllegalTopicNameIsRefusedByBuildNamingIt(String topic) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> KafkaProcessor.<String, String>builder(valid()).topics("fine", topic).handler(r -> { }).build());
+        assertTrue(e.getMessage().startsWith("topics: '" + topic + "' is not a legal topic name"), e::getMessage);
+    }
+
+    @Test
+    void aTopicNameOfMoreThan249CharactersIsRefusedAndOneOf249Builds() {
+        String tooLong = "t".repeat(250);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> KafkaProcessor.<String, String>builder(valid()).topics(tooLong).handler(r -> { }).build());
+        assertTrue(e.getMessage().startsWith("topics: '" + tooLong + "' is not a legal topic name"), e::getMessage);
+        assertTrue(e.getMessage().contains("250"), e::getMessage);
+        assertDoesNotThrow(() -> KafkaProcessor.<String, String>builder(valid()).topics("t".repeat(249), "...",
+                "Az.09_-", "_", "-").handler(r -> { }).build().close());
+    }
+
     @Test
     void topicsAndHandlerAreRequired() {
         IllegalArgumentException noTopics = assertThrows(IllegalArgumentException.class,
