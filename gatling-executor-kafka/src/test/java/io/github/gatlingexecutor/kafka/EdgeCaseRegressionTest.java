@@ -1185,7 +1185,8 @@ class EdgeCaseRegressionTest {
             Thread poll = EmbeddedKafka.pollingThread(group);
             poll.join(TimeUnit.SECONDS.toMillis(30));
             assertFalse(poll.isAlive(), "the polling thread stopped by itself");
-            assertEquals(20, processor.statistics().polled());
+            long polled = processor.statistics().polled(); // the first poll that returned records: 20, or a part
+            assertTrue(polled > 0 && polled <= 20, "polled " + polled);
             assertEquals(0, processor.statistics().completed());
             assertEquals(0, handled.get());
             Map<TopicPartition, Long> committed = KAFKA.committed(group);
