@@ -1270,7 +1270,9 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
          * every record from then on: the processor logs an error and stops by itself, as on a {@code close()} from a
          * handler. The records the executor took before its shutdown get {@code closeTimeout} to finish, the commit
          * never passes a record that did not run, and the group is left, so that the next owner of the partitions
-         * reads the rest again. A later {@code close()} returns once that stop is done.
+         * reads the rest again. A record that fails meanwhile cannot be retried: it holds back its key (its partition
+         * under {@link Ordering#PARTITION}) as any failed record does. A later {@code close()} returns once that stop
+         * is done.
          */
         public Builder<K, V> executor(ContextExecutor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");

@@ -191,15 +191,15 @@ final class RecordRunner<K, V> {
     }
 
     /**
-     * Has {@code action} run after the backoff, on the executor (a timer: no worker sleeps meanwhile). False when
-     * the executor refuses, which only happens once it is shutting down with the processor.
+     * Has {@code action} run after the backoff, on the executor (a timer: no worker sleeps meanwhile). The executor
+     * refuses only once it is shut down (the processor's own as it closes, or a given one by its owner): the retry
+     * then never comes, and the record stays failed, holding back what waits behind it and the commit.
      */
-    boolean scheduleRetry(Work<K, V> w, Runnable action) {
+    void scheduleRetry(Work<K, V> w, Runnable action) {
         try {
             schedule(action, backoff(w.attempts));
-            return true;
-        } catch (RejectedExecutionException closing) {
-            return false;
+        } catch (RejectedExecutionException shutDown) {
+            // see above
         }
     }
 

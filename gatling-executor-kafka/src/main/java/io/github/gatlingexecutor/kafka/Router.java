@@ -244,10 +244,9 @@ final class Router<K, V> implements Runnable {
             }
             retryDue = false;
             if (!runner.attempt(failing)) {
-                if (!runner.scheduleRetry(failing, this::retryNow)) {
-                    failing = null; // the executor is closing: nothing more is committed
-                    return true;
-                }
+                // A retry the executor refuses (it is shut down) never comes: the token stays with the failed record
+                // for good, so that no later record of the partition runs before it, nor is committed past it.
+                runner.scheduleRetry(failing, this::retryNow);
                 return false;
             }
             failing = null;
@@ -408,10 +407,7 @@ final class Router<K, V> implements Runnable {
         ps.track(w);
         failing = w;
         publish();
-        if (!runner.scheduleRetry(w, this::retryNow)) {
-            failing = null;
-            return true;
-        }
+        runner.scheduleRetry(w, this::retryNow); // refused (shut down): the token stays here for good, as above
         return false;
     }
 

@@ -221,10 +221,10 @@ final class Slot<K, V> implements Runnable {
      */
     void holdFailed(Work<K, V> w) {
         failing = w; // read by the lane's run that the timer's submission starts: ordered by the executor
-        if (!runner.scheduleRetry(w, this::retryNow)) {
-            failing = null; // the executor no longer takes tasks: the processor is closing, nothing more is committed
-            releaseInline();
-        }
+        // A retry the executor refuses (it is shut down: the processor's own as it closes, or a given one by its owner)
+        // never comes: the key stays held by the failed record for good, so that no later record of the key runs
+        // before it (the partition's commit never passes it either).
+        runner.scheduleRetry(w, this::retryNow);
     }
 
     @Override
@@ -267,11 +267,7 @@ final class Slot<K, V> implements Runnable {
             return true;
         }
         failing = w;
-        if (!runner.scheduleRetry(w, this::retryNow)) {
-            // The executor no longer takes tasks: the processor is closing and nothing more will be committed.
-            failing = null;
-            return true;
-        }
+        runner.scheduleRetry(w, this::retryNow); // refused (shut down): the key stays held here, see holdFailed
         return false;
     }
 

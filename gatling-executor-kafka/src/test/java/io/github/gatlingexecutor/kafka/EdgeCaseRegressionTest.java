@@ -1206,6 +1206,51 @@ class EdgeCaseRegressionTest {
         }
     }
 
+    /**
+     * A record that fails once the executor given to the builder is shut down: its retry cannot be scheduled, and the
+     * record was given up with its key (or, under {@link Ordering#PARTITION}, its partition) let go, so the records
+     * after it ran on in the task still running (19 of 19 ran while the first never completed). They now wait behind
+     * it, as behind any failed record: none of them runs, and nothing is committed past it.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Ordering.class, names = {"KEY", "PARTITION"})
+    void aRecordFailingAfterTheGivenExecutorShutDownStillHoldsBackTheRecordsAfterIt(Ordering ordering)
+            throws Exception {
+        String topic = EmbeddedKafka.name("given-shut-down-failed");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            records.add(new ProducerRecord<>(topic, 0, "one-key", "v" + i));
+        }
+        KAFKA.produce(records);
+        String group = EmbeddedKafka.name("g");
+        Queue<Long> ranAfterTheFailure = new ConcurrentLinkedQueue<>();
+        GatlingExecutor executor = GatlingExecutor.builder().name("shut-as-a-record-fails").build();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic).ordering(ordering).executor(executor).closeTimeout(Duration.ofSeconds(10))
+                .handler(r -> {
+                    if (r.offset() == 0) {
+                        executor.shutdown(); // by its owner, as this record fails
+                        throw new IllegalStateException("fails on purpose");
+                    }
+                    ranAfterTheFailure.add(r.offset());
+                }).build();
+        try {
+            processor.start();
+            Thread poll = EmbeddedKafka.pollingThread(group);
+            poll.join(TimeUnit.SECONDS.toMillis(30));
+            assertFalse(poll.isAlive(), "the polling thread stopped by itself");
+            assertTrue(ranAfterTheFailure.isEmpty(), "ran after the failed record: " + ranAfterTheFailure);
+            Map<TopicPartition, Long> committed = KAFKA.committed(group);
+            assertTrue(committed.isEmpty() || committed.equals(Map.of(new TopicPartition(topic, 0), 0L)),
+                    "nothing committed past the failed record: " + committed);
+        } finally {
+            processor.close();
+            executor.shutdownNow();
+        }
+    }
+
     private static ContextExecutor ownExecutor(KafkaProcessor<?, ?> processor) throws ReflectiveOperationException {
         Field field = KafkaProcessor.class.getDeclaredField("executor");
         field.setAccessible(true);
