@@ -367,7 +367,7 @@ final class Admission {
             return ADMITTED;
         }
         if (!lockUnlessTimerHeld()) {
-            return BEHIND_WAITERS; // someone holds the lock: a waiter, maybe, this one cannot wait for (see await)
+            return publishedWaiterAhead(context) ? BEHIND_WAITERS : ADMITTED;
         }
         try {
             boolean behind = (context != null && contextQueues.containsKey(new ContextKey(context)))
@@ -388,7 +388,7 @@ final class Admission {
             return false;
         }
         if (!lockUnlessTimerHeld()) {
-            return true; // as in mustQueue
+            return executorHead != null; // coalescing submitters wait in the executor queue only (see below)
         }
         try {
             for (Waiter w : executorQueue) { // coalescing submitters wait for maxQueued only: in this queue
@@ -407,8 +407,9 @@ final class Admission {
      * holding the timer's lock gets here only from the caller's code a dispatch runs (a context's hashCode or equals,
      * or the thread factory, calling the executor back), and a holder of this lock may wait for the timer's: a waiter
      * whose admitted task replaces a coalescing lane's pending scheduled task cancels it, and a cancelled scheduled
-     * task leaves the timer under its lock. Waiting here, the two waited for each other for good, and the checker
-     * and every schedule* with them. Such a submit cannot wait for room either (see await): it is refused instead.
+     * task leaves the timer under its lock. Waiting here, the two would wait for each other for good, and the checker
+     * and every schedule* with them. A caller refused the lock answers from the published heads instead (see
+     * publishedWaiterAhead and shutdown); such a submit cannot wait for room either (see await).
      */
     private boolean lockUnlessTimerHeld() {
         if (engine.timer.isHeldByCurrentThread()) {
@@ -416,6 +417,18 @@ final class Admission {
         }
         lock.lock();
         return true;
+    }
+
+    /**
+     * {@link #mustQueue}'s answer without the lock, for a thread that could not take it (see
+     * {@link #lockUnlessTimerHeld}): whether a queue that holds what a submit to {@code context} needs has a published
+     * head. A queue's head is published under the lock whenever the queue changes, before its waiter parks, so a
+     * queue that is not empty has one; a busy lock alone says nothing about them (its holder may be a new submitter
+     * looking, or a head admitting its followers): refusing on it would refuse submits with room and nobody ahead.
+     */
+    private boolean publishedWaiterAhead(Object context) {
+        return (total > 0 && executorHead != null)
+                || (context != null && contextHeads.containsKey(new ContextKey(context)));
     }
 
     /**

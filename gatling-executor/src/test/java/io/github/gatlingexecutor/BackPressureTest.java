@@ -882,6 +882,80 @@ class BackPressureTest {
         assertEquals(0, s.waitingSubmitters(), s.toString());
     }
 
+    /**
+     * A submit made under the timer's lock (from a context's {@code hashCode} at a dispatch) only tries the admission
+     * lock, since a holder of it may wait for the timer's. When someone else held it for a moment (here the test; in
+     * use, a new submitter looking for waiters, or a head admitting its followers), the submit read that as parked
+     * submitters to queue behind and was refused, counted in rejected(), though none waited for its context and its
+     * lane had room: a sequential submit, an offer and a coalescing submit, each refused. Without the lock it looks at
+     * the heads the queues publish for the workers, and is refused only if one waits for what it needs (as
+     * the submit to the waiter's context is).
+     */
+    @Test
+    void aSubmitWithRoomUnderTheTimersLockIsAcceptedWhileTheAdmissionLockIsBusy() throws Exception {
+        CountDownLatch gate = v.gate();
+        GatlingExecutor ex = withFullLane("busy-admission-lock", "k", LONG_WAIT, gate);
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        Thread waiter = startSubmitter(ex.sequential("k"), failures);
+        waitUntil("a waiting submitter", () -> ex.statistics().waitingSubmitters() == 1);
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            ex.engine().admission.lock.lock();
+            try {
+                held.countDown();
+                TestSupport.blockQuietly(letGo);
+            } finally {
+                ex.engine().admission.lock.unlock();
+            }
+        }, "holder");
+        holder.start();
+        await(held, "the admission lock to be held");
+        AtomicInteger ran = new AtomicInteger();
+        List<Throwable> inner = new CopyOnWriteArrayList<>();
+        AtomicBoolean offered = new AtomicBoolean();
+        AtomicReference<Throwable> behind = new AtomicReference<>();
+        AtomicBoolean once = new AtomicBoolean();
+        Object context = new Object() {
+            @Override
+            public int hashCode() {
+                if (ex.engine().timer.isHeldByCurrentThread() && once.compareAndSet(false, true)) {
+                    try {
+                        ex.sequential("free").execute(ran::incrementAndGet);
+                        offered.set(ex.offer(new TestSupport.Seq("also free", ran::incrementAndGet)));
+                        ex.execute(new TestSupport.Coal("c", ran::incrementAndGet));
+                    } catch (RuntimeException e) {
+                        inner.add(e);
+                    }
+                    try {
+                        ex.sequential("k").execute(ran::incrementAndGet); // behind the waiter: still refused
+                    } catch (RejectedExecutionException e) {
+                        behind.set(e);
+                    }
+                }
+                return 7;
+            }
+        };
+        try {
+            TestSupport.get(ex.schedule(new TestSupport.Seq(context, ran::incrementAndGet), 0, TimeUnit.SECONDS));
+        } finally {
+            letGo.countDown();
+        }
+        assertTrue(once.get(), "the context was not hashed at the dispatch");
+        assertEquals(List.of(), inner);
+        assertTrue(offered.get(), "the offer with room was refused");
+        assertTrue(behind.get() != null && behind.get().getMessage().contains("earlier submitters still wait"),
+                String.valueOf(behind.get()));
+        assertEquals(1, ex.statistics().rejected(), ex.statistics().toString());
+        gate.countDown();
+        holder.join();
+        waiter.join(TimeUnit.SECONDS.toMillis(10));
+        assertEquals(List.of(), failures);
+        ExecutorStatistics s = awaitQuiescent(ex);
+        assertEquals(4, ran.get(), s.toString());
+        assertEquals(1, s.rejected(), s.toString());
+    }
+
     /** A context equal to every other of its name, whose {@code equals} runs {@code callBack} once, if given. */
     private static final class CallingKey {
         private final String name;
