@@ -84,6 +84,8 @@ final class Admission {
 
     /** Package-private for a test that holds it to keep woken waiters in the queues (BackPressureTest). */
     final ReentrantLock lock = new ReentrantLock();
+    /** Every waiter has been woken for shutdown (see {@link #wakeAll}). Guarded by lock. */
+    private boolean wokeAll;
     /** Arrival order of waiters (see the class comment). */
     private static final Comparator<Waiter> BY_ARRIVAL = Comparator.comparingLong(w -> w.ticket);
     /** Tickets handed out so far. Guarded by lock. */
@@ -343,6 +345,14 @@ final class Admission {
         }
     }
 
+    /** Wakes the published head of every queue, without the lock. */
+    private void wakeHeads() {
+        wakeExecutorHead();
+        for (Thread head : contextHeads.values()) {
+            LockSupport.unpark(head);
+        }
+    }
+
     /** Publishes the current heads of the executor queue and of {@code q}, if not null (under the lock). */
     private void publishHeads(ContextQueue q) {
         Waiter head = executorQueue.peek();
@@ -533,7 +543,7 @@ final class Admission {
                     }
                     remaining = Math.min(remaining, left);
                 }
-                lock.unlock();
+                unlockWakingIfShutDown();
                 try {
                     if (!engine.checker.running()) {
                         // No checker thread running (its factory failed it, or its start is under way and may still
@@ -556,7 +566,7 @@ final class Admission {
                 // Whatever leave met (it calls no context code, but a map may run out of memory): never left raised
                 // or held, or every later wait for room, and shutdown, would wait for good.
                 waitingCell.decrementAndGet(2 * PAD);
-                lock.unlock();
+                unlockWakingIfShutDown();
             }
         }
         switch (refused) {
@@ -826,20 +836,47 @@ final class Admission {
         if (!lockUnlessTimerHeld()) {
             // Called back under the timer's lock while the lock is held elsewhere (see lockUnlessTimerHeld): the heads
             // are woken from where they are published; each refuses itself and, leaving, wakes the next of its queue.
-            wakeExecutorHead();
-            for (Thread head : contextHeads.values()) {
-                LockSupport.unpark(head);
-            }
+            // The holder wakes the heads it publishes after this look (see unlockWakingIfShutDown).
+            wakeHeads();
             return;
         }
         try {
-            for (Waiter w : executorQueue) {
+            wakeAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Wakes every waiter (under the lock), once: after that, no attempt admits or queues anyone (see below). */
+    private void wakeAll() {
+        if (wokeAll) {
+            return;
+        }
+        wokeAll = true;
+        for (Waiter w : executorQueue) {
+            LockSupport.unpark(w.thread);
+        }
+        for (PriorityQueue<Waiter> q : contextQueues.values()) {
+            for (Waiter w : q) {
                 LockSupport.unpark(w.thread);
             }
-            for (PriorityQueue<Waiter> q : contextQueues.values()) {
-                for (Waiter w : q) {
-                    LockSupport.unpark(w.thread);
-                }
+        }
+    }
+
+    /**
+     * Lets the lock go, first waking every waiter if the executor is shut down. A {@code shutdown()} that could not
+     * take the lock (one made under the timer's lock) woke only the heads published as it looked; this holder may have
+     * published others since, past its look at the state (its attempt, or one it made for a follower, queued a waiter
+     * as the head of another queue). Those are published before the fence below: either that shutdown saw them, or the
+     * read after it sees the state. Once a holder has seen the state and woken everyone, every later holder's attempts
+     * see it too and throw, so nobody is queued again: one wake-up of all is enough (and n waiters refusing
+     * themselves do not wake each other n times over).
+     */
+    private void unlockWakingIfShutDown() {
+        try {
+            VarHandle.fullFence();
+            if (engine.state() != Engine.RUNNING) {
+                wakeAll();
             }
         } finally {
             lock.unlock();

@@ -956,6 +956,63 @@ class BackPressureTest {
         assertEquals(1, s.rejected(), s.toString());
     }
 
+    /**
+     * {@code shutdown()} made under the timer's lock (from a context's {@code hashCode} at a dispatch) cannot take the
+     * admission lock while another thread holds it, and wakes the heads its queues have published. A waiter holding
+     * that lock at that moment, between its attempt's look at the state and its park, that became the head of a new
+     * queue (the executor had room, its lane had none) was published too late to be woken, and parked for its whole
+     * {@code maxWait} (30 s here; the test gave up after 10 s) with the executor shut down.
+     */
+    @Test
+    void shutdownUnderTheTimersLockWakesAWaiterThatBecameAHeadMeanwhile() throws Exception {
+        CountDownLatch laneGate = v.gate();
+        CountDownLatch plainGate = v.gate();
+        CountDownLatch resume = v.gate();
+        CountDownLatch paused = new CountDownLatch(1);
+        AtomicBoolean armed = new AtomicBoolean();
+        Object key = new Object() {
+            @Override
+            public int hashCode() {
+                if (armed.get() && StackWalker.getInstance().walk(
+                        frames -> frames.anyMatch(f -> f.getMethodName().equals("joinContext")))
+                        && armed.compareAndSet(true, false)) {
+                    paused.countDown(); // the admission lock held, the state already read
+                    TestSupport.blockQuietly(resume);
+                }
+                return 3;
+            }
+        };
+        GatlingExecutor ex = v.track(gatling("shutdown-under-timer").coreThreads(2).maxThreads(2)
+                .maxQueuedPerContext(1).maxQueued(2).overflow(Overflow.block(LONG_WAIT)).build());
+        hold(ex.sequential(key), laneGate);
+        ex.sequential(key).execute(() -> { }); // the lane is full
+        hold(ex, plainGate);
+        ex.execute(() -> { }); // and the executor
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        Thread waiter = startSubmitter(ex.sequential(key), failures); // waits for the executor's room
+        waitUntil("a waiting submitter", () -> ex.statistics().waitingSubmitters() == 1);
+        armed.set(true);
+        plainGate.countDown(); // room in the executor: the waiter's attempt meets its full lane, and queues for it
+        await(paused, "the waiter to queue for its lane");
+        AtomicBoolean once = new AtomicBoolean();
+        Object shutsDown = new Object() {
+            @Override
+            public int hashCode() {
+                if (ex.engine().timer.isHeldByCurrentThread() && once.compareAndSet(false, true)) {
+                    ex.shutdown();
+                    resume.countDown();
+                }
+                return 5;
+            }
+        };
+        ex.schedule(new TestSupport.Seq(shutsDown, () -> { }), 0, TimeUnit.SECONDS);
+        assertTrue(once.get() && ex.isShutdown());
+        assertRefusedForShutdown(List.of(waiter), failures);
+        assertEquals(0, ex.statistics().rejected(), ex.statistics().toString());
+        laneGate.countDown();
+        assertTrue(ex.awaitTermination(10, TimeUnit.SECONDS));
+    }
+
     /** A context equal to every other of its name, whose {@code equals} runs {@code callBack} once, if given. */
     private static final class CallingKey {
         private final String name;
