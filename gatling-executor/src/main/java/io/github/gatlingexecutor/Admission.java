@@ -476,12 +476,12 @@ final class Admission {
             // never gets here: it is admitted over the limit). Under this lock: a context's equals or hashCode (a new
             // submitter's look for waiters of its context, a head's attempts for its followers) or the thread factory
             // (a worker started by such an attempt); the lock is reentrant, and the park below lets go of one hold
-            // only, so waiting here kept it: the waiters this one went behind could not be admitted, nor anyone
+            // only, so a wait here would keep it: the waiters this one went behind could not be admitted, nor anyone
             // submit while someone waits, nor shutdown() wake a waiter. Under the timer's lock (a context's hashCode
-            // or the factory at a dispatch): every schedule* and shutdown() waited for it. On the checker's thread
-            // (those, and the factory of an auxiliary worker): no stuck worker was looked for, no worker started, no
-            // waiter woken by its tick, the very help room may need. Each for the whole maxWait. Refused at once, as
-            // under reject.
+            // or the factory at a dispatch): every schedule* and shutdown() would wait for it. On the checker's thread
+            // (those, and the factory of an auxiliary worker): no stuck worker would be looked for, no worker started,
+            // no waiter woken by its tick, the very help room may need. Each for the whole maxWait. Refused at once,
+            // as under reject.
             throw refused(task, shown, limitMessage(why, shown) + "; called back from code the executor runs where "
                     + "it cannot wait for room (a context's equals or hashCode, or the thread factory, while it admits "
                     + "waiting submitters, dispatches a scheduled task or checks its workers)");

@@ -130,7 +130,7 @@ final class Checker implements Runnable {
                     t.setDaemon(true);
                 } else {
                     // A thread the factory started itself is refused and runs nothing of ours: see StartGate. (Each
-                    // such start used to leave one more checker running, never stopped.)
+                    // such start would otherwise leave one more checker running, never stopped.)
                     gate = new StartGate(this);
                     t = gate.newThread(factory, "the checker", engine.inThreadFactory);
                 }
