@@ -104,6 +104,11 @@ final class Admission {
      * workers without it.
      */
     private final ConcurrentHashMap<ContextKey, Thread> contextHeads = new ConcurrentHashMap<>();
+    /**
+     * Every coalescing waiter, by its own key ({@link Waiter#coalescingKey}): written under the lock as it joins and
+     * leaves the executor queue, read without it by {@link #coalescingWaits} on a thread refused the lock.
+     */
+    private final ConcurrentHashMap<ContextKey, Thread> coalescingWaiters = new ConcurrentHashMap<>();
 
     /**
      * A sequential context as the admission maps key it. Its hash is taken once, by the submitter that makes the key
@@ -121,8 +126,9 @@ final class Admission {
         final Object context;
         private final int hash;
         /**
-         * Set once, by the queue made for it, before the key is mapped. Read only where two mapped keys meet: in the
-         * removals and puts through a queue's key, under the lock.
+         * Set once, before the key is mapped: by the queue made for it, or by a coalescing waiter for its entry in
+         * {@link #coalescingWaiters}. Read only where two mapped keys meet: in the removals and puts through a mapped
+         * key, under the lock.
          */
         private boolean mapped;
         /** The checker has reported that this context throws (see {@link #poll}). Read and written by it only. */
@@ -179,6 +185,8 @@ final class Admission {
          */
         final ContextKey lookup;
         final Object coalescing; // the coalescing context it submits to, or null
+        /** Its entry's key in {@link #coalescingWaiters}, hashed here as {@link #lookup} is; null if not coalescing. */
+        final ContextKey coalescingKey;
         final IntSupplier attempt;
         /** Its place in every queue it joins: taken once, when it starts to wait. */
         long ticket;
@@ -196,6 +204,10 @@ final class Admission {
             this.context = context;
             this.lookup = context == null ? null : new ContextKey(context);
             this.coalescing = coalescing;
+            this.coalescingKey = coalescing == null ? null : new ContextKey(coalescing);
+            if (coalescingKey != null) {
+                coalescingKey.mapped = true; // one entry per waiter: removed by its own key alone
+            }
             this.attempt = attempt;
         }
     }
@@ -398,7 +410,7 @@ final class Admission {
             return false;
         }
         if (!lockUnlessTimerHeld()) {
-            return executorHead != null; // coalescing submitters wait in the executor queue only (see below)
+            return coalescingWaiters.containsKey(new ContextKey(context)); // published, as the heads are
         }
         try {
             for (Waiter w : executorQueue) { // coalescing submitters wait for maxQueued only: in this queue
@@ -739,6 +751,9 @@ final class Admission {
         if (!me.inExecutorQueue) {
             executorQueue.add(me); // by its ticket: ahead of everyone who came later, wherever they wait
             me.inExecutorQueue = true;
+            if (me.coalescingKey != null) {
+                coalescingWaiters.put(me.coalescingKey, me.thread);
+            }
             publishHeads(null);
         }
     }
@@ -797,6 +812,9 @@ final class Admission {
         boolean wasHead = executorQueue.peek() == me;
         executorQueue.remove(me);
         me.inExecutorQueue = false;
+        if (me.coalescingKey != null) {
+            coalescingWaiters.remove(me.coalescingKey); // found by identity (see ContextKey)
+        }
         publishHeads(null);
         Waiter next = executorQueue.peek();
         if (wasHead && next != null) {

@@ -957,6 +957,71 @@ class BackPressureTest {
     }
 
     /**
+     * A coalescing submit that replaces its lane's waiting task needs no room and is never refused, unless a submitter
+     * of its own context waits. Made under the timer's lock while the admission lock was busy for a moment (here held
+     * by the test), it could not look for such a submitter, took any waiter of the executor (here a plain one) for
+     * one, and was refused, counted in rejected(). Waiting coalescing submitters are now published by context.
+     */
+    @Test
+    void aCoalescingReplacementUnderTheTimersLockIsAcceptedWhileTheAdmissionLockIsBusy() throws Exception {
+        CountDownLatch gate = v.gate();
+        GatlingExecutor ex = v.track(gatling("busy-lock-coalescing").coreThreads(1).maxThreads(1).maxQueued(1)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        hold(ex, gate);
+        AtomicInteger ran = new AtomicInteger();
+        ex.execute(new TestSupport.Coal("c", () -> ran.addAndGet(100))); // waits in its lane: the executor is full
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        Thread waiter = startSubmitter(ex, failures); // a plain task: waits for the executor's room
+        waitUntil("a waiting submitter", () -> ex.statistics().waitingSubmitters() == 1);
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            ex.engine().admission.lock.lock();
+            try {
+                held.countDown();
+                TestSupport.blockQuietly(letGo);
+            } finally {
+                ex.engine().admission.lock.unlock();
+            }
+        }, "holder");
+        holder.start();
+        await(held, "the admission lock to be held");
+        AtomicReference<Throwable> inner = new AtomicReference<>();
+        AtomicBoolean once = new AtomicBoolean();
+        Object context = new Object() {
+            @Override
+            public int hashCode() {
+                if (ex.engine().timer.isHeldByCurrentThread() && once.compareAndSet(false, true)) {
+                    try {
+                        ex.execute(new TestSupport.Coal("c", ran::incrementAndGet)); // replaces the waiting one
+                    } catch (RuntimeException e) {
+                        inner.set(e);
+                    }
+                }
+                return 9;
+            }
+        };
+        ScheduledFuture<?> f;
+        try {
+            f = ex.schedule(new TestSupport.Seq(context, () -> { }), 0, TimeUnit.SECONDS);
+        } finally {
+            letGo.countDown();
+        }
+        assertTrue(once.get(), "the context was not hashed at the dispatch");
+        assertEquals(null, inner.get());
+        assertEquals(0, ex.statistics().rejected(), ex.statistics().toString());
+        gate.countDown();
+        holder.join();
+        TestSupport.get(f);
+        waiter.join(TimeUnit.SECONDS.toMillis(10));
+        assertEquals(List.of(), failures);
+        ExecutorStatistics s = awaitQuiescent(ex);
+        assertEquals(1, ran.get(), "the replacement ran, and not the task it replaced");
+        assertEquals(1, s.coalesced(), s.toString());
+        assertEquals(0, s.rejected(), s.toString());
+    }
+
+    /**
      * {@code shutdown()} made under the timer's lock (from a context's {@code hashCode} at a dispatch) cannot take the
      * admission lock while another thread holds it, and wakes the heads its queues have published. A waiter holding
      * that lock at that moment, between its attempt's look at the state and its park, that became the head of a new
