@@ -132,7 +132,9 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      *         from one of its tasks (or other code its workers run, such as the uncaught-exception handler), or on
      *         its checker thread (by a thread factory asked there for an auxiliary worker), or by its thread factory
      *         on any thread (a submitter's whose task needs a worker, say), or by a context's {@code hashCode} or
-     *         {@code equals} run at a scheduled task's dispatch (on a {@code schedule(task, 0)} caller's thread, say).
+     *         {@code equals} run at a scheduled task's dispatch (on a {@code schedule(task, 0)} caller's thread, say),
+     *         or by a {@code Future} of the caller's, given as a coalescing task, from its {@code cancel} (its
+     *         {@code done()}, say) made by the submit that replaced it, which termination waits for.
      *         The shutdown is started
      *         first, as {@link #shutdown()} starts it (the JDK's executors start it and then wait for good), and the
      *         executor terminates once its tasks, the calling one included, have run

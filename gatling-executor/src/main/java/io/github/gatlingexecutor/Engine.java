@@ -791,6 +791,28 @@ final class Engine {
     private final AtomicInteger completionsInFlight = new AtomicInteger();
 
     /**
+     * Set on a thread while it cancels a future that its coalescing submit replaced (see {@link #completionBegins}).
+     * That cancel may be the caller's own code (a {@code FutureTask}'s {@code done()}), run while termination waits
+     * for it: a {@code close()} from there would wait for itself, so it throws instead ({@link #close}). Only
+     * replacements of futures pay for it.
+     */
+    private final ThreadLocal<Boolean> cancellingReplaced = new ThreadLocal<>();
+
+    /** Cancels {@code future}, which a coalescing submit on this thread replaced (see {@link #cancellingReplaced}). */
+    void cancelReplacedFuture(Future<?> future) {
+        if (cancellingReplaced.get() != null) {
+            future.cancel(false); // nested, in the code of an outer one's cancel: that one clears the mark
+            return;
+        }
+        cancellingReplaced.set(Boolean.TRUE);
+        try {
+            future.cancel(false);
+        } finally {
+            cancellingReplaced.remove();
+        }
+    }
+
+    /**
      * A coalescing task was replaced before it started. A periodic task's run is skipped and its schedule goes on; any
      * other future is cancelled (if the replacing submit is the timer's dispatch, once the timer's lock is released).
      */
@@ -1202,17 +1224,21 @@ final class Engine {
         // and termination waits for it to end, so a close() made by the factory there would wait for itself. So does
         // any thread while it is in the factory (a submitter starting a worker): termination waits for that start;
         // and any thread that holds the timer's lock (a context's hashCode or the factory, at a dispatch): every look
-        // for termination takes that lock, and the dispatch under way counts as work (TaskTimer#noDelayedWork).
+        // for termination takes that lock, and the dispatch under way counts as work (TaskTimer#noDelayedWork); and
+        // any thread in the cancel of a future its coalescing submit replaced, which termination waits for.
         boolean task = w != null && w.engine == this;
+        boolean cancelling = cancellingReplaced.get() != null;
         if (task || checker.isCurrentThread() || inThreadFactory.contains(Thread.currentThread())
-                || timer.isHeldByCurrentThread()) {
+                || timer.isHeldByCurrentThread() || cancelling) {
             // The JDK's executors start the shutdown and then wait for themselves for good. The caller asked for the
             // shutdown, so it starts; only the wait, which cannot end while the calling thread is the executor's, is
             // refused.
             shutdown();
             throw new IllegalStateException("close() called from " + (task ? "a task"
                     : inThreadFactory.contains(Thread.currentThread()) ? "the thread factory"
-                    : checker.isCurrentThread() ? "the checker thread" : "code run by a scheduled task's dispatch")
+                    : checker.isCurrentThread() ? "the checker thread"
+                    : cancelling ? "the cancel of a future a coalescing submit replaced"
+                    : "code run by a scheduled task's dispatch")
                     + " of executor " + settings.name + ": shut down, but it cannot wait for its own termination");
         }
         if (terminatedAndThreadsGone()) {

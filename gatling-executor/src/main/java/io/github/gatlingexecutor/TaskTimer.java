@@ -422,7 +422,7 @@ final class TaskTimer {
             engine.completionBegins();
             completeOutsideLock(() -> {
                 try {
-                    future.cancel(false);
+                    engine.cancelReplacedFuture(future);
                 } finally {
                     engine.completionEnds();
                 }
@@ -430,7 +430,7 @@ final class TaskTimer {
             return;
         }
         try {
-            future.cancel(false);
+            engine.cancelReplacedFuture(future);
         } catch (Throwable failed) {
             // The replaced task's own code (a Future of the caller's whose cancel or done() throws), run on the
             // thread whose submit replaced it: that submit has been accepted, and must not throw for another task.

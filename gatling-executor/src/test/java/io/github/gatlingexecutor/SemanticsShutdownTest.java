@@ -588,6 +588,64 @@ class SemanticsShutdownTest {
     }
 
     /**
+     * A coalescing submit that replaces a pending task which is the caller's own {@code Future} cancels it on the
+     * submitter's thread (on a {@code schedule(task, 0)} caller's, once the timer's lock is let go), and termination
+     * waits for that cancel. A {@code close()} from the future's {@code done()} then waited for good for a
+     * termination that waited for the call it was made from (the replacing submit never returned). It starts the
+     * shutdown and throws, as from a task or the thread factory.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"execute", "schedule"})
+    void closeFromTheDoneOfAFutureAReplacingSubmitCancelsShutsDownAndThrowsIllegalStateException(String how)
+            throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("done-closes").coreThreads(1).build());
+        CountDownLatch gate = cleanup.occupy(r -> e.execute(new Coal("c", r)));
+        AtomicReference<Throwable> closeOutcome = new AtomicReference<>();
+        AtomicBoolean shutDownOnThrow = new AtomicBoolean();
+        final class ClosingFuture extends java.util.concurrent.FutureTask<Object> implements CoalescingRunnable {
+            ClosingFuture() {
+                super(() -> null);
+            }
+
+            @Override
+            public Object context() {
+                return "c";
+            }
+
+            @Override
+            protected void done() {
+                try {
+                    e.close();
+                } catch (Throwable t) {
+                    closeOutcome.set(t);
+                    shutDownOnThrow.set(e.isShutdown());
+                }
+            }
+        }
+        ClosingFuture pending = new ClosingFuture();
+        e.execute(pending);
+        CountDownLatch ran = new CountDownLatch(1);
+        Thread replacer = new Thread(() -> {
+            if (how.equals("execute")) {
+                e.execute(new Coal("c", ran::countDown));
+            } else {
+                e.schedule(new Coal("c", ran::countDown), 0, TimeUnit.MILLISECONDS);
+            }
+        }, "replacer");
+        replacer.setDaemon(true);
+        replacer.start();
+        waitUntil("the close() from done() to start the shutdown", e::isShutdown);
+        gate.countDown(); // the replacement runs, and nothing else is left but the cancel under way
+        replacer.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
+        assertFalse(replacer.isAlive(), "the submit whose replaced future's done() closed the executor never returned");
+        assertTrue(closeOutcome.get() instanceof IllegalStateException, "close() from done(): " + closeOutcome);
+        assertTrue(shutDownOnThrow.get(), "close() from done() did not start the shutdown");
+        await(ran, "the replacement accepted before the shutdown to run");
+        assertTrue(pending.isCancelled());
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), TestSupport.describe(e));
+    }
+
+    /**
      * The checker is one of the executor's threads too, and the only one that runs user code outside tasks: it asks
      * the thread factory for auxiliary workers. A {@code close()} from there waits for a termination that needs the
      * checker itself to end.
