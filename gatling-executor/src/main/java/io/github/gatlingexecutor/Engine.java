@@ -753,18 +753,16 @@ final class Engine {
      * A submitter is about to replace a coalescing lane's pending periodic run ({@code skipEnds} when its CAS failed,
      * or once the task is back on the timer). Counted from before the CAS, so {@code shutdownNow}, which closes every
      * coalescing lane with a CAS on the same slot, sees every replacement that won against its close and waits for
-     * its put-back. Only this rare case pays the count; a plain coalescing submit does not. Termination after a
-     * {@code shutdownNow} waits for the count too (see {@link #readyToTerminate}).
+     * its put-back. Only this rare case pays the count; a plain coalescing submit does not. Termination does not
+     * read it: a periodic task is a {@code Future}, so its replacement is also counted by {@link #completionBegins},
+     * from before this count begins until after it ends.
      */
     void skipBegins() {
         skipsInFlight.incrementAndGet();
     }
 
     void skipEnds() {
-        if (skipsInFlight.decrementAndGet() == 0 && stopping()) {
-            // The put-back (or its refusal's cancel) is done: termination may have been held back for it.
-            wakeForTermination();
-        }
+        skipsInFlight.decrementAndGet();
     }
 
     /**
@@ -1040,16 +1038,14 @@ final class Engine {
 
     /**
      * Shut down, no worker left, and no accepted task left anywhere (or all of it drained by shutdownNow). After a
-     * shutdownNow, also no periodic task left in flight: a {@code shutdown()}'s cancels ({@link TaskTimer#cancelling})
-     * and the put-backs of replaced periodic runs ({@link #skipBegins}) end in the timer or in a cancel. shutdownNow
-     * waits for both before it finishes, except when made under the timer's lock, which they need: then its drains end
-     * first, and the executor, terminated by a worker's end, had a periodic future of its own neither done, cancelled
-     * nor returned until they came. In either case, also no replaced future still to be cancelled (see
-     * {@link #completionBegins}), read last: after the walk or drain that saw its replacement.
+     * shutdownNow, also no {@code shutdown()}'s cancels of periodic tasks under way ({@link TaskTimer#cancelling}):
+     * a shutdownNow made under the timer's lock, which those cancels need, finishes without waiting for them. In
+     * either case, also no replaced future still to be cancelled, nor a replaced periodic run still to be put back or
+     * cancelled (see {@link #completionBegins}), read last: after the walk or drain that saw its replacement.
      */
     boolean readyToTerminate() {
         return state >= SHUTDOWN && pool.threads() == 0
-                && (stopping() ? draining.get() == 0 && skipsInFlight.get() == 0 && !timer.cancelling() : quiescent())
+                && (stopping() ? draining.get() == 0 && !timer.cancelling() : quiescent())
                 && completionsInFlight.get() == 0;
     }
 

@@ -347,8 +347,8 @@ final class TaskTimer {
      * Submits {@code t}, taken out of the queue, to its lane or the ready queue. The caller holds the lock. On its
      * way the submit runs the caller's code: the context's {@code hashCode} and {@code equals} at the lane's lookup,
      * and the thread factory. A {@code shutdownNow()} called from there drains this timer, the ready queue and the
-     * lanes on this very thread (the lock is reentrant), while {@code t} is in none of them: it then entered a lane
-     * made after the lanes were walked, and was neither run nor returned. So while {@code t} is in flight,
+     * lanes on this very thread (the lock is reentrant), while {@code t} is in none of them: entering a lane made
+     * after the lanes were walked, it would be neither run nor returned. So while {@code t} is in flight,
      * {@link #drain} hands it back with the tasks not due, and the submit, which asks {@link #land} before its task
      * enters anything, leaves it out.
      */
