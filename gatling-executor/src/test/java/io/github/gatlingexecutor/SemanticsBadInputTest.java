@@ -24,10 +24,13 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** SPEC semantics 11: bad input fails at the call, naming what was wrong; nothing throws inside a worker. */
 class SemanticsBadInputTest {
@@ -303,5 +306,107 @@ class SemanticsBadInputTest {
                 .maxThreads(cpus + 1).build());
         assertEquals(cpus, roomy.statistics().coreThreads());
         assertEquals(cpus + 1, roomy.statistics().maxThreads());
+    }
+
+    /**
+     * A context of one hash with {@code holder}, whose {@code hashCode} or {@code equals} (as {@code broken} says)
+     * throws while {@code where} accepts the calling thread: a caller's bug that shows only after its tasks were
+     * accepted. Every context here hashes alike, so a removal of its lane calls its {@code equals} on the lanes mapped
+     * before it.
+     */
+    private static final class FailingLater {
+        final String broken;
+        volatile Predicate<Thread> where = t -> false;
+
+        FailingLater(String broken) {
+            this.broken = broken;
+        }
+
+        private void check(String method) {
+            if (method.equals(broken) && where.test(Thread.currentThread())) {
+                throw new IllegalStateException(method + " of a broken context");
+            }
+        }
+
+        @Override
+        public int hashCode() {
+            check("hashCode");
+            return 7;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            check("equals");
+            return o == this;
+        }
+
+        @Override
+        public String toString() {
+            return "broken-" + broken; // Object's would call the hashCode that throws
+        }
+    }
+
+    /**
+     * What README's settings table and "Known limits" promise for a context whose {@code hashCode} or {@code equals}
+     * throws when the executor itself calls it, outside any task (nobody else can get the exception): when a worker
+     * releases its lane, the handler gets it and the worker runs on, and a later submit to the context (which hashes
+     * it at the call) runs; when {@code shutdownNow()} closes its lane, the handler gets it too, every task that never
+     * started is returned all the same, and the executor terminates. (One that calls the executor instead is a known
+     * limit with no such promise: the lane maps run it under their own locks.)
+     */
+    @ParameterizedTest(name = "its {0} throws")
+    @ValueSource(strings = {"hashCode", "equals"})
+    void aContextThatThrowsWhenTheExecutorUnmapsItsLaneIsReportedAndLosesNothing(String broken) throws Exception {
+        List<Throwable> reported = new CopyOnWriteArrayList<>();
+        GatlingExecutor e = cleanup.track(gatling("unmap-fails").coreThreads(2).maxThreads(2)
+                .uncaughtExceptionHandler((t, x) -> reported.add(x)).build());
+        String workers = e.name() + "-";
+        FailingLater holder = new FailingLater("none");
+        FailingLater context = new FailingLater(broken);
+        // The holder's lane is mapped first and stays (its task holds one worker), so the broken context's lane comes
+        // after it in their bin, and its removal compares it with the holder's context.
+        CountDownLatch heldByHolder = cleanup.occupy(blocker -> e.execute(new Seq(holder, blocker)));
+        context.where = t -> t.getName().startsWith(workers); // breaks on the executor's threads only
+        List<Integer> ran = new CopyOnWriteArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            int n = i;
+            e.execute(new Seq(context, () -> ran.add(n)));
+        }
+        TestSupport.waitUntil("the broken context's lane to be released", () -> !reported.isEmpty());
+        assertEquals(List.of(0, 1, 2), ran);
+        assertEquals(broken + " of a broken context", reported.get(0).getMessage());
+        // The worker that met the failure runs on, and the context is served again.
+        CountDownLatch other = new CountDownLatch(1);
+        e.execute(new Seq("other", other::countDown));
+        await(other, "another context's task, after the failed release");
+        CountDownLatch again = new CountDownLatch(1);
+        e.execute(new Seq(context, () -> {
+            ran.add(3);
+            again.countDown();
+        }));
+        await(again, "the broken context's next task");
+        assertEquals(List.of(0, 1, 2, 3), ran);
+        // shutdownNow() closes the lanes and unmaps them on the caller's thread, where the context now throws too.
+        CountDownLatch heldByPlain = cleanup.occupy(e);
+        List<Runnable> queued = List.of(new Seq(context, () -> ran.add(4)), new Seq(context, () -> ran.add(5)),
+                new Seq(holder, () -> ran.add(6)), new Seq("other", () -> ran.add(7)));
+        queued.forEach(e::execute);
+        context.where = t -> true;
+        int reportedBefore = reported.size();
+        List<Runnable> returned = e.shutdownNow();
+        assertEquals(queued.size(), returned.size(), returned.toString());
+        assertTrue(returned.containsAll(queued), returned.toString());
+        if (broken.equals("hashCode")) {
+            // Each removal hashes the key first; an equals is only called past the head of the bin, which the walk
+            // of shutdownNow removes in order.
+            assertTrue(reported.size() > reportedBefore, "the drain's failure was not reported: " + reported);
+        }
+        heldByHolder.countDown();
+        heldByPlain.countDown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), e.statistics().toString());
+        assertEquals(List.of(0, 1, 2, 3), ran);
+        for (Throwable x : reported) {
+            assertEquals(broken + " of a broken context", x.getMessage(), "reported: " + reported);
+        }
     }
 }
