@@ -194,10 +194,13 @@ final class TaskTimer {
         } finally {
             recheck = takeDeferredTermination();
             lock.unlock();
-            if (recheck) {
-                engine.wakeForTermination();
+            try {
+                if (recheck) {
+                    engine.wakeForTermination();
+                }
+            } finally {
+                runAll(completions); // each may end a count that termination waits for: never skipped
             }
-            runAll(completions);
         }
         if (task.isPeriodic()) {
             // Its later runs are the timer's. After the first run's dispatch, which starts a worker if none lives: a
@@ -314,10 +317,13 @@ final class TaskTimer {
             recheck = takeDeferredTermination();
             lock.unlock();
         }
-        if (recheck) {
-            engine.wakeForTermination();
+        try {
+            if (recheck) {
+                engine.wakeForTermination();
+            }
+        } finally {
+            runAll(completions); // each may end a count that termination waits for: never skipped
         }
-        runAll(completions);
         return next;
     }
 
