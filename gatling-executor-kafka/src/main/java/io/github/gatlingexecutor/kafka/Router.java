@@ -210,7 +210,10 @@ final class Router<K, V> implements Runnable {
             seenAt = now;
             return;
         }
-        if (now - seenAt < DETACH_NANOS || !CALL.compareAndSet(this, c, c + 1)) {
+        // An executor that is shut down (a given one, by its owner) refuses the run that would carry on: the routing
+        // taken from the call would be dropped there, and the records after it never run, while the call's own worker
+        // runs them once the call returns.
+        if (now - seenAt < DETACH_NANOS || executor.isShutdown() || !CALL.compareAndSet(this, c, c + 1)) {
             return;
         }
         // The token is ours: the record in the call becomes a tracked one (the router stored it as its spare before
@@ -251,10 +254,12 @@ final class Router<K, V> implements Runnable {
             }
             failing = null;
         }
-        boolean onTheSpot = (ordering == Ordering.KEY || ordering == Ordering.UNORDERED)
-                && System.nanoTime() - slowUntil >= 0;
+        boolean mayRunHere = ordering == Ordering.KEY || ordering == Ordering.UNORDERED;
+        boolean onTheSpot = mayRunHere && System.nanoTime() - slowUntil >= 0;
         long mark = 0;
-        for (int n = 0; n < budget; n++) {
+        // Past the budget, the run goes on while the executor is shut down: it would refuse the run handed the rest
+        // (a given executor, shut down by its owner, still runs what it took, this run included).
+        for (int n = 0; n < budget || executor.isShutdown(); n++) {
             if (progressWanted) {
                 // Cleared first, so that a request made while publishing is served after the next record.
                 progressWanted = false;
@@ -289,7 +294,9 @@ final class Router<K, V> implements Runnable {
                     // The sweeper took it out of use between the lookup and the claim: look again, which replaces it.
                 }
             }
-            if (claim != 0 || !onTheSpot) {
+            // A record not run here goes to a lane, or as a task of its own, which an executor that is shut down
+            // refuses: a slow handler then runs here all the same.
+            if (claim != 0 || !onTheSpot && !(mayRunHere && executor.isShutdown())) {
                 handOff(r, s, slot, claim == 0);
                 mark = 0;
                 continue;

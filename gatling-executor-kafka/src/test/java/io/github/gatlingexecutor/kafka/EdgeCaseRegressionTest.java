@@ -1251,6 +1251,83 @@ class EdgeCaseRegressionTest {
         }
     }
 
+    /**
+     * The executor given to the builder, shut down by its owner from the first record's handler while a router's run
+     * routes a poll of more than {@link Router#MAX_PER_RUN} records: that run, taken by the executor before its
+     * shutdown, stopped at its budget and handed the rest to the executor, which refused it, so only 1024 of 1500
+     * ran and were committed while the worker that ran them was free to go on. A run on an executor that is shut down
+     * now routes on past its budget: every record polled runs, and the commit follows.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Ordering.class, names = {"KEY", "PARTITION", "UNORDERED"})
+    void aRunTakenBeforeTheGivenExecutorShutDownRunsThePollPastItsBudget(Ordering ordering) throws Exception {
+        int n = Router.MAX_PER_RUN + 476;
+        String topic = topicWithRecords("given-shut-down-budget", n);
+        String group = EmbeddedKafka.name("g");
+        Queue<Long> ran = new ConcurrentLinkedQueue<>();
+        GatlingExecutor executor = GatlingExecutor.builder().name("shut-in-a-long-run").build();
+        Properties props = KAFKA.consumerProperties(group);
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, n);
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic).ordering(ordering).executor(executor).closeTimeout(Duration.ofSeconds(30))
+                .handler(r -> {
+                    if (r.offset() == 0) {
+                        executor.shutdown(); // by its owner, as the run it took routes the first poll
+                    }
+                    ran.add(r.offset());
+                }).build();
+        try {
+            processor.start();
+            Thread poll = EmbeddedKafka.pollingThread(group);
+            poll.join(TimeUnit.SECONDS.toMillis(30));
+            assertFalse(poll.isAlive(), "the polling thread stopped by itself");
+            long polled = processor.statistics().polled();
+            assertTrue(polled > Router.MAX_PER_RUN, "one poll took more than a run's budget: " + polled);
+            assertEquals(polled, ran.size(), "every record polled ran");
+            assertEquals(Map.of(new TopicPartition(topic, 0), polled), KAFKA.committed(group));
+        } finally {
+            processor.close();
+            executor.shutdownNow();
+        }
+    }
+
+    /**
+     * As above, with a record that runs long on the spot (under {@code KEY}) once the executor is shut down: the
+     * polling thread took the routing from that call and handed it to the executor, which refused it, so the records
+     * after it never ran (2 of 20 ran and were committed), though the call's own worker was there to run them. The
+     * routing now stays with the call, as handing it to a shut-down executor can only drop it: all 20 run.
+     */
+    @Test
+    void aLongCallOnTheSpotAfterTheGivenExecutorShutDownKeepsTheRouting() throws Exception {
+        String topic = topicWithRecords("given-shut-down-long-call", 20);
+        String group = EmbeddedKafka.name("g");
+        Queue<Long> ran = new ConcurrentLinkedQueue<>();
+        GatlingExecutor executor = GatlingExecutor.builder().name("shut-before-a-long-call").build();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic).ordering(Ordering.KEY).executor(executor).closeTimeout(Duration.ofSeconds(30))
+                .handler(r -> {
+                    if (r.offset() == 0) {
+                        executor.shutdown(); // by its owner
+                    } else if (r.offset() == 1) {
+                        // A long call: many times the detach threshold, so the polling thread's watch meets it.
+                        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(Router.DETACH_NANOS) * 40);
+                    }
+                    ran.add(r.offset());
+                }).build();
+        try {
+            processor.start();
+            Thread poll = EmbeddedKafka.pollingThread(group);
+            poll.join(TimeUnit.SECONDS.toMillis(30));
+            assertFalse(poll.isAlive(), "the polling thread stopped by itself");
+            assertEquals(20, ran.size(), "ran: " + ran);
+            assertEquals(Map.of(new TopicPartition(topic, 0), 20L), KAFKA.committed(group));
+        } finally {
+            processor.close();
+            executor.shutdownNow();
+        }
+    }
+
     private static ContextExecutor ownExecutor(KafkaProcessor<?, ?> processor) throws ReflectiveOperationException {
         Field field = KafkaProcessor.class.getDeclaredField("executor");
         field.setAccessible(true);
