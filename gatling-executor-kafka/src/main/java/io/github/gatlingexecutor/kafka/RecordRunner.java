@@ -66,6 +66,11 @@ final class RecordRunner<K, V> {
         this.executor = executor;
     }
 
+    /** Whether the executor is shut down: it refuses every task from now on, but runs those it took. */
+    boolean executorShutDown() {
+        return executor.isShutdown();
+    }
+
     FailureHandler<K, V> failureHandler() {
         return onFailure;
     }

@@ -243,7 +243,9 @@ final class Slot<K, V> implements Runnable {
                 return;
             }
         }
-        for (int n = 0; n < BATCH; n++) {
+        // Past the batch, the run goes on while the executor is shut down: it would refuse the run handed the rest of
+        // the key (a given executor, shut down by its owner, still runs what it took, this run included).
+        for (int n = 0; n < BATCH || runner.executorShutDown(); n++) {
             Work<K, V> w = take();
             if (w == null) {
                 if (claims > 0) {

@@ -1328,6 +1328,50 @@ class EdgeCaseRegressionTest {
         }
     }
 
+    /**
+     * As above, for a key's lane: under {@code KEY}, one key whose handler is slow (so the router hands its records to
+     * the key's lane), and the executor given to the builder shut down by its owner from a record that lane runs. The
+     * lane's run, taken before the shutdown, stopped after its batch of {@link Slot#BATCH} records and handed the rest
+     * of the key to the executor, which refused it: 19 of 40 ran and were committed. While the executor is shut down,
+     * the run now goes on past its batch: all 40 run.
+     */
+    @Test
+    void aKeysLaneRunTakenBeforeTheGivenExecutorShutDownRunsTheKeyPastItsBatch() throws Exception {
+        String topic = EmbeddedKafka.name("given-shut-down-lane");
+        KAFKA.createTopic(topic, 1);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            records.add(new ProducerRecord<>(topic, 0, "one-key", "v" + i));
+        }
+        KAFKA.produce(records);
+        String group = EmbeddedKafka.name("g");
+        Queue<Long> ran = new ConcurrentLinkedQueue<>();
+        GatlingExecutor executor = GatlingExecutor.builder().name("shut-in-a-lane").build();
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
+                        KAFKA.consumerProperties(group))
+                .topics(topic).ordering(Ordering.KEY).executor(executor).closeTimeout(Duration.ofSeconds(30))
+                .handler(r -> {
+                    // Slow enough, from the first record on, that the router hands the key's records to its lane.
+                    Thread.sleep(1);
+                    if (r.offset() == Router.SLOW_STREAK + 2) {
+                        executor.shutdown(); // by its owner, from the lane's run
+                    }
+                    ran.add(r.offset());
+                }).build();
+        try {
+            processor.start();
+            Thread poll = EmbeddedKafka.pollingThread(group);
+            poll.join(TimeUnit.SECONDS.toMillis(30));
+            assertFalse(poll.isAlive(), "the polling thread stopped by itself");
+            assertEquals(40, processor.statistics().polled(), "one poll");
+            assertEquals(40, ran.size(), "ran: " + ran);
+            assertEquals(Map.of(new TopicPartition(topic, 0), 40L), KAFKA.committed(group));
+        } finally {
+            processor.close();
+            executor.shutdownNow();
+        }
+    }
+
     private static ContextExecutor ownExecutor(KafkaProcessor<?, ?> processor) throws ReflectiveOperationException {
         Field field = KafkaProcessor.class.getDeclaredField("executor");
         field.setAccessible(true);
