@@ -255,7 +255,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      */
     public void start() {
         // Under the lifecycle lock, so that a close() racing this start waits until there is a consumer, an executor
-        // and a polling thread to close (it found none, returned, and left them running).
+        // and a polling thread to close: a close that ran between the state's change and their making would find none
+        // and return, leaving them running.
         synchronized (lifecycle) {
             if (!state.compareAndSet(NEW, RUNNING_STATE)) {
                 throw new IllegalStateException(state.get() == CLOSED ? "KafkaProcessor is closed"
@@ -291,11 +292,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             } catch (Throwable e) {
                 state.set(CLOSED);
                 // As the consumer reports a failure of its construction, which includes making and configuring the
-                // deserializers it is named: those are made here, and a configure that threw an exception of its own
-                // came out bare (an IllegalStateException read as "already started or closed"). An Error too, as the
-                // consumer catches any Throwable there: one from a deserializer's configure (a class it needs that is
-                // missing, say) came out bare, left the processor started with no consumer and the other
-                // deserializer open.
+                // deserializers it is named: those are made here, so whatever their configure throws, an Error
+                // included (a class it needs that is missing, say), comes out as a KafkaException with its cause, the
+                // processor closed with the deserializers made. Let out bare, an IllegalStateException of its own
+                // would read as "already started or closed".
                 if (e instanceof KafkaException) {
                     throw (KafkaException) e;
                 }
@@ -406,8 +406,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         }
         if (Thread.holdsLock(lifecycle)) {
             // Called from start()'s own thread (a deserializer's or an interceptor's configure): nothing but what start
-            // is making exists yet, and start closes it on its return here. Closing from here found no executor and
-            // no polling thread, and start went on to make both for a closed processor.
+            // is making exists yet, and start, which reads the state before it makes the executor and the polling
+            // thread, closes what it made and fails on its return here.
             return;
         }
         if (runner.inHandler() || Thread.currentThread() == pollThread) {
