@@ -1271,8 +1271,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
          * handler. The records the executor took before its shutdown get {@code closeTimeout} to finish, the commit
          * never passes a record that did not run, and the group is left, so that the next owner of the partitions
          * reads the rest again. A record that fails meanwhile cannot be retried: it holds back its key (its partition
-         * under {@link Ordering#PARTITION}) as any failed record does. A later {@code close()} returns once that stop
-         * is done.
+         * under {@link Ordering#PARTITION}) as any failed record does (under {@link Ordering#UNORDERED} the records
+         * after it run, and the commit stays behind it). A later {@code close()} returns once that stop is done.
          */
         public Builder<K, V> executor(ContextExecutor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
