@@ -580,7 +580,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * so that the next owner of each partition reads the rest from that commit.
      */
     private void givenExecutorShutDown() {
-        LOG.log(Level.ERROR, "The executor " + givenExecutor.name() + " was shut down while the processor ran; the"
+        LOG.log(Level.WARNING, "The executor " + givenExecutor.name() + " was shut down while the processor ran; the"
                 + " processor stops: records it did not run are not committed, and the group's next owner of their"
                 + " partitions reads them again");
         if (markClosed() == RUNNING_STATE) {
@@ -1267,12 +1267,13 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
          * <p>It must stay open while the processor runs: {@link #build()} refuses one already shut down
          * ({@link IllegalArgumentException}), and {@link KafkaProcessor#start()} one shut down since
          * ({@link IllegalStateException}, before anything is made). Shut down while the processor runs, it refuses
-         * every record from then on: the processor logs an error and stops by itself, as on a {@code close()} from a
-         * handler. The records the executor took before its shutdown get {@code closeTimeout} to finish, the commit
-         * never passes a record that did not run, and the group is left, so that the next owner of the partitions
-         * reads the rest again. A record that fails meanwhile cannot be retried: it holds back its key (its partition
-         * under {@link Ordering#PARTITION}) as any failed record does (under {@link Ordering#UNORDERED} the records
-         * after it run, and the commit stays behind it). A later {@code close()} returns once that stop is done.
+         * every record from then on: the processor logs a warning and stops by itself, as on a {@code close()} from a
+         * handler (so close the processor first, then the executor). The records the executor took before its shutdown
+         * get {@code closeTimeout} to finish, the commit never passes a record that did not run, and the group is left,
+         * so that the next owner of the partitions reads the rest again. A record that fails meanwhile cannot be
+         * retried: it holds back its key (its partition under {@link Ordering#PARTITION}) as any failed record does
+         * (under {@link Ordering#UNORDERED} the records after it run, and the commit stays behind it). A later
+         * {@code close()} returns once that stop is done.
          */
         public Builder<K, V> executor(ContextExecutor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
