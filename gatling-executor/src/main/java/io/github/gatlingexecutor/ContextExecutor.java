@@ -128,16 +128,15 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * {@code ExecutorService.close()} does on JDK 19 and later. If interrupted while waiting, it calls
      * {@link #shutdownNow()} and keeps waiting, then restores the interrupt status.
      *
-     * @throws IllegalStateException if called on one of this executor's own threads, which would wait for itself:
-     *         from one of its tasks (or other code its workers run, such as the uncaught-exception handler), or on
-     *         its checker thread (by a thread factory asked there for an auxiliary worker), or by its thread factory
-     *         on any thread (a submitter's whose task needs a worker, say), or by a context's {@code hashCode} or
-     *         {@code equals} run at a scheduled task's dispatch (on a {@code schedule(task, 0)} caller's thread, say),
-     *         or by a {@code Future} of the caller's, given as a coalescing task, from its {@code cancel} (its
-     *         {@code done()}, say) made by the submit that replaced it, which termination waits for.
-     *         The shutdown is started
-     *         first, as {@link #shutdown()} starts it (the JDK's executors start it and then wait for good), and the
-     *         executor terminates once its tasks, the calling one included, have run
+     * @throws IllegalStateException if called where it would wait for itself: from one of its tasks (or other
+     *         code its workers run, such as the uncaught-exception handler), or on its checker thread (by a thread
+     *         factory asked there for an auxiliary worker), or by its thread factory on any thread (a submitter's whose
+     *         task needs a worker, say), or by a context's {@code hashCode} or {@code equals} run at a scheduled task's
+     *         dispatch (on a {@code schedule(task, 0)} caller's thread, say), or by a {@code Future} of the caller's,
+     *         given as a coalescing task, from its {@code cancel} (its {@code done()}, say) made by the submit that
+     *         replaced it, which termination waits for. The shutdown is started first, as {@link #shutdown()} starts it
+     *         (the JDK's executors start it and then wait for good), and the executor terminates once its tasks, the
+     *         calling one included, have run
      */
     @Override
     void close();
