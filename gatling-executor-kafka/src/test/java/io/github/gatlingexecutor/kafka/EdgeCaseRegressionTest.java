@@ -24,7 +24,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -876,25 +875,7 @@ class EdgeCaseRegressionTest {
         }
         KafkaProcessor<String, String> processor = builder.build();
         self.set(processor);
-        List<String> warnings = new CopyOnWriteArrayList<>();
-        java.util.logging.Logger log = java.util.logging.Logger.getLogger(KafkaProcessor.class.getName());
-        java.util.logging.Handler capture = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord record) {
-                if (record.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
-                    warnings.add(String.valueOf(record.getMessage()));
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        log.addHandler(capture);
+        LogCapture logs = LogCapture.start();
         try {
             processor.start();
             Thread poll = EmbeddedKafka.pollingThread(group);
@@ -910,9 +891,9 @@ class EdgeCaseRegressionTest {
             assertEquals(Map.of(new TopicPartition(topic, 0), 1L), KAFKA.committed(group),
                     "the calling handler's record, completed, is committed");
             assertEquals(1, processor.statistics().completed());
-            assertEquals(List.of(), warnings);
+            assertEquals(List.of(), logs.messagesAtLeast(java.util.logging.Level.WARNING));
         } finally {
-            log.removeHandler(capture);
+            logs.close();
             processor.close();
         }
     }
@@ -1099,25 +1080,7 @@ class EdgeCaseRegressionTest {
                     closedInside.countDown();
                 }).build();
         self.set(processor);
-        List<Throwable> logged = new CopyOnWriteArrayList<>();
-        java.util.logging.Logger log = java.util.logging.Logger.getLogger(KafkaProcessor.class.getName());
-        java.util.logging.Handler capture = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord record) {
-                if (record.getThrown() != null) {
-                    logged.add(record.getThrown());
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        log.addHandler(capture);
+        LogCapture logs = LogCapture.start();
         try {
             processor.start();
             Thread poll = EmbeddedKafka.pollingThread(group);
@@ -1126,10 +1089,10 @@ class EdgeCaseRegressionTest {
             poll.join(TimeUnit.SECONDS.toMillis(20));
             assertFalse(poll.isAlive(), "the polling thread ended");
             assertTrue(own.awaitTermination(10, TimeUnit.SECONDS), "the processor's own executor ended");
-            assertTrue(logged.contains(thrown), "the consumer's error is logged: " + logged);
+            assertTrue(logs.thrown().contains(thrown), "the consumer's error is logged: " + logs.thrown());
             assertEquals(Map.of(new TopicPartition(topic, 0), 1L), KAFKA.committed(group));
         } finally {
-            log.removeHandler(capture);
+            logs.close();
             processor.close();
         }
     }
@@ -1138,33 +1101,15 @@ class EdgeCaseRegressionTest {
      * The executor given to the builder, shut down by its owner while the processor runs, once the first records are
      * polled: the processor polled on, handing every record to an executor that refused it (20 polled, 0 completed),
      * polled every 5 ms for good once the partition paused, logged one warning, and a close() then sat out the whole
-     * closeTimeout waiting for records that could never run. The processor now stops by itself, logs an error, commits
-     * nothing past what ran, and a close() returns at once.
+     * closeTimeout waiting for records that could never run. The processor now stops by itself, logs a warning,
+     * commits nothing past what ran, and a close() returns at once.
      */
     @Test
     void anExecutorShutDownWhileTheProcessorRunsStopsItWithoutCommittingWhatNeverRan() throws Exception {
         String topic = topicWithRecords("given-shut-down", 20);
         String group = EmbeddedKafka.name("g");
         AtomicInteger handled = new AtomicInteger();
-        List<java.util.logging.LogRecord> warnings = new CopyOnWriteArrayList<>();
-        java.util.logging.Logger log = java.util.logging.Logger.getLogger(KafkaProcessor.class.getName());
-        java.util.logging.Handler capture = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord record) {
-                if (record.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
-                    warnings.add(record);
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        log.addHandler(capture);
+        LogCapture logs = LogCapture.start();
         GatlingExecutor executor = GatlingExecutor.builder().name("owned-by-the-caller").build();
         KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(
                         KAFKA.consumerProperties(group))
@@ -1192,7 +1137,8 @@ class EdgeCaseRegressionTest {
             Map<TopicPartition, Long> committed = KAFKA.committed(group);
             assertTrue(committed.isEmpty() || committed.equals(Map.of(new TopicPartition(topic, 0), 0L)),
                     "nothing committed past records that never ran: " + committed);
-            assertTrue(warnings.stream().anyMatch(r -> r.getMessage().contains("owned-by-the-caller")),
+            assertTrue(logs.messagesAtLeast(java.util.logging.Level.WARNING).stream()
+                            .anyMatch(m -> m.contains("owned-by-the-caller")),
                     "a warning names the executor");
             long start = System.nanoTime();
             processor.close();
@@ -1200,7 +1146,7 @@ class EdgeCaseRegressionTest {
             assertTrue(tookMillis < 5_000, "close took " + tookMillis + " ms");
             assertThrows(IllegalStateException.class, processor::start);
         } finally {
-            log.removeHandler(capture);
+            logs.close();
             processor.close();
             executor.shutdownNow();
         }
