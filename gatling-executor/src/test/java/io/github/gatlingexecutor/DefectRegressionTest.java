@@ -2329,8 +2329,8 @@ class DefectRegressionTest {
     }
 
     /**
-     * A {@code shutdownNow()} made under the timer's lock (here from a context's {@code hashCode}, as a task due at once
-     * is dispatched) does not wait for a replacing submit's put-back of a periodic task, which needs that lock: the
+     * A {@code shutdownNow()} made under the timer's lock (here from a context's {@code hashCode}, as a task due at
+     * once is dispatched) does not wait for a replacing submit's put-back of a periodic task, which needs that lock: the
      * put-back comes after shutdownNow's last drain, is refused, and cancels the task. The executor terminated before
      * that cancel, as soon as its last worker ended: {@code isTerminated()} was true with a periodic future that was
      * neither done, nor cancelled, nor among the tasks shutdownNow returned. The factory gives one worker and no

@@ -1402,8 +1402,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
         /**
          * Why Kafka refuses {@code t} as a topic name, or null if it is legal: ASCII letters, digits, '.', '_' and '-',
-         * 1 to 249 characters, neither "." nor "..". Such a name passed to {@code subscribe} fails every poll, which the
-         * processor logs and tries again for good; checked here, the mistake is reported by the call that made it.
+         * 1 to 249 characters, neither "." nor "..". Such a name passed to {@code subscribe} fails every poll, which
+         * the processor logs and tries again for good; checked here, the mistake is reported by the call that made it.
          */
         static String illegalTopicName(String t) {
             if (t.isEmpty()) {
