@@ -364,13 +364,8 @@ class BuilderTest {
         }
     }
 
-    /** An interceptor whose {@code configure} throws. */
-    public static final class UnconfigurableInterceptor implements ConsumerInterceptor<String, String> {
-        @Override
-        public void configure(Map<String, ?> configs) {
-            throw new IllegalStateException("refuses its configuration (thrown on purpose)");
-        }
-
+    /** An interceptor that acts in {@code configure} alone (made by the consumer from its class name). */
+    public abstract static class ConfigureOnlyInterceptor implements ConsumerInterceptor<String, String> {
         @Override
         public ConsumerRecords<String, String> onConsume(ConsumerRecords<String, String> records) {
             return records;
@@ -382,6 +377,14 @@ class BuilderTest {
 
         @Override
         public void close() {
+        }
+    }
+
+    /** An interceptor whose {@code configure} throws. */
+    public static final class UnconfigurableInterceptor extends ConfigureOnlyInterceptor {
+        @Override
+        public void configure(Map<String, ?> configs) {
+            throw new IllegalStateException("refuses its configuration (thrown on purpose)");
         }
     }
 
@@ -516,26 +519,13 @@ class BuilderTest {
     }
 
     /** An interceptor whose {@code configure} closes {@link #CLOSE_IN_CONFIGURE}. */
-    public static final class ClosingInterceptor implements ConsumerInterceptor<String, String> {
+    public static final class ClosingInterceptor extends ConfigureOnlyInterceptor {
         @Override
         public void configure(Map<String, ?> configs) {
             KafkaProcessor<?, ?> p = CLOSE_IN_CONFIGURE.get();
             if (p != null) {
                 p.close();
             }
-        }
-
-        @Override
-        public ConsumerRecords<String, String> onConsume(ConsumerRecords<String, String> records) {
-            return records;
-        }
-
-        @Override
-        public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        }
-
-        @Override
-        public void close() {
         }
     }
 
