@@ -1661,16 +1661,29 @@ class DefectRegressionTest {
         return (Engine) engine.get(e);
     }
 
+    /** A {@code shutdown()} running on its own thread, held inside its cancel of {@link #periodic}. */
+    private static final class HeldShutdown {
+        final ScheduledTask<Object> periodic;
+        final Thread thread;
+
+        HeldShutdown(ScheduledTask<Object> periodic, Thread thread) {
+            this.periodic = periodic;
+            this.thread = thread;
+        }
+    }
+
     /**
-     * A periodic task due in an hour whose cancel, made on a thread named "shutdown" (by {@code shutdown()}, which
-     * cancels the periodic tasks it took out of the timer after letting the timer's lock go), counts {@code cancelling}
-     * down and waits for {@code proceed}.
+     * Schedules a periodic task due in an hour, then calls {@code shutdown()} on a thread of its own, which takes the
+     * task out of the timer and cancels it after letting the timer's lock go; returns once that cancel has begun. The
+     * cancel waits for {@code proceed}.
      */
-    private static ScheduledTask<Object> periodicHeldInShutdownsCancel(Engine engine, CountDownLatch cancelling,
-                                                                       CountDownLatch proceed) {
+    private static HeldShutdown shutdownHeldInItsCancel(GatlingExecutor e, CountDownLatch proceed)
+            throws ReflectiveOperationException, InterruptedException {
+        Engine engine = engineOf(e);
+        CountDownLatch cancelling = new CountDownLatch(1);
         long hour = TimeUnit.HOURS.toNanos(1);
-        return new ScheduledTask<>(engine, java.util.concurrent.Executors.callable(NOOP), NOOP, TaskFuture.PLAIN, null,
-                System.nanoTime() + hour, hour) {
+        ScheduledTask<Object> periodic = new ScheduledTask<>(engine, java.util.concurrent.Executors.callable(NOOP),
+                NOOP, TaskFuture.PLAIN, null, System.nanoTime() + hour, hour) {
             @Override
             public boolean cancel(boolean mayInterruptIfRunning) {
                 if (Thread.currentThread().getName().equals("shutdown")) {
@@ -1680,6 +1693,12 @@ class DefectRegressionTest {
                 return super.cancel(mayInterruptIfRunning);
             }
         };
+        assertTrue(engine.timer.schedule(periodic, false));
+        Thread shutdown = new Thread(e::shutdown, "shutdown");
+        shutdown.setDaemon(true);
+        shutdown.start();
+        await(cancelling, "shutdown() cancelling the periodic task it took out");
+        return new HeldShutdown(periodic, shutdown);
     }
 
     /** The timer's lock, held by a test to stop a scheduling thread at a chosen point. */
@@ -2061,15 +2080,10 @@ class DefectRegressionTest {
     @Timeout(20)
     void shutdownNowUnderTheTimersLockDoesNotWaitForAShutdownsCancelsThatNeedThatLock() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("cancels-under-lock").coreThreads(1).build());
-        Engine engine = engineOf(e);
-        CountDownLatch cancelling = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
-        ScheduledTask<Object> periodic = periodicHeldInShutdownsCancel(engine, cancelling, proceed);
-        assertTrue(engine.timer.schedule(periodic, false));
-        Thread shutdown = new Thread(e::shutdown, "shutdown");
-        shutdown.setDaemon(true);
-        shutdown.start();
-        await(cancelling, "shutdown() cancelling the periodic task it took out");
+        HeldShutdown held = shutdownHeldInItsCancel(e, proceed);
+        ScheduledTask<Object> periodic = held.periodic;
+        Thread shutdown = held.thread;
         ReentrantLock lock = timerLock(e);
         CountDownLatch locked = new CountDownLatch(1);
         CountDownLatch returned = new CountDownLatch(1);
@@ -2302,7 +2316,6 @@ class DefectRegressionTest {
     void theExecutorDoesNotTerminateWhileShutdownIsStillCancellingPeriodicTasks() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("terminates-after-cancels").coreThreads(1)
                 .checkPeriod(Duration.ofMillis(10)).build());
-        Engine engine = engineOf(e);
         CountDownLatch running = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
         e.execute(() -> {
@@ -2310,14 +2323,10 @@ class DefectRegressionTest {
             TestSupport.blockIgnoringInterrupts(finish);
         });
         await(running, "the last task");
-        CountDownLatch cancelling = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
-        ScheduledTask<Object> periodic = periodicHeldInShutdownsCancel(engine, cancelling, proceed);
-        assertTrue(engine.timer.schedule(periodic, false));
-        Thread shutdown = new Thread(e::shutdown, "shutdown");
-        shutdown.setDaemon(true);
-        shutdown.start();
-        await(cancelling, "shutdown() cancelling the periodic task it took out");
+        HeldShutdown held = shutdownHeldInItsCancel(e, proceed);
+        ScheduledTask<Object> periodic = held.periodic;
+        Thread shutdown = held.thread;
         finish.countDown(); // the worker, out of its last task, looks for quiescence; so does the checker, every 10 ms
         assertFalse(e.awaitTermination(500, TimeUnit.MILLISECONDS),
                 () -> "terminated with the periodic future neither done nor cancelled: " + periodic);
@@ -2428,15 +2437,10 @@ class DefectRegressionTest {
     void theExecutorDoesNotTerminateBeforeAShutdownsCancelsThatShutdownNowUnderTheTimersLockDidNotWaitFor()
             throws Exception {
         GatlingExecutor e = cleanup.track(gatling("cancels-vs-termination").coreThreads(1).build());
-        Engine engine = engineOf(e);
-        CountDownLatch cancelling = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
-        ScheduledTask<Object> periodic = periodicHeldInShutdownsCancel(engine, cancelling, proceed);
-        assertTrue(engine.timer.schedule(periodic, false));
-        Thread shutdown = new Thread(e::shutdown, "shutdown");
-        shutdown.setDaemon(true);
-        shutdown.start();
-        await(cancelling, "shutdown() cancelling the periodic task it took out");
+        HeldShutdown held = shutdownHeldInItsCancel(e, proceed);
+        ScheduledTask<Object> periodic = held.periodic;
+        Thread shutdown = held.thread;
         ReentrantLock lock = timerLock(e);
         AtomicReference<List<Runnable>> returned = new AtomicReference<>();
         Thread holder = new Thread(() -> {
