@@ -40,6 +40,16 @@ class BuilderTest {
         return p;
     }
 
+    /** {@link #valid()} with these deserializers, the counts of {@link CountingDeserializer} set back to zero. */
+    private static Map<String, Object> countedProps(Class<?> keys, Class<?> values) {
+        Map<String, Object> p = valid();
+        p.put("key.deserializer", keys.getName());
+        p.put("value.deserializer", values.getName());
+        CountingDeserializer.CONFIGURED.set(0);
+        CountingDeserializer.CLOSED.set(0);
+        return p;
+    }
+
     private static KafkaProcessor.Builder<String, String> builder(Map<String, Object> p) {
         return KafkaProcessor.<String, String>builder(p).topics("t").handler(r -> { });
     }
@@ -257,11 +267,7 @@ class BuilderTest {
      */
     @Test
     void aDeserializerWhoseConfigureThrowsAnErrorFailsStartWithAKafkaExceptionAndClosesTheOther() {
-        Map<String, Object> props = valid();
-        props.put("key.deserializer", CountingDeserializer.class.getName());
-        props.put("value.deserializer", BrokenDeserializer.class.getName());
-        CountingDeserializer.CONFIGURED.set(0);
-        CountingDeserializer.CLOSED.set(0);
+        Map<String, Object> props = countedProps(CountingDeserializer.class, BrokenDeserializer.class);
         KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO).build();
         KafkaException e = assertThrows(KafkaException.class, p::start);
         Throwable cause = e;
@@ -300,12 +306,8 @@ class BuilderTest {
      */
     @Test
     void theDeserializersMadeForAConsumerThatFailsToConstructAreClosed() {
-        Map<String, Object> props = valid();
-        props.put("key.deserializer", CountingDeserializer.class.getName());
-        props.put("value.deserializer", CountingDeserializer.class.getName());
+        Map<String, Object> props = countedProps(CountingDeserializer.class, CountingDeserializer.class);
         props.put("interceptor.classes", UnconfigurableInterceptor.class.getName());
-        CountingDeserializer.CONFIGURED.set(0);
-        CountingDeserializer.CLOSED.set(0);
         KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO).build();
         assertThrows(KafkaException.class, p::start);
         assertEquals(2, CountingDeserializer.CONFIGURED.get(), "both deserializers were made");
@@ -321,12 +323,8 @@ class BuilderTest {
      */
     @Test
     void aDeserializerWhoseCloseThrowsAnErrorDoesNotKeepTheOtherOpenNorHideWhyStartFailed() {
-        Map<String, Object> props = valid();
-        props.put("key.deserializer", ErrorOnCloseDeserializer.class.getName());
-        props.put("value.deserializer", CountingDeserializer.class.getName());
+        Map<String, Object> props = countedProps(ErrorOnCloseDeserializer.class, CountingDeserializer.class);
         props.put("interceptor.classes", UnconfigurableInterceptor.class.getName());
-        CountingDeserializer.CONFIGURED.set(0);
-        CountingDeserializer.CLOSED.set(0);
         KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO).build();
         KafkaException e = assertThrows(KafkaException.class, p::start);
         Throwable cause = e;
@@ -396,12 +394,8 @@ class BuilderTest {
      */
     @Test
     void aPollingThreadThatCannotStartFailsStartAndClosesWhatItMade() throws Exception {
-        Map<String, Object> props = valid();
+        Map<String, Object> props = countedProps(CountingDeserializer.class, CountingDeserializer.class);
         props.put("group.id", "no-poll-thread");
-        props.put("key.deserializer", CountingDeserializer.class.getName());
-        props.put("value.deserializer", CountingDeserializer.class.getName());
-        CountingDeserializer.CONFIGURED.set(0);
-        CountingDeserializer.CLOSED.set(0);
         OutOfMemoryError noThread = new OutOfMemoryError("unable to create native thread (thrown on purpose)");
         List<org.apache.kafka.clients.consumer.KafkaConsumer<String, String>> made = new ArrayList<>();
         KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO)
@@ -468,17 +462,13 @@ class BuilderTest {
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
     void aCloseFromAConfigureDuringStartLeavesNothingOpenAndStartFails(boolean fromInterceptor) throws Exception {
-        Map<String, Object> props = valid();
+        Map<String, Object> props = countedProps(
+                fromInterceptor ? CountingDeserializer.class : ClosingDeserializer.class, CountingDeserializer.class);
         String group = "closed-in-configure-" + fromInterceptor;
         props.put("group.id", group);
-        props.put("key.deserializer", (fromInterceptor ? CountingDeserializer.class : ClosingDeserializer.class)
-                .getName());
-        props.put("value.deserializer", CountingDeserializer.class.getName());
         if (fromInterceptor) {
             props.put("interceptor.classes", ClosingInterceptor.class.getName());
         }
-        CountingDeserializer.CONFIGURED.set(0);
-        CountingDeserializer.CLOSED.set(0);
         KafkaProcessor<String, String> p = builder(props).closeTimeout(Duration.ZERO).build();
         CLOSE_IN_CONFIGURE.set(p);
         try {
@@ -542,12 +532,8 @@ class BuilderTest {
                 () -> builder(valid()).executor(shut).build());
         assertTrue(e.getMessage().startsWith("executor: shut-before-build is shut down"), e::getMessage);
 
-        Map<String, Object> props = valid();
+        Map<String, Object> props = countedProps(CountingDeserializer.class, CountingDeserializer.class);
         props.put("group.id", "executor-shut-before-start");
-        props.put("key.deserializer", CountingDeserializer.class.getName());
-        props.put("value.deserializer", CountingDeserializer.class.getName());
-        CountingDeserializer.CONFIGURED.set(0);
-        CountingDeserializer.CLOSED.set(0);
         GatlingExecutor later = GatlingExecutor.builder().name("shut-before-start").build();
         KafkaProcessor<String, String> p = builder(props).executor(later).build();
         later.shutdown();
