@@ -1222,20 +1222,19 @@ final class Engine {
         // and any thread that holds the timer's lock (a context's hashCode or the factory, at a dispatch): every look
         // for termination takes that lock, and the dispatch under way counts as work (TaskTimer#noDelayedWork); and
         // any thread in the cancel of a future its coalescing submit replaced, which termination waits for.
-        boolean task = w != null && w.engine == this;
-        boolean cancelling = cancellingReplaced.get() != null;
-        if (task || checker.isCurrentThread() || inThreadFactory.contains(Thread.currentThread())
-                || timer.isHeldByCurrentThread() || cancelling) {
+        String where = w != null && w.engine == this ? "a task"
+                : inThreadFactory.contains(Thread.currentThread()) ? "the thread factory"
+                : checker.isCurrentThread() ? "the checker thread"
+                : cancellingReplaced.get() != null ? "the cancel of a future a coalescing submit replaced"
+                : timer.isHeldByCurrentThread() ? "code run by a scheduled task's dispatch"
+                : null;
+        if (where != null) {
             // The JDK's executors start the shutdown and then wait for themselves for good. The caller asked for the
             // shutdown, so it starts; only the wait, which cannot end while the calling thread is the executor's, is
             // refused.
             shutdown();
-            throw new IllegalStateException("close() called from " + (task ? "a task"
-                    : inThreadFactory.contains(Thread.currentThread()) ? "the thread factory"
-                    : checker.isCurrentThread() ? "the checker thread"
-                    : cancelling ? "the cancel of a future a coalescing submit replaced"
-                    : "code run by a scheduled task's dispatch")
-                    + " of executor " + settings.name + ": shut down, but it cannot wait for its own termination");
+            throw new IllegalStateException("close() called from " + where + " of executor " + settings.name
+                    + ": shut down, but it cannot wait for its own termination");
         }
         if (terminatedAndThreadsGone()) {
             return;
