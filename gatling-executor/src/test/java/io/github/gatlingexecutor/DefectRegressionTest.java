@@ -2396,11 +2396,14 @@ class DefectRegressionTest {
                 return 7;
             }
         };
+        AtomicReference<Throwable> scheduleFailed = new AtomicReference<>();
         Thread dueNow = new Thread(() -> {
             try {
+                // Its own dispatch's look-up calls shutdownNow(), which hands the task back (see
+                // shutdownNowFromAContextsHashCodeAtADispatchReturnsTheTaskInFlight): accepted, not refused.
                 e.schedule(new Seq(stopping, NOOP), 0, TimeUnit.MILLISECONDS);
-            } catch (RejectedExecutionException expected) {
-                // stopped by its own dispatch's look-up: see aTaskWhoseOwnDispatchCallsShutdownNowIsNotLeftBehind...
+            } catch (Throwable t) {
+                scheduleFailed.set(t);
             }
         }, "dispatches-due-now");
         dueNow.setDaemon(true);
@@ -2414,6 +2417,7 @@ class DefectRegressionTest {
         replacerWaits.countDown();
         dueNow.join(TimeUnit.SECONDS.toMillis(15));
         assertFalse(dueNow.isAlive(), "the dispatch that called shutdownNow never returned");
+        assertNull(scheduleFailed.get(), "the schedule call whose dispatch called shutdownNow");
         assertFalse(worker.get().isAlive(), "the worker did not end after shutdownNow");
         assertFalse(returned.get().contains(periodic), "its run was replaced before shutdownNow: not returned");
         assertFalse(terminatedUnderLock.get() && !doneUnderLock.get(),
