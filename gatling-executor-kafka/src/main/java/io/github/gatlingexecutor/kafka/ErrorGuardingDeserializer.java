@@ -203,12 +203,19 @@ class ErrorGuardingDeserializer<T> implements Deserializer<T>, ClusterResourceLi
         }
     }
 
+    /** The most links of a cause chain {@link #outOfHeap} looks at. */
+    private static final int MAX_CAUSES = 100;
+
     /**
      * Whether the consumer's report of an unreadable record comes from a deserializer that ran out of heap: an
      * {@link OutOfHeap}, or an {@code OutOfMemoryError} that a deserializer wrapped in an exception of its own.
      */
     static boolean outOfHeap(Throwable reported) {
-        for (Throwable t = reported; t != null; t = t.getCause()) {
+        // A bounded walk: causes may go round in a circle (two exceptions each the other's cause, which Throwable
+        // allows), and this runs on the polling thread, which went round it for good (nothing more polled, committed
+        // or closed). Without allocating a set of those seen, as the heap may be short here; no real chain is as long.
+        int links = 0;
+        for (Throwable t = reported; t != null && links++ < MAX_CAUSES; t = t.getCause()) {
             if (t instanceof OutOfHeap || t instanceof OutOfMemoryError) {
                 return true;
             }

@@ -402,6 +402,79 @@ class FailureTest {
     }
 
     /**
+     * Fails on the value "bad" with an exception whose causes go round in a circle (two exceptions, each the cause of
+     * the other, as a library that wraps what it catches can end up with), until {@link #CIRCLE_CLOSED} is cleared.
+     */
+    public static final class CircularCauseDeserializer implements Deserializer<String> {
+        static volatile boolean CIRCLE_CLOSED = true;
+
+        @Override
+        public String deserialize(String topic, byte[] data) {
+            String s = data == null ? null : new String(data, StandardCharsets.UTF_8);
+            if ("bad".equals(s)) {
+                Circular outer = new Circular("not a valid value: bad");
+                Circular inner = new Circular("while parsing");
+                outer.next = inner;
+                inner.next = outer;
+                throw outer;
+            }
+            return s;
+        }
+
+        private static final class Circular extends SerializationException {
+            private static final long serialVersionUID = 1L;
+            transient Throwable next;
+
+            Circular(String message) {
+                super(message);
+            }
+
+            @Override
+            public synchronized Throwable getCause() {
+                return CIRCLE_CLOSED ? next : null;
+            }
+        }
+    }
+
+    /**
+     * A deserializer's exception whose causes form a circle (which the JDK allows, and prints with "CIRCULAR
+     * REFERENCE"): the processor's look for an out-of-heap error down the cause chain went round it for good on the
+     * polling thread, so the failure handler was never called, nothing more was polled or committed, and close() waited
+     * for that thread with it. The record now reaches the failure handler like any unreadable record.
+     */
+    @Test
+    void anUnreadableRecordWhoseExceptionsCausesGoRoundInACircleReachesTheFailureHandler() throws Exception {
+        String topic = EmbeddedKafka.name("deser-circle");
+        KAFKA.createTopic(topic, 1);
+        KAFKA.produce(List.of(new ProducerRecord<>(topic, "k", "v0"), new ProducerRecord<>(topic, "k", "bad"),
+                new ProducerRecord<>(topic, "k", "v2")));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Properties props = KAFKA.consumerProperties(EmbeddedKafka.name("g"));
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, CircularCauseDeserializer.class.getName());
+        Queue<ConsumerRecord<String, String>> failed = new ConcurrentLinkedQueue<>();
+        Queue<String> handled = new ConcurrentLinkedQueue<>();
+        CircularCauseDeserializer.CIRCLE_CLOSED = true;
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(props)
+                .topics(topic)
+                .commitInterval(Duration.ofMillis(20))
+                .handler(r -> handled.add(r.value()))
+                .onFailure((r, e) -> failed.add(r))
+                .build()) {
+            processor.start();
+            try {
+                awaitCommitted(processor, Map.of(tp, 3L));
+            } finally {
+                CircularCauseDeserializer.CIRCLE_CLOSED = false; // lets a polling thread stuck in the circle out of it
+            }
+            assertEquals(List.of("v0", "v2"), new ArrayList<>(handled));
+            assertEquals(1, failed.size());
+            assertEquals(1, failed.peek().offset());
+            assertEquals(1, processor.statistics().failed());
+            assertEquals(3, processor.statistics().completed());
+        }
+    }
+
+    /**
      * Runs out of heap on the value "big", as many times as {@link #OUT_OF_HEAP} says (as a deserializer that sizes a
      * buffer from a length field can: once when the heap is short, every time when the length is corrupt).
      */
