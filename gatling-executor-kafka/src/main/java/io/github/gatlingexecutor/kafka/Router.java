@@ -5,6 +5,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -609,8 +610,22 @@ final class Router<K, V> implements Runnable {
         return (Slot<K, V>[]) new Slot<?, ?>[size];
     }
 
+    /**
+     * The key as the maps hold it: a {@code byte[]} by content, and a {@code ByteBuffer} by its remaining bytes (what
+     * its {@code equals} compares), copied, since a handler that reads the buffer moves its position and so changed
+     * the key kept for the slot.
+     */
     private static Object keyOf(Object key) {
-        return key instanceof byte[] ? new LaneKey.Bytes((byte[]) key) : key;
+        if (key instanceof byte[]) {
+            return new LaneKey.Bytes((byte[]) key);
+        }
+        if (key instanceof ByteBuffer) {
+            ByteBuffer b = ((ByteBuffer) key).duplicate(); // the record's buffer keeps its position
+            byte[] content = new byte[b.remaining()];
+            b.get(content);
+            return new LaneKey.Bytes(content);
+        }
+        return key;
     }
 
     /**
