@@ -73,11 +73,19 @@ final class WorkerPool {
     // Guarded by 'this': the counters folded in from workers that have ended, and the pool's own counters.
     private long foldedExecuted;
     /**
-     * Volatile, unlike the other folded counters: {@link #startedTasks} reads it without the lock. {@link #exited}
-     * removes the worker from {@code workers} before it adds the worker's count here, and the reader reads this
-     * first: so a worker's count is never summed twice (it may be missed for a moment, which only undercounts).
+     * Volatile, unlike the other folded counters: {@link #startedTasks} reads it without the lock, with
+     * {@code workers}, inside {@link #folding}'s check.
      */
     private volatile long foldedStarted;
+    /**
+     * Odd while {@link #exited} moves an ending worker's started count from {@code workers} to {@link #foldedStarted}
+     * (written under the lock, so by one thread at a time); {@link #startedTasks} sums only between two even reads of
+     * the same value. Neither order of the two writes is safe alone: removed first, a read of the folded count before
+     * the move and of the workers after it missed the worker's tasks (a full executor then looked that many tasks
+     * fuller, and a submit with room was refused for {@code maxQueued}); folded first, a read could count them twice
+     * (and admit over the limit).
+     */
+    private volatile int folding;
     private long foldedFailed;
     private long foldedTransfers;
     private long auxStarted;
@@ -538,9 +546,14 @@ final class WorkerPool {
             // all of them
         }
         synchronized (this) {
-            workers = remove(workers, w);
+            folding++;
+            try {
+                workers = remove(workers, w);
+                foldedStarted += w.startedCountOpaque();
+            } finally {
+                folding++; // even again whatever the copy met (it allocates): left odd, every read would wait for good
+            }
             foldedExecuted += w.executedCountOpaque();
-            foldedStarted += w.startedCountOpaque();
             foldedFailed += w.failedCountOpaque();
             foldedTransfers += w.transferCountOpaque();
             if (w.retired) {
@@ -585,14 +598,24 @@ final class WorkerPool {
 
     /**
      * Tasks started so far, by every worker that ever ran: lock-free, for bounded admission. Never more than the true
-     * count at the moment of the call (see {@link #foldedStarted}).
+     * count at the moment of the call, and an ending worker's tasks are in it (see {@link #folding}): a read that
+     * overlaps the few writes of a worker's end waits for them, as for any thread between two steps that holds
+     * nothing we need (see {@link Waiting}).
      */
     long startedTasks() {
-        long sum = foldedStarted;
-        for (Worker w : workers) {
-            sum += w.startedCountOpaque();
+        for (int waits = 0; ; waits = Waiting.pause(waits)) {
+            int before = folding;
+            if ((before & 1) != 0) {
+                continue;
+            }
+            long sum = foldedStarted;
+            for (Worker w : workers) {
+                sum += w.startedCountOpaque();
+            }
+            if (folding == before) {
+                return sum;
+            }
         }
-        return sum;
     }
 
     Worker[] workers() {

@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Timeout;
  * Model checking of the engine's lock-free pieces with Lincheck ({@link Lincheck#runConcurrentTest(int, Runnable)}):
  * the real {@link SequentialLane}, {@link CoalescingLane}, the {@code shutdownNow} take hand-shake of
  * {@link Worker}, the idle hand-shake of {@link WorkerPool} (with a burst of submits, and with an auxiliary worker
- * retiring), the checker's sweep of a stuck worker's idle lanes, and the real submit path of {@link Engine} with two
- * test threads playing the workers (so a context is released, re-created and moved between workers).
+ * retiring), the pool's started count read while a worker ends, the checker's sweep of a stuck worker's idle lanes,
+ * and the real submit path of {@link Engine} with two test threads playing the workers (so a context is released,
+ * re-created and moved between workers).
  *
  * <p>No worker thread is started: the engine's pool is told its core is full, and the test's own threads call the
  * worker-side methods. Each scenario also runs against a deliberately broken copy of the protocol it checks (or the
@@ -1185,6 +1186,35 @@ class LincheckLaneTest {
     @Timeout(120)
     void retirementScenarioFindsARetirementOverAWakeUp() {
         assertFinds(auxiliaryRetirement(false), Found.CHECK);
+    }
+
+    /**
+     * The started count that bounded admission compares with the accepted count ({@link WorkerPool#startedTasks}),
+     * read while a worker ends ({@link WorkerPool#exited} moves its count from the worker to the pool's folded count):
+     * the read must count the ending worker's tasks once, neither missed nor twice. A read that took the folded count
+     * before the move and the workers after it missed them all: a full executor then looked that many tasks fuller
+     * than it was, and a submit was refused for {@code maxQueued} with room (seen failing: "read 0 of 5").
+     */
+    @Test
+    @Timeout(120)
+    void startedCountReadWhileAWorkerEndsCountsItsTasksOnce() {
+        Lincheck.runConcurrentTest(INVOCATIONS, () -> {
+            Engine e = engine();
+            Worker w = worker(e, new Thread(() -> { }));
+            set(e.pool, "workers", new Worker[] {w});
+            int tasks = 5;
+            try {
+                Field started = Worker.class.getDeclaredField("started");
+                started.setAccessible(true);
+                started.setLong(w, tasks);
+            } catch (ReflectiveOperationException failed) {
+                throw new AssertionError(failed);
+            }
+            long[] seen = new long[1];
+            runBoth(() -> e.pool.exited(w), () -> seen[0] = e.pool.startedTasks());
+            check(seen[0] == tasks, "read " + seen[0] + " of " + tasks);
+            check(e.pool.startedTasks() == tasks, "after the end, read " + e.pool.startedTasks() + " of " + tasks);
+        });
     }
 
     // ---- 4d. the checker's sweep of a stuck worker's idle ring ------------------------------------------------------
