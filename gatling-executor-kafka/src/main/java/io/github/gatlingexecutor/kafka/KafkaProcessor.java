@@ -217,6 +217,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * A builder over a copy of {@code consumerProperties}. They pass to the {@link KafkaConsumer} unchanged, except
      * that {@code enable.auto.commit} is set to {@code false} (the processor commits; {@code true} is an error).
      *
+     * @param <K> key type
+     * @param <V> value type
+     * @param consumerProperties the consumer's settings, copied now: later changes to them are not seen
+     * @return a new builder
      * @throws NullPointerException if {@code consumerProperties} is {@code null}
      */
     public static <K, V> Builder<K, V> builder(Properties consumerProperties) {
@@ -229,7 +233,15 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         return new Builder<>(copy);
     }
 
-    /** As {@link #builder(Properties)}, from a map of consumer settings. */
+    /**
+     * As {@link #builder(Properties)}, from a map of consumer settings.
+     *
+     * @param <K> key type
+     * @param <V> value type
+     * @param consumerProperties the consumer's settings, copied now: later changes to them are not seen
+     * @return a new builder
+     * @throws NullPointerException if {@code consumerProperties} is {@code null}
+     */
     public static <K, V> Builder<K, V> builder(Map<String, ?> consumerProperties) {
         Objects.requireNonNull(consumerProperties, "consumerProperties");
         return new Builder<>(new LinkedHashMap<>(consumerProperties));
@@ -361,6 +373,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * A snapshot of the counters; cheap, callable from any thread at any time. What finished is read before what was
      * polled: the polling thread counts records as polled before it hands them out, so {@code completed()} never
      * exceeds {@code polled()}.
+     *
+     * @return a new snapshot
      */
     public KafkaStatistics statistics() {
         long completed = runner.completed.sum();
@@ -1232,13 +1246,23 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         /**
          * Topics to subscribe to (added to those given before). Each must be a legal Kafka topic name (ASCII letters,
          * digits, '.', '_' and '-', 1 to 249 characters, neither "." nor ".."), or {@link #build()} refuses it.
+         *
+         * @param topics the topics' names
+         * @return this builder
+         * @throws NullPointerException if {@code topics} or one of them is {@code null} (none is added then)
          */
         public Builder<K, V> topics(String... topics) {
             Objects.requireNonNull(topics, "topics");
             return topics(Arrays.asList(topics)); // not List.of, whose own NullPointerException names nothing
         }
 
-        /** As {@link #topics(String...)}. */
+        /**
+         * As {@link #topics(String...)}.
+         *
+         * @param topics the topics' names
+         * @return this builder
+         * @throws NullPointerException if {@code topics} or one of them is {@code null} (none is added then)
+         */
         public Builder<K, V> topics(Collection<String> topics) {
             Objects.requireNonNull(topics, "topics");
             for (String t : topics) {
@@ -1248,13 +1272,25 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
             return this;
         }
 
-        /** Which records may run at once; {@link Ordering#KEY} by default. */
+        /**
+         * Which records may run at once; {@link Ordering#KEY} by default.
+         *
+         * @param ordering the ordering
+         * @return this builder
+         * @throws NullPointerException if {@code ordering} is {@code null}
+         */
         public Builder<K, V> ordering(Ordering ordering) {
             this.ordering = Objects.requireNonNull(ordering, "ordering");
             return this;
         }
 
-        /** What to do with each record. Required. */
+        /**
+         * What to do with each record. Required.
+         *
+         * @param handler processes each record
+         * @return this builder
+         * @throws NullPointerException if {@code handler} is {@code null}
+         */
         public Builder<K, V> handler(RecordHandler<K, V> handler) {
             this.handler = Objects.requireNonNull(handler, "handler");
             return this;
@@ -1274,25 +1310,45 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
          * retried: it holds back its key (its partition under {@link Ordering#PARTITION}) as any failed record does
          * (under {@link Ordering#UNORDERED} the records after it run, and the commit stays behind it). A later
          * {@code close()} returns once that stop is done.
+         *
+         * @param executor the executor that runs handlers
+         * @return this builder
+         * @throws NullPointerException if {@code executor} is {@code null}
          */
         public Builder<K, V> executor(ContextExecutor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
             return this;
         }
 
-        /** Records polled and not completed at which a partition is paused; 10,000 by default; must be positive. */
+        /**
+         * Records polled and not completed at which a partition is paused; 10,000 by default; must be positive.
+         *
+         * @param maxPendingPerPartition the pending records at which a partition is paused
+         * @return this builder
+         */
         public Builder<K, V> maxPendingPerPartition(int maxPendingPerPartition) {
             this.maxPendingPerPartition = maxPendingPerPartition;
             return this;
         }
 
-        /** How often completed offsets are committed while running; 1 s by default; must be positive. */
+        /**
+         * How often completed offsets are committed while running; 1 s by default; must be positive.
+         *
+         * @param commitInterval the time between two commits
+         * @return this builder
+         * @throws NullPointerException if {@code commitInterval} is {@code null}
+         */
         public Builder<K, V> commitInterval(Duration commitInterval) {
             this.commitInterval = Objects.requireNonNull(commitInterval, "commitInterval");
             return this;
         }
 
-        /** Tries after the first failure before the failure handler is called; 3 by default; 0 or more. */
+        /**
+         * Tries after the first failure before the failure handler is called; 3 by default; 0 or more.
+         *
+         * @param retries tries after the first failure
+         * @return this builder
+         */
         public Builder<K, V> retries(int retries) {
             this.retries = retries;
             return this;
@@ -1301,13 +1357,23 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         /**
          * Wait before the first retry, doubling after each failed try up to 10 s (a wait longer than 10 s is kept as it
          * is: the cap never shortens what was asked for); 100 ms by default; positive.
+         *
+         * @param retryBackoff the wait before the first retry
+         * @return this builder
+         * @throws NullPointerException if {@code retryBackoff} is {@code null}
          */
         public Builder<K, V> retryBackoff(Duration retryBackoff) {
             this.retryBackoff = Objects.requireNonNull(retryBackoff, "retryBackoff");
             return this;
         }
 
-        /** Receives records that failed for good (see {@link FailureHandler}); none by default. */
+        /**
+         * Receives records that failed for good (see {@link FailureHandler}); none by default.
+         *
+         * @param onFailure receives records that failed for good
+         * @return this builder
+         * @throws NullPointerException if {@code onFailure} is {@code null}
+         */
         public Builder<K, V> onFailure(FailureHandler<K, V> onFailure) {
             this.onFailure = Objects.requireNonNull(onFailure, "onFailure");
             return this;
@@ -1319,19 +1385,35 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
          * inside one {@code poll}: the revocation's, its commit's (bounded by the same timeout), and, for a partition
          * let go past the timeout and assigned back, one more for its old records. Keep it well under a third of
          * {@code max.poll.interval.ms} (300 s by default), or a rebalance makes the member leave the group.
+         *
+         * @param closeTimeout the time records handed out get to finish
+         * @return this builder
+         * @throws NullPointerException if {@code closeTimeout} is {@code null}
          */
         public Builder<K, V> closeTimeout(Duration closeTimeout) {
             this.closeTimeout = Objects.requireNonNull(closeTimeout, "closeTimeout");
             return this;
         }
 
-        /** A key deserializer instance, instead of the {@code key.deserializer} property. */
+        /**
+         * A key deserializer instance, instead of the {@code key.deserializer} property.
+         *
+         * @param keyDeserializer the key deserializer
+         * @return this builder
+         * @throws NullPointerException if {@code keyDeserializer} is {@code null}
+         */
         public Builder<K, V> keyDeserializer(Deserializer<K> keyDeserializer) {
             this.keyDeserializer = Objects.requireNonNull(keyDeserializer, "keyDeserializer");
             return this;
         }
 
-        /** A value deserializer instance, instead of the {@code value.deserializer} property. */
+        /**
+         * A value deserializer instance, instead of the {@code value.deserializer} property.
+         *
+         * @param valueDeserializer the value deserializer
+         * @return this builder
+         * @throws NullPointerException if {@code valueDeserializer} is {@code null}
+         */
         public Builder<K, V> valueDeserializer(Deserializer<V> valueDeserializer) {
             this.valueDeserializer = Objects.requireNonNull(valueDeserializer, "valueDeserializer");
             return this;
@@ -1344,6 +1426,7 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
          *                                  no key or value deserializer, {@code enable.auto.commit=true}, no topics
          *                                  (or one whose name Kafka refuses), no handler, an executor already shut
          *                                  down, a limit or interval not positive, negative retries or close timeout
+         * @return the processor, not started
          */
         public KafkaProcessor<K, V> build() {
             requireSetting(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "the brokers to connect to");

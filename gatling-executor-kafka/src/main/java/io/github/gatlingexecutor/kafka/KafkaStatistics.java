@@ -34,6 +34,8 @@ public final class KafkaStatistics {
     /**
      * Records returned by the consumer and taken in by the processor, and records that could not be deserialized
      * (each once, when first met), so that {@link #completed()} never exceeds it.
+     *
+     * @return the count
      */
     public long polled() {
         return polled;
@@ -43,12 +45,18 @@ public final class KafkaStatistics {
      * Records done with: the handler returned, they were {@linkplain #superseded() superseded}, or the failure
      * handler returned for them (records that could not be deserialized included). Records dropped because their
      * partition was revoked or lost are not counted: their next owner processes them.
+     *
+     * @return the count
      */
     public long completed() {
         return completed;
     }
 
-    /** Records that never ran because a newer record of their key replaced them ({@link Ordering#KEY_LATEST}). */
+    /**
+     * Records that never ran because a newer record of their key replaced them ({@link Ordering#KEY_LATEST}).
+     *
+     * @return the count
+     */
     public long superseded() {
         return superseded;
     }
@@ -56,6 +64,8 @@ public final class KafkaStatistics {
     /**
      * Records that failed for good: the handler failed on every try, or the record could not be deserialized. Each
      * such record counts once however often it is tried again afterwards.
+     *
+     * @return the count
      */
     public long failed() {
         return failed;
@@ -65,6 +75,8 @@ public final class KafkaStatistics {
      * Tries again after a failure, counted when made: the handler's calls (all of them, including the later capped
      * ones; not a retry dropped during its backoff because its partition was revoked or the processor closed), and
      * reads of a record that could not be deserialized that failed again.
+     *
+     * @return the count
      */
     public long retries() {
         return retries;
@@ -73,12 +85,18 @@ public final class KafkaStatistics {
     /**
      * Partitions paused now by back-pressure (or while a record that cannot be deserialized, or that ran its
      * deserializer out of heap, waits).
+     *
+     * @return the paused partitions, unmodifiable
      */
     public Set<TopicPartition> pausedPartitions() {
         return pausedPartitions;
     }
 
-    /** The last offset this processor committed, per partition it committed for (the next record to read). */
+    /**
+     * The last offset this processor committed, per partition it committed for (the next record to read).
+     *
+     * @return the next offset to read of each partition committed for, unmodifiable
+     */
     public Map<TopicPartition, Long> committedOffsets() {
         return committedOffsets;
     }
