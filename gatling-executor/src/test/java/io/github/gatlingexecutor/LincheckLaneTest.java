@@ -27,7 +27,9 @@ import org.junit.jupiter.api.Timeout;
  * <p>No worker thread is started: the engine's pool is told its core is full, and the test's own threads call the
  * worker-side methods. Each scenario also runs against a deliberately broken copy of the protocol it checks (or the
  * same code with a bug switched on) and must fail there; each of those was seen failing, which the
- * {@code ...FindsXxx} tests assert on every build.
+ * {@code ...FindsXxx} tests assert on every build. The started count's scenario is the exception: it runs the real
+ * end of a worker, and its broken form, that end's two writes without the sequence counter around them, is the pool's
+ * code before its fix, on which it was seen failing ("read 0 of 5"); no copy of it is kept here.
  */
 class LincheckLaneTest {
 
