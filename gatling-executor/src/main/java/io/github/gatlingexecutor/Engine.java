@@ -48,10 +48,17 @@ final class Engine {
     final Settings settings;
     /** Lanes with work and unordered tasks, in arrival order. */
     final ReadyQueue readyQueue = new ReadyQueue();
-    private final ConcurrentHashMap<Object, Lane> sequentialLanes = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Object, Lane> coalescingLanes = new ConcurrentHashMap<>();
-    /** Both lane maps, sequential first: for the walks that visit every lane (shutdownNow, quiescence, snapshots). */
-    final List<ConcurrentHashMap<Object, Lane>> laneMaps = List.of(sequentialLanes, coalescingLanes);
+    /**
+     * The lanes of each kind, by context. A map never shrinks its table, and while the executor runs it cannot be
+     * swapped for a smaller one (README, "Memory follows the peak of live contexts"); at termination, when no lane can
+     * be made live any more, each is replaced by an empty one (see {@link #terminated}), so that a terminated executor
+     * that is still referenced does not keep tables sized for the most contexts ever live at once. Not final for that
+     * alone, and not volatile: the submit path reads them as plain fields (as it read the final ones), and a thread
+     * that still reads a replaced map finds no live lane there (every lane was closed or released before termination,
+     * and a submit that makes one there is refused and drops it).
+     */
+    private ConcurrentHashMap<Object, Lane> sequentialLanes = new ConcurrentHashMap<>();
+    private ConcurrentHashMap<Object, Lane> coalescingLanes = new ConcurrentHashMap<>();
     final WorkerPool pool;
     final Checker checker;
     final TaskTimer timer;
@@ -240,6 +247,11 @@ final class Engine {
 
     ConcurrentHashMap<Object, Lane> lanes(boolean coalescing) {
         return coalescing ? coalescingLanes : sequentialLanes;
+    }
+
+    /** Both lane maps, sequential first: for the walks that visit every lane (shutdownNow, quiescence, snapshots). */
+    List<ConcurrentHashMap<Object, Lane>> laneMaps() {
+        return List.of(sequentialLanes, coalescingLanes);
     }
 
     // ---- submit paths ---------------------------------------------------------------------------------------
@@ -996,7 +1008,7 @@ final class Engine {
         // Each lane is unmapped once closed: no task can enter it any more, and a submit that comes now looks its
         // context up, meets STOP and drops the lane it made (see discardIfUnused). Left mapped until termination, a
         // lane whose worker ran on in a task that outlived the interrupt kept counting as live (see liveContexts).
-        for (ConcurrentHashMap<Object, Lane> lanes : laneMaps) {
+        for (ConcurrentHashMap<Object, Lane> lanes : laneMaps()) {
             for (Lane lane : lanes.values()) {
                 lane.closeAndDrain(out);
                 lane.unmap();
@@ -1065,7 +1077,7 @@ final class Engine {
         if (!timer.noDelayedWork() || !readyQueue.isEmpty()) {
             return false;
         }
-        for (ConcurrentHashMap<Object, Lane> lanes : laneMaps) {
+        for (ConcurrentHashMap<Object, Lane> lanes : laneMaps()) {
             for (Lane lane : lanes.values()) {
                 if (!closeAndUnmapIfIdle(lane)) {
                     return false;
@@ -1108,8 +1120,12 @@ final class Engine {
             return false;
         }
         try {
+            // Emptied (of lanes a submitter failed to unmap, see Lane#unmap), then replaced with their tables: see
+            // sequentialLanes.
             sequentialLanes.clear();
             coalescingLanes.clear();
+            sequentialLanes = new ConcurrentHashMap<>();
+            coalescingLanes = new ConcurrentHashMap<>();
             submitted.foldEndedNow();
             Jfr.executorTerminated(this);
         } finally {

@@ -258,7 +258,7 @@ final class Snapshots {
             }
         }
         List<ContextStatistics> out = new ArrayList<>();
-        for (ConcurrentHashMap<Object, Lane> lanes : engine.laneMaps) {
+        for (ConcurrentHashMap<Object, Lane> lanes : engine.laneMaps()) {
             for (Lane lane : lanes.values()) {
                 if (lane.isActive()) {
                     out.add(statisticsOf(lane, now));

@@ -719,6 +719,48 @@ class DefectRegressionTest {
         assertTrue(e.isTerminated());
     }
 
+    /**
+     * Nor does it keep the lane maps' tables: a map never shrinks its table (README, "Memory follows the peak of live
+     * contexts"), and termination emptied the maps but kept them, so a future kept after {@code close()} kept tables
+     * sized for the most contexts ever live at once (5,267 KB after 500,000 sequential lanes, where README promises a
+     * few kilobytes). Nothing can make a lane live once the executor has terminated, so the tables can go.
+     */
+    @Test
+    @Timeout(60)
+    void aTerminatedExecutorStillReferencedKeepsNoLaneMapTable() throws Exception {
+        int perKind = 150_000; // each map's table then takes about 2 MB
+        GatlingExecutor e = gatling("kept-maps").coreThreads(1).maxThreads(1).build();
+        Future<?> kept;
+        try {
+            CountDownLatch gate = new CountDownLatch(1);
+            CountDownLatch held = new CountDownLatch(1);
+            e.execute(() -> {
+                held.countDown();
+                TestSupport.blockQuietly(gate);
+            });
+            await(held, "the worker to be held");
+            Runnable nothing = () -> { };
+            for (int i = 0; i < perKind; i++) {
+                e.execute(new Seq(i, nothing));
+                e.execute(new Coal(i, nothing));
+            }
+            assertEquals(2L * perKind, e.statistics().liveContexts(), "every lane live at once");
+            gate.countDown();
+            kept = e.submit(nothing);
+            TestSupport.get(kept);
+        } finally {
+            e.close();
+        }
+        assertEquals(0, e.statistics().liveContexts());
+        long withExecutor = TestSupport.usedHeapAfterGc();
+        Reference.reachabilityFence(kept);
+        kept = null;
+        e = null;
+        long retainedKb = (withExecutor - TestSupport.usedHeapAfterGc()) / 1024;
+        assertTrue(retainedKb < 512, "a terminated executor kept by a future retained " + retainedKb + " KB after "
+                + 2 * perKind + " lanes were live at once");
+    }
+
     /** Item 6: a periodic coalescing task whose pending run was replaced was cancelled for good. */
     @Test
     @Timeout(20)
