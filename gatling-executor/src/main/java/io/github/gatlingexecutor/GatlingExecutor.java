@@ -227,12 +227,26 @@ public final class GatlingExecutor implements ContextExecutor {
      *
      * <p>Each run enters the task's lane when due. Runs never overlap: a run that is late makes the next one start
      * late, as in {@code ScheduledThreadPoolExecutor}. Periodic tasks stop at shutdown.
+     *
+     * <p>A {@link CoalescingRunnable} whose run, waiting in its lane, is replaced by a newer task of its context skips
+     * that run (it counts in {@code coalesced()}) and stays scheduled: its future is not cancelled, since the runs of
+     * a periodic task end only by a cancel, a run that throws, or the executor's shutdown. The next run is the first
+     * time of its schedule after the replacement; runs owed from before it are not made up, as each would replace the
+     * newer task in turn.
      */
     @Override
     public ScheduledFuture<?> scheduleAtFixedRate(Runnable command, long initialDelay, long period, TimeUnit unit) {
         return engine.schedulePeriodic(Objects.requireNonNull(command, "command"), initialDelay, period, true, unit);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Each run enters the task's lane when due, and the delay counts from the end of the previous run. Periodic
+     * tasks stop at shutdown. A {@link CoalescingRunnable} whose run is replaced in its lane by a newer task skips
+     * that run (it counts in {@code coalesced()}) and stays scheduled, its next run one delay after the replacement;
+     * its future is not cancelled (see {@link #scheduleAtFixedRate}).
+     */
     @Override
     public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay,
                                                      TimeUnit unit) {
