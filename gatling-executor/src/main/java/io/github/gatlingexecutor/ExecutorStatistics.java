@@ -172,8 +172,9 @@ public final class ExecutorStatistics {
     public long blockedDetections() { return blockedDetections; }
 
     /**
-     * Times a thread (a worker or the checker) could not be started: the thread factory threw or returned
-     * {@code null}, or {@code Thread.start} failed.
+     * Times a thread (a worker or the checker) could not be started: the thread factory threw, returned
+     * {@code null} or gave a thread it had already started (refused, as {@code ThreadPoolExecutor} refuses it), or
+     * {@code Thread.start} failed.
      *
      * @return the count
      */
