@@ -19,9 +19,10 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>See {@link ContextExecutor} for the semantics of the three task kinds. This class adds the pool: {@code
  * coreThreads} workers that live as long as the executor (started on demand), auxiliary workers started when work
- * waits while the busy workers are blocked, retired after {@code auxiliaryKeepAlive} idle, and a hard cap of {@code
- * maxThreads} workers. One housekeeping thread per executor, the checker, watches for workers stuck in one task and
- * fires scheduled tasks; it never runs a task itself.
+ * waits, no worker is free and the busy ones leave a core unused (they are blocked or stuck in one task, or fewer
+ * than the cores), retired after {@code auxiliaryKeepAlive} idle, and a hard cap of {@code maxThreads} workers. One
+ * housekeeping thread per executor, the checker, watches for workers stuck in one task and fires scheduled tasks; it
+ * never runs a task itself.
  *
  * <pre>{@code
  * try (GatlingExecutor executor = GatlingExecutor.builder().name("orders").coreThreads(4).build()) {
