@@ -73,6 +73,12 @@ final class Worker implements Runnable {
     volatile Thread thread;
     /** Set by the pool when this idle auxiliary worker is allowed to end (see PoolPolicy#mayRetire). */
     boolean retired;
+    /**
+     * Set by this auxiliary worker when its keep-alive ran out but the core size had grown to include it (a core bump):
+     * from then on it parks as a core worker, without a timeout. The core size never shrinks, so it would be refused
+     * at every later keep-alive too, and woke that often for good on an idle executor. Its own thread only.
+     */
+    boolean keptAsCore;
 
     private volatile int parkState = ACTIVE;
     /**

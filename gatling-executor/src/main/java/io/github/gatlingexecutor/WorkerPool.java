@@ -232,7 +232,7 @@ final class WorkerPool {
                 if (sweepDue) {
                     timerWait = Math.min(timerWait, Worker.IDLE_GRACE_NANOS);
                 }
-                if (w.core) {
+                if (w.core || w.keptAsCore) {
                     if (timerWait != Long.MAX_VALUE) {
                         LockSupport.parkNanos(this, timerWait);
                     } else {
@@ -248,7 +248,9 @@ final class WorkerPool {
                         if (tryRetire(w)) {
                             return null;
                         }
-                        // The core size has grown to include this worker: it stays.
+                        // The core size has grown to include this worker: it stays, and parks as a core worker from
+                        // now on (the core size never shrinks, so every later keep-alive would refuse it too).
+                        w.keptAsCore = true;
                         w.parkState(Worker.ACTIVE);
                         continue OUTER;
                     }

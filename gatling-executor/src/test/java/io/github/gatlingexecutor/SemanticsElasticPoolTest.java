@@ -343,6 +343,39 @@ class SemanticsElasticPoolTest {
         assertEquals(after.coreThreads(), liveWorkers(e), TestSupport.describe(e));
     }
 
+    /**
+     * An auxiliary worker that a core bump took into the core size is a core worker from then on: idle, it parks
+     * without a timeout like the others (SPEC 8: an idle executor uses no CPU). It used to wake every
+     * {@code auxiliaryKeepAlive} for good, find that it may not retire, and park again: with a keep-alive of 1 ms,
+     * about 900 wake-ups a second per such thread on an idle executor.
+     */
+    @Test
+    void anAuxiliaryWorkerTakenIntoTheCoreSizeParksWithoutATimeoutWhenIdle() {
+        GatlingExecutor e = cleanup.track(gatling("bumped").coreThreads(1).maxThreads(2).coreBumpThreshold(1)
+                .auxiliaryKeepAlive(Duration.ofMillis(1)).checkPeriod(Duration.ofMillis(10))
+                .blockedThreshold(Duration.ofMillis(20)).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(2);
+        for (int i = 0; i < 2; i++) {
+            e.execute(new Seq("bumped-" + i, () -> {
+                started.countDown();
+                blockQuietly(gate);
+            }));
+        }
+        await(started, "two blocked tasks on two threads");
+        gate.countDown();
+        ExecutorStatistics s = TestSupport.awaitQuiescent(e);
+        assertEquals(1, s.auxiliaryThreadsStarted(), s.toString());
+        assertEquals(2, s.coreThreads(), s.toString());
+        // Both workers, the auxiliary one included, end up parked without a timeout (their idle lanes released).
+        waitUntil("every idle worker parked without a timeout", () -> {
+            List<Thread> workers = liveThreads(e.name() + "-");
+            workers.removeIf(t -> t.getName().equals(e.name() + "-checker"));
+            return workers.size() == 2 && workers.stream().allMatch(t -> t.getState() == Thread.State.WAITING);
+        }, () -> TestSupport.describe(e), 5_000);
+        assertEquals(2, e.statistics().threads(), e.statistics().toString());
+    }
+
     /** A CPU-bound backlog on a saturated machine is no reason for more threads than cores (SPEC 6). */
     @Test
     void aCpuBoundBacklogDoesNotStartAuxiliaryThreads() {
