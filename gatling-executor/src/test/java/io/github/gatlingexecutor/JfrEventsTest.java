@@ -679,7 +679,14 @@ class JfrEventsTest {
      * by {@code s - d} modulo the period, and one of them by at least {@code min(d, 200 - d)}, 70 ms: the 50 ms allowed
      * below catches that whatever the phase, and leaves room for the time between the checker's reading of its clock
      * and the event's commit, which reached 48 ms on a loaded machine for the first event of a JVM (JFR's cold path;
-     * a warm-up event goes first for that) and a few ms after it. Never more than the task ran.
+     * a warm-up event goes first for that) and a few ms after it.
+     *
+     * <p>Longer than the task ran, the report is by design (an upper bound, see {@code WorkerBlockedEvent#runningFor}):
+     * it is timed from the worker's stamp when it took the lane, a coarse-clock reading a few ms behind while workers
+     * are awake, and a worker preempted between that take and the task's first line adds the time it waited for a CPU
+     * (8 ms over, once in 35 runs of the class at a load average of 6 on 2 cores, against 5 allowed then). The same 50
+     * ms is allowed that way: timed from the inspection before the task instead, one of the two tasks, started 70 ms
+     * apart within a 200 ms period, would read at least 70 ms over, whatever the phase.
      */
     @Test
     @Timeout(60)
@@ -713,7 +720,7 @@ class JfrEventsTest {
                 Duration ran = Duration.between(started.get(context), blocked.getStartTime());
                 Duration reported = blocked.getDuration("runningFor");
                 long shortBy = ran.minus(reported).toMillis();
-                assertTrue(shortBy <= 50 && shortBy >= -5,
+                assertTrue(shortBy <= 50 && shortBy >= -50,
                         context + " had run " + ran.toMillis() + " ms, reported " + reported.toMillis() + " ms");
             }
             release.countDown();
