@@ -91,24 +91,29 @@ final class Admission {
     /** Tickets handed out so far. Guarded by lock. */
     private long arrivals;
     /** Guarded by lock; ordered by arrival. */
-    private final PriorityQueue<Waiter> executorQueue = new PriorityQueue<>(BY_ARRIVAL);
+    private PriorityQueue<Waiter> executorQueue = new PriorityQueue<>(BY_ARRIVAL);
     /**
      * Guarded by lock: the waiters of each full sequential context, ordered by arrival; an entry is removed, through
      * its queue's own key, when it empties.
      */
-    private final HashMap<ContextKey, ContextQueue> contextQueues = new HashMap<>();
+    private HashMap<ContextKey, ContextQueue> contextQueues = new HashMap<>();
     /** The thread at the head of the executor queue, or null: written under the lock, read by workers without it. */
     private volatile Thread executorHead;
     /**
      * The thread at the head of each context queue, keyed by that queue's key: written under the lock, read by
      * workers without it.
      */
-    private final ConcurrentHashMap<ContextKey, Thread> contextHeads = new ConcurrentHashMap<>();
+    private ConcurrentHashMap<ContextKey, Thread> contextHeads = new ConcurrentHashMap<>();
     /**
      * Every coalescing waiter, by its own key ({@link Waiter#coalescingKey}): written under the lock as it joins and
      * leaves the executor queue, read without it by {@link #coalescingWaits} on a thread refused the lock.
      */
-    private final ConcurrentHashMap<ContextKey, Thread> coalescingWaiters = new ConcurrentHashMap<>();
+    private ConcurrentHashMap<ContextKey, Thread> coalescingWaiters = new ConcurrentHashMap<>();
+    /**
+     * The four structures above, which never shrink, have been replaced by empty ones after shutdown (see
+     * {@link #dropTablesOnceNobodyWaits}). Guarded by lock.
+     */
+    private boolean tablesDropped;
 
     /**
      * A sequential context as the admission maps key it. Its hash is taken once, by the submitter that makes the key
@@ -895,10 +900,42 @@ final class Admission {
             VarHandle.fullFence();
             if (engine.state() != Engine.RUNNING) {
                 wakeAll();
+                dropTablesOnceNobodyWaits();
             }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** At termination: see {@link #dropTablesOnceNobodyWaits}; left to the holder if the lock is taken. */
+    void terminated() {
+        if (lock.tryLock()) {
+            try {
+                dropTablesOnceNobodyWaits();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Under the lock, once the executor is shut down: when no submitter waits, replaces the waiters' queue and maps
+     * with empty ones. Their tables never shrink, and a terminated executor kept through a future or a lane handle kept
+     * them sized for the most submitters ever parked at once (4 MB after 100,000 virtual submitters waited for room in
+     * as many contexts). After shutdown no submitter parks: a late one that looked at the state before it joins the
+     * new, small ones and leaves at once (see await), and whoever reads a map without the lock reads one that is
+     * empty. Called by termination and by the last waiter out (each holder lets the lock go through
+     * unlockWakingIfShutDown), so whichever comes last finds nobody waiting.
+     */
+    private void dropTablesOnceNobodyWaits() {
+        if (tablesDropped || waitingCell.get(2 * PAD) != 0 || !executorQueue.isEmpty() || !contextQueues.isEmpty()) {
+            return;
+        }
+        tablesDropped = true;
+        executorQueue = new PriorityQueue<>(BY_ARRIVAL);
+        contextQueues = new HashMap<>();
+        contextHeads = new ConcurrentHashMap<>();
+        coalescingWaiters = new ConcurrentHashMap<>();
     }
 
     // ---- counters --------------------------------------------------------------------------------------------

@@ -1126,6 +1126,9 @@ final class Engine {
             coalescingLanes.clear();
             sequentialLanes = new ConcurrentHashMap<>();
             coalescingLanes = new ConcurrentHashMap<>();
+            if (admission != null) {
+                admission.terminated(); // the waiting submitters' tables, likewise
+            }
             submitted.foldEndedNow();
             Jfr.executorTerminated(this);
         } finally {

@@ -18,6 +18,7 @@ import java.lang.ref.Reference;
 import java.lang.ref.WeakReference;
 import java.lang.reflect.Field;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -759,6 +760,68 @@ class DefectRegressionTest {
         long retainedKb = (withExecutor - TestSupport.usedHeapAfterGc()) / 1024;
         assertTrue(retainedKb < 512, "a terminated executor kept by a future retained " + retainedKb + " KB after "
                 + 2 * perKind + " lanes were live at once");
+    }
+
+    /**
+     * Nor the tables of its admission under {@code Overflow.block}: the queues of parked submitters (a map of the
+     * contexts' queues, their published heads, the executor-wide queue) never shrink either, and termination left them
+     * sized for the most submitters ever parked at once: 4,106 KB kept by a future after 100,000 virtual submitters had
+     * waited for room in as many contexts. Once the executor is shut down no submitter waits any more, so the last one
+     * out, or termination, drops them. Virtual submitters (JDK 21+): that many parked platform threads would not fit.
+     */
+    @Test
+    @Timeout(120)
+    void aTerminatedExecutorStillReferencedKeepsNoTableOfItsWaitingSubmitters() throws Exception {
+        ThreadFactory submitters = TestSupport.virtualThreadFactory();
+        Future<?>[] kept = {futureOfAnExecutorWhoseSubmittersWaited(100_000, submitters)};
+        long withExecutor = TestSupport.usedHeapAfterGc();
+        Reference.reachabilityFence(kept[0]);
+        kept[0] = null;
+        long retainedKb = (withExecutor - TestSupport.usedHeapAfterGc()) / 1024;
+        assertTrue(retainedKb < 512, "a terminated executor kept by a future retained " + retainedKb
+                + " KB after 100000 submitters waited for room at once");
+    }
+
+    /**
+     * Parks {@code contexts} submitters for room at once, one per full context, lets them all in, closes the executor
+     * and returns a future of it (the executor itself is unreachable from the caller once this returns).
+     */
+    private static Future<?> futureOfAnExecutorWhoseSubmittersWaited(int contexts, ThreadFactory submitters)
+            throws Exception {
+        GatlingExecutor e = gatling("kept-admission").coreThreads(1).maxThreads(1).maxQueuedPerContext(1)
+                .overflow(Overflow.block(Duration.ofMinutes(5))).build();
+        try {
+            CountDownLatch gate = new CountDownLatch(1);
+            CountDownLatch held = new CountDownLatch(1);
+            e.execute(() -> {
+                held.countDown();
+                TestSupport.blockQuietly(gate);
+            });
+            await(held, "the worker to be held");
+            Runnable nothing = () -> { };
+            for (int i = 0; i < contexts; i++) {
+                e.execute(new Seq(i, nothing)); // each context's lane full
+            }
+            List<Thread> waiting = new ArrayList<>(contexts);
+            for (int i = 0; i < contexts; i++) {
+                Seq second = new Seq(i, nothing);
+                Thread t = submitters.newThread(() -> e.execute(second));
+                t.start();
+                waiting.add(t);
+            }
+            waitUntil("every submitter parked for room", () -> e.statistics().waitingSubmitters() == contexts,
+                    () -> e.statistics().toString(), 60_000);
+            gate.countDown();
+            for (Thread t : waiting) {
+                t.join();
+            }
+            assertEquals(2L * contexts + 1, e.statistics().submitted(), e.statistics().toString());
+            Future<?> kept = e.submit(nothing);
+            TestSupport.get(kept);
+            return kept;
+        } finally {
+            e.close();
+        }
     }
 
     /** Item 6: a periodic coalescing task whose pending run was replaced was cancelled for good. */

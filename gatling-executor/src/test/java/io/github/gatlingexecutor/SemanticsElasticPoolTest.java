@@ -5,6 +5,7 @@ import static io.github.gatlingexecutor.TestSupport.blockQuietly;
 import static io.github.gatlingexecutor.TestSupport.gatling;
 import static io.github.gatlingexecutor.TestSupport.liveThreads;
 import static io.github.gatlingexecutor.TestSupport.millisSince;
+import static io.github.gatlingexecutor.TestSupport.virtualThreadFactory;
 import static io.github.gatlingexecutor.TestSupport.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -491,17 +492,6 @@ class SemanticsElasticPoolTest {
         assertEquals(0, s.coreBumps(),
                 "the core size grew for a CPU-bound backlog whose tasks wait on a lock for microseconds: " + s);
         assertTrue(s.auxiliaryThreadsStarted() <= 1, "auxiliary threads for a CPU-bound backlog: " + s);
-    }
-
-    /** {@code Thread.ofVirtual().factory()}, through reflection (the tests compile for JDK 17); skips before JDK 21. */
-    private static ThreadFactory virtualThreadFactory() throws Exception {
-        try {
-            Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
-            return (ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory").invoke(builder);
-        } catch (NoSuchMethodException beforeJdk21) {
-            assumeTrue(false, "no virtual threads on this JDK");
-            throw new AssertionError(beforeJdk21);
-        }
     }
 
     /**

@@ -2,6 +2,7 @@ package io.github.gatlingexecutor;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -13,6 +14,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -393,6 +395,17 @@ final class TestSupport {
         long end = System.nanoTime() + micros * 1000;
         while (System.nanoTime() - end < 0) {
             Thread.onSpinWait();
+        }
+    }
+
+    /** {@code Thread.ofVirtual().factory()}, through reflection (the tests compile for JDK 17); skips before JDK 21. */
+    static ThreadFactory virtualThreadFactory() throws Exception {
+        try {
+            Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+            return (ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory").invoke(builder);
+        } catch (NoSuchMethodException beforeJdk21) {
+            assumeTrue(false, "no virtual threads on this JDK");
+            throw new AssertionError(beforeJdk21);
         }
     }
 
