@@ -753,11 +753,14 @@ class DefectRegressionTest {
             e.close();
         }
         assertEquals(0, e.statistics().liveContexts());
+        WeakReference<GatlingExecutor> executor = new WeakReference<>(e);
         long withExecutor = TestSupport.usedHeapAfterGc();
         Reference.reachabilityFence(kept);
         kept = null;
         e = null;
         long retainedKb = (withExecutor - TestSupport.usedHeapAfterGc()) / 1024;
+        // Reachable some other way, the executor would be in both figures, and nothing below would be shown.
+        assertNull(executor.get(), "the executor outlived the future that kept it");
         assertTrue(retainedKb < 512, "a terminated executor kept by a future retained " + retainedKb + " KB after "
                 + 2 * perKind + " lanes were live at once");
     }
@@ -773,23 +776,28 @@ class DefectRegressionTest {
     @Timeout(120)
     void aTerminatedExecutorStillReferencedKeepsNoTableOfItsWaitingSubmitters() throws Exception {
         ThreadFactory submitters = TestSupport.virtualThreadFactory();
-        Future<?>[] kept = {futureOfAnExecutorWhoseSubmittersWaited(100_000, submitters)};
+        List<WeakReference<GatlingExecutor>> executor = new ArrayList<>(1);
+        Future<?>[] kept = {futureOfAnExecutorWhoseSubmittersWaited(100_000, submitters, executor)};
         long withExecutor = TestSupport.usedHeapAfterGc();
         Reference.reachabilityFence(kept[0]);
         kept[0] = null;
         long retainedKb = (withExecutor - TestSupport.usedHeapAfterGc()) / 1024;
+        // Reachable some other way, the executor would be in both figures, and nothing below would be shown.
+        assertNull(executor.get(0).get(), "the executor outlived the future that kept it");
         assertTrue(retainedKb < 512, "a terminated executor kept by a future retained " + retainedKb
                 + " KB after 100000 submitters waited for room at once");
     }
 
     /**
      * Parks {@code contexts} submitters for room at once, one per full context, lets them all in, closes the executor
-     * and returns a future of it (the executor itself is unreachable from the caller once this returns).
+     * and returns a future of it (the executor itself is unreachable from the caller once this returns, but through
+     * the weak reference added to {@code executor}).
      */
-    private static Future<?> futureOfAnExecutorWhoseSubmittersWaited(int contexts, ThreadFactory submitters)
-            throws Exception {
+    private static Future<?> futureOfAnExecutorWhoseSubmittersWaited(int contexts, ThreadFactory submitters,
+            List<WeakReference<GatlingExecutor>> executor) throws Exception {
         GatlingExecutor e = gatling("kept-admission").coreThreads(1).maxThreads(1).maxQueuedPerContext(1)
                 .overflow(Overflow.block(Duration.ofMinutes(5))).build();
+        executor.add(new WeakReference<>(e));
         try {
             CountDownLatch gate = new CountDownLatch(1);
             CountDownLatch held = new CountDownLatch(1);
