@@ -733,13 +733,7 @@ class DefectRegressionTest {
         GatlingExecutor e = gatling("kept-maps").coreThreads(1).maxThreads(1).build();
         Future<?> kept;
         try {
-            CountDownLatch gate = new CountDownLatch(1);
-            CountDownLatch held = new CountDownLatch(1);
-            e.execute(() -> {
-                held.countDown();
-                TestSupport.blockQuietly(gate);
-            });
-            await(held, "the worker to be held");
+            CountDownLatch gate = cleanup.occupy(e); // holds the worker, not the executor
             Runnable nothing = () -> { };
             for (int i = 0; i < perKind; i++) {
                 e.execute(new Seq(i, nothing));
@@ -793,19 +787,13 @@ class DefectRegressionTest {
      * and returns a future of it (the executor itself is unreachable from the caller once this returns, but through
      * the weak reference added to {@code executor}).
      */
-    private static Future<?> futureOfAnExecutorWhoseSubmittersWaited(int contexts, ThreadFactory submitters,
+    private Future<?> futureOfAnExecutorWhoseSubmittersWaited(int contexts, ThreadFactory submitters,
             List<WeakReference<GatlingExecutor>> executor) throws Exception {
         GatlingExecutor e = gatling("kept-admission").coreThreads(1).maxThreads(1).maxQueuedPerContext(1)
                 .overflow(Overflow.block(Duration.ofMinutes(5))).build();
         executor.add(new WeakReference<>(e));
         try {
-            CountDownLatch gate = new CountDownLatch(1);
-            CountDownLatch held = new CountDownLatch(1);
-            e.execute(() -> {
-                held.countDown();
-                TestSupport.blockQuietly(gate);
-            });
-            await(held, "the worker to be held");
+            CountDownLatch gate = cleanup.occupy(e); // holds the worker, not the executor
             Runnable nothing = () -> { };
             for (int i = 0; i < contexts; i++) {
                 e.execute(new Seq(i, nothing)); // each context's lane full

@@ -99,7 +99,14 @@ class SemanticsElasticPoolTest {
             }));
         }
         await(spinning, "every core worker in a CPU-bound task");
-        int blocking = cores + 2;
+        assertBlockingTasksAllStart(e, cores + 2, gate, "blocked workers");
+        assertTrue(e.statistics().threads() <= cores + 8);
+        gate.countDown();
+    }
+
+    /** Submits {@code blocking} tasks, each in a context of its own, that wait for {@code gate}: all start in 5 s. */
+    private static void assertBlockingTasksAllStart(GatlingExecutor e, int blocking, CountDownLatch gate,
+            String behind) throws InterruptedException {
         CountDownLatch blockingStarted = new CountDownLatch(blocking);
         for (int i = 0; i < blocking; i++) {
             e.execute(new Seq("io-" + i, () -> {
@@ -110,9 +117,7 @@ class SemanticsElasticPoolTest {
         long start = System.nanoTime();
         boolean allStarted = blockingStarted.await(5, TimeUnit.SECONDS);
         assertTrue(allStarted, "after " + millisSince(start) + " ms, " + blockingStarted.getCount() + " of " + blocking
-                + " blocking tasks still waited behind blocked workers: " + e.statistics());
-        assertTrue(e.statistics().threads() <= cores + 8);
-        gate.countDown();
+                + " blocking tasks still waited behind " + behind + ": " + e.statistics());
     }
 
     /**
@@ -130,18 +135,7 @@ class SemanticsElasticPoolTest {
                 .threadFactory(virtual)
                 .checkPeriod(Duration.ofSeconds(30)).blockedThreshold(Duration.ofSeconds(30)).build());
         CountDownLatch gate = cleanup.gate();
-        int blocking = cores + 2;
-        CountDownLatch blockingStarted = new CountDownLatch(blocking);
-        for (int i = 0; i < blocking; i++) {
-            e.execute(new Seq("io-" + i, () -> {
-                blockingStarted.countDown();
-                blockQuietly(gate);
-            }));
-        }
-        long start = System.nanoTime();
-        boolean allStarted = blockingStarted.await(5, TimeUnit.SECONDS);
-        assertTrue(allStarted, "after " + millisSince(start) + " ms, " + blockingStarted.getCount() + " of " + blocking
-                + " blocking tasks still waited behind blocked virtual workers: " + e.statistics());
+        assertBlockingTasksAllStart(e, cores + 2, gate, "blocked virtual workers");
         assertTrue(e.statistics().threads() <= cores + 8);
         gate.countDown();
     }
