@@ -344,14 +344,7 @@ class SemanticsElasticPoolTest {
                 .auxiliaryKeepAlive(Duration.ofMillis(150)).checkPeriod(Duration.ofMillis(30))
                 .blockedThreshold(Duration.ofMillis(30)).coreBumpThreshold(2).build());
         CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(5);
-        for (int i = 0; i < 5; i++) {
-            e.execute(new Seq("bump-" + i, () -> {
-                started.countDown();
-                blockQuietly(gate);
-            }));
-        }
-        await(started, "five blocked tasks on five threads");
+        startBlockedTasks(e, "bump-", 5, gate);
         ExecutorStatistics grown = e.statistics();
         gate.countDown();
         assertTrue(grown.threads() >= 5, grown.toString());
@@ -371,6 +364,18 @@ class SemanticsElasticPoolTest {
         assertEquals(after.coreThreads(), liveWorkers(e), TestSupport.describe(e));
     }
 
+    /** Runs {@code count} tasks, each in a context of its own, that wait for {@code gate}, and waits until all run. */
+    private static void startBlockedTasks(GatlingExecutor e, String prefix, int count, CountDownLatch gate) {
+        CountDownLatch started = new CountDownLatch(count);
+        for (int i = 0; i < count; i++) {
+            e.execute(new Seq(prefix + i, () -> {
+                started.countDown();
+                blockQuietly(gate);
+            }));
+        }
+        await(started, count + " blocked tasks on as many threads");
+    }
+
     /**
      * An auxiliary worker that a core bump took into the core size is a core worker from then on: idle, it parks
      * without a timeout like the others (SPEC 8: an idle executor uses no CPU). It used to wake every
@@ -383,14 +388,7 @@ class SemanticsElasticPoolTest {
                 .auxiliaryKeepAlive(Duration.ofMillis(1)).checkPeriod(Duration.ofMillis(10))
                 .blockedThreshold(Duration.ofMillis(20)).build());
         CountDownLatch gate = cleanup.gate();
-        CountDownLatch started = new CountDownLatch(2);
-        for (int i = 0; i < 2; i++) {
-            e.execute(new Seq("bumped-" + i, () -> {
-                started.countDown();
-                blockQuietly(gate);
-            }));
-        }
-        await(started, "two blocked tasks on two threads");
+        startBlockedTasks(e, "bumped-", 2, gate);
         gate.countDown();
         ExecutorStatistics s = TestSupport.awaitQuiescent(e);
         assertEquals(1, s.auxiliaryThreadsStarted(), s.toString());
@@ -453,18 +451,7 @@ class SemanticsElasticPoolTest {
      */
     @Test
     void aCpuBoundBacklogWhoseTasksMeetOnAReentrantLockDoesNotStartAuxiliaryThreads() {
-        ReentrantLock lock = new ReentrantLock();
-        ExecutorStatistics s = runTasksMeetingOnALock(20_000, 30, () -> {
-            lock.lock();
-            try {
-                TestSupport.spin(10);
-            } finally {
-                lock.unlock();
-            }
-        });
-        assertEquals(0, s.coreBumps(),
-                "the core size grew for a CPU-bound backlog whose tasks wait on a lock for microseconds: " + s);
-        assertTrue(s.auxiliaryThreadsStarted() <= 1, "auxiliary threads for a CPU-bound backlog: " + s);
+        assertNoGrowthForTasksMeetingOnAReentrantLock(null);
     }
 
     /**
@@ -474,6 +461,14 @@ class SemanticsElasticPoolTest {
      */
     @Test
     void aCpuBoundBacklogOfVirtualWorkersWhoseTasksMeetOnAReentrantLockDoesNotStartAuxiliaryThreads() throws Exception {
+        assertNoGrowthForTasksMeetingOnAReentrantLock(virtualThreadFactory());
+    }
+
+    /**
+     * 20,000 tasks of 30 us of CPU and 10 us more under one {@code ReentrantLock}, on threads of {@code factory} (null:
+     * the executor's own): no core bump, at most one auxiliary start.
+     */
+    private void assertNoGrowthForTasksMeetingOnAReentrantLock(ThreadFactory factory) {
         ReentrantLock lock = new ReentrantLock();
         ExecutorStatistics s = runTasksMeetingOnALock(20_000, 30, () -> {
             lock.lock();
@@ -482,7 +477,7 @@ class SemanticsElasticPoolTest {
             } finally {
                 lock.unlock();
             }
-        }, virtualThreadFactory());
+        }, factory);
         assertEquals(0, s.coreBumps(),
                 "the core size grew for a CPU-bound backlog whose tasks wait on a lock for microseconds: " + s);
         assertTrue(s.auxiliaryThreadsStarted() <= 1, "auxiliary threads for a CPU-bound backlog: " + s);
