@@ -126,8 +126,7 @@ final class Checker implements Runnable {
             ThreadFactory factory = settings.threadFactory;
             try {
                 if (factory == null) {
-                    t = new Thread(this, settings.name + "-checker");
-                    t.setDaemon(true);
+                    t = settings.newOwnThread(this, settings.name + "-checker", true);
                 } else {
                     // A thread the factory started itself is refused and runs nothing of ours: see StartGate. (Each
                     // such start would otherwise leave one more checker running, never stopped.)

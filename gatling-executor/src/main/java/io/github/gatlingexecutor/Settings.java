@@ -25,6 +25,8 @@ final class Settings {
     final int maxQueuedPerContext;                   // 0: unbounded
     final int maxQueued;                             // 0: unbounded
     final Overflow overflow;
+    /** The context class loader of the thread that built the executor, given to every thread of the executor's own. */
+    private final ClassLoader builderClassLoader;
 
     Settings(String name, int coreThreads, int maxThreads, long auxiliaryKeepAliveNanos, long checkPeriodNanos,
              long blockedThresholdNanos, int coreBumpThreshold, int batchSize, long minTurnNanos,
@@ -44,6 +46,24 @@ final class Settings {
         this.maxQueuedPerContext = maxQueuedPerContext;
         this.maxQueued = maxQueued;
         this.overflow = overflow;
+        this.builderClassLoader = Thread.currentThread().getContextClassLoader();
+    }
+
+    /**
+     * Makes one of the executor's own threads, when no factory is given. Threads start lazily, on whichever thread
+     * finds one missing (a submitter, a worker, the checker, a caller waiting), and {@code new Thread} copies from
+     * that thread its inheritable thread-local values, its context class loader, its priority and its daemon status:
+     * a request's values would then live as long as the executor and be seen by every task run there, and what the
+     * threads are would depend on who happened to start them. So nothing is inherited but the thread group; the class
+     * loader is the builder's, the priority normal (capped by the group, as {@code Executors.defaultThreadFactory()}
+     * does).
+     */
+    Thread newOwnThread(Runnable body, String threadName, boolean daemon) {
+        Thread t = new Thread(null, body, threadName, 0, false);
+        t.setDaemon(daemon);
+        t.setPriority(Thread.NORM_PRIORITY);
+        t.setContextClassLoader(builderClassLoader);
+        return t;
     }
 
     /** Whether any capacity limit is set: otherwise the submit paths skip every admission step. */

@@ -437,9 +437,7 @@ final class WorkerPool {
             w = new Worker(engine, this, core, id);
             ThreadFactory factory = settings.threadFactory;
             if (factory == null) {
-                t = new Thread(w, name);
-                t.setDaemon(false); // not inherited from the starting thread (the checker is a daemon)
-                t.setPriority(Thread.NORM_PRIORITY);
+                t = settings.newOwnThread(w, name, false);
             } else {
                 gate = new StartGate(w);
                 t = gate.newThread(factory, "a worker", engine.inThreadFactory);

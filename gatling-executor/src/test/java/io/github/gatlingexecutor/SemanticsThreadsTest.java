@@ -10,6 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.TestSupport.Seq;
+import java.lang.ref.WeakReference;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -19,6 +22,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -187,6 +191,96 @@ class SemanticsThreadsTest {
             assertFalse(t.isAlive(), t.getName() + " outlived termination");
         }
         TestSupport.assertNoThreadOutlives(e.name() + "-");
+    }
+
+    private static final InheritableThreadLocal<Object> CARRIED = new InheritableThreadLocal<>();
+
+    /**
+     * The executor's own threads start lazily, on whichever thread finds one missing: a core worker and the checker on
+     * a submitter, an auxiliary worker on the checker. Each took from that thread what {@code new Thread} copies: its
+     * inheritable thread-local values (kept for the executor's life, and seen by every task of every context that ran
+     * there), its context class loader and, for the checker, its priority. They now have the class loader of the
+     * thread that built the executor, normal priority and no inherited thread-local values, whoever starts them; as
+     * {@code Executors.defaultThreadFactory()} gives normal priority whoever asks. A given factory decides for itself.
+     */
+    @Test
+    void theExecutorsOwnThreadsTakeNothingFromTheThreadThatStartsThem() throws Exception {
+        ClassLoader builderLoader = new URLClassLoader(new URL[0], getClass().getClassLoader());
+        ClassLoader submitterLoader = new URLClassLoader(new URL[0], getClass().getClassLoader());
+        Thread self = Thread.currentThread();
+        ClassLoader own = self.getContextClassLoader();
+        GatlingExecutor e;
+        self.setContextClassLoader(builderLoader);
+        try {
+            e = cleanup.track(gatling("inherit").coreThreads(1).maxThreads(2)
+                    .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(20)).build());
+        } finally {
+            self.setContextClassLoader(own);
+        }
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch started = new CountDownLatch(2);
+        List<String> seen = new CopyOnWriteArrayList<>();
+        Runnable probe = () -> {
+            Thread t = Thread.currentThread();
+            seen.add(t.getName() + ": carried " + CARRIED.get() + ", loader "
+                    + (t.getContextClassLoader() == builderLoader ? "builder's" : t.getContextClassLoader())
+                    + ", priority " + t.getPriority());
+            started.countDown();
+            blockQuietly(gate);
+        };
+        // The first task starts the core worker and the checker on the submitter; the second waits behind it until
+        // the checker finds the worker blocked and starts an auxiliary one on its own thread.
+        WeakReference<Object> carried = submitFromAThreadOfItsOwn(submitterLoader,
+                () -> e.execute(new Seq("first", probe)), () -> e.execute(new Seq("second", probe)));
+        await(started, "both tasks, on the core worker and on an auxiliary one");
+        List<Thread> checkers = liveThreads(e.name() + "-checker");
+        assertEquals(1, checkers.size());
+        Thread checker = checkers.get(0);
+        seen.add(checker.getName() + ": loader "
+                + (checker.getContextClassLoader() == builderLoader ? "builder's" : checker.getContextClassLoader())
+                + ", priority " + checker.getPriority());
+        for (String s : seen) {
+            assertTrue(s.endsWith("loader builder's, priority " + Thread.NORM_PRIORITY)
+                    && !s.contains("carried value"), "an executor thread took after its starter: " + seen);
+        }
+        // Every one of the executor's threads is alive here: none may keep the starter's value reachable.
+        waitUntil("the submitter's thread-local value collected while the executor's threads live", () -> {
+            System.gc();
+            return carried.get() == null;
+        }, seen::toString, 5_000);
+        gate.countDown();
+    }
+
+    /** Runs the submits on a new thread of minimum priority that holds a thread-local value; returns a weak ref to it. */
+    private static WeakReference<Object> submitFromAThreadOfItsOwn(ClassLoader loader, Runnable... submits)
+            throws InterruptedException {
+        Object value = new Object() {
+            @Override
+            public String toString() {
+                return "carried value";
+            }
+        };
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread submitter = new Thread(() -> {
+            CARRIED.set(value);
+            try {
+                for (Runnable submit : submits) {
+                    submit.run();
+                }
+            } catch (Throwable t) {
+                failure.set(t);
+            } finally {
+                CARRIED.remove();
+            }
+        }, "inherit-submitter");
+        submitter.setPriority(Thread.MIN_PRIORITY);
+        submitter.setContextClassLoader(loader);
+        submitter.start();
+        submitter.join();
+        if (failure.get() != null) {
+            throw new AssertionError("a submit failed", failure.get());
+        }
+        return new WeakReference<>(value);
     }
 
     @Test
