@@ -286,6 +286,34 @@ class QueueAgeTest {
         awaitQuiescent(ex);
     }
 
+    /**
+     * A lane whose task runs is held by its worker, out of the ready queue, and what waits behind that task is only
+     * there: the executor's oldest age and {@code busiestContexts} must look at the workers' lanes too. Read from the
+     * ready queue alone, a backlog stuck behind a blocked task read an age of zero and was listed nowhere.
+     */
+    @Test
+    void theBacklogBehindARunningTaskCountsInTheAgeAndTheBusiestLanes() {
+        GatlingExecutor ex = v.track(oneWorker("behind-running").build());
+        CountDownLatch gate = v.gate();
+        CountDownLatch running = new CountDownLatch(1);
+        ex.sequential("k").execute(() -> {
+            running.countDown();
+            TestSupport.blockQuietly(gate);
+        });
+        await(running, "k's first task");
+        ex.sequential("k").execute(() -> { });
+        TestSupport.sleep(60); // the waiting task ages; nothing else waits anywhere
+        ExecutorStatistics s = ex.statistics();
+        assertEquals(1, s.queued(), s.toString());
+        assertTrue(s.oldestQueuedAge().toMillis() >= 50, "the task waiting behind k's running one: " + s);
+        List<ContextStatistics> busiest = ex.busiestContexts(5);
+        assertEquals(List.of("k"), busiest.stream().map(ContextStatistics::context).collect(Collectors.toList()));
+        assertEquals(1, busiest.get(0).queued());
+        assertTrue(busiest.get(0).oldestQueuedAge().toMillis() >= 50, busiest.toString());
+        gate.countDown();
+        awaitQuiescent(ex);
+    }
+
     private static void assertOldestFirst(List<ContextStatistics> list) {
         for (int i = 1; i < list.size(); i++) {
             assertTrue(list.get(i - 1).oldestQueuedAge().compareTo(list.get(i).oldestQueuedAge()) >= 0,
