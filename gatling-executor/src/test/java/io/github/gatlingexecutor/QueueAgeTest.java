@@ -314,6 +314,48 @@ class QueueAgeTest {
         awaitQuiescent(ex);
     }
 
+    /**
+     * The walk meets lanes in ready-queue order, which is not the order of their ages once lanes have gone round: a
+     * lane that ran a batch goes to the back with the stamp of its next waiting task. Here every lane has gone round
+     * once and the queue holds them youngest first, so each lane the walk meets is older than all those kept so far
+     * and must push the youngest kept one out: the heap of kept lanes has to keep its youngest at the root through
+     * every such exchange (a root that was not the youngest answered with lanes younger than some it left out).
+     */
+    @Test
+    void busiestContextsKeepsTheOldestKWhenTheWalkMeetsTheYoungestFirst() {
+        GatlingExecutor ex = v.track(oneWorker("busiest-reversed").batchSize(1).minTurn(Duration.ZERO).build());
+        CountDownLatch first = v.gate();
+        holdWorker(ex, first);
+        int lanes = 12;
+        for (int i = 0; i < lanes; i++) {
+            ex.sequential(i).execute(() -> { }); // the lanes enter the ready queue in this order
+        }
+        CountDownLatch second = v.gate();
+        CountDownLatch holdingAgain = new CountDownLatch(1);
+        ex.execute(() -> { // behind every lane: holds the worker again once each has run its first task
+            holdingAgain.countDown();
+            TestSupport.blockQuietly(second);
+        });
+        for (int i = lanes - 1; i >= 0; i--) {
+            TestSupport.nextStampLater(ex);
+            ex.sequential(i).execute(() -> { }); // the second tasks: the last lane's is the oldest, lane 0's the youngest
+        }
+        first.countDown(); // each lane runs one task and goes to the back, behind the holder, with its second waiting
+        await(holdingAgain, "the worker held again");
+        waitUntil("every lane waiting with its second task", () -> ex.busiestContexts(lanes).size() == lanes
+                && ex.busiestContexts(lanes).stream().allMatch(c -> c.executed() == 1));
+        for (int k = 1; k <= lanes; k++) {
+            List<Object> expected = new java.util.ArrayList<>();
+            for (int i = lanes - 1; i >= lanes - k; i--) {
+                expected.add(i);
+            }
+            assertEquals(expected, ex.busiestContexts(k).stream().map(ContextStatistics::context)
+                    .collect(Collectors.toList()), "k=" + k);
+        }
+        second.countDown();
+        awaitQuiescent(ex);
+    }
+
     private static void assertOldestFirst(List<ContextStatistics> list) {
         for (int i = 1; i < list.size(); i++) {
             assertTrue(list.get(i - 1).oldestQueuedAge().compareTo(list.get(i).oldestQueuedAge()) >= 0,
