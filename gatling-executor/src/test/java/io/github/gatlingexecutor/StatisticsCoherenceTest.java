@@ -350,6 +350,35 @@ class StatisticsCoherenceTest {
     }
 
     /**
+     * What {@code shutdownNow()} returns has left the queue: {@code queued()} counts it no more, {@code returned()}
+     * does, before termination and after it. A snapshot that forgot the returned tasks in what left the queue kept
+     * them as waiting for good, on an executor that would never run them.
+     */
+    @Test
+    @Timeout(20)
+    void theTasksShutdownNowReturnsAreNoLongerQueued() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("returned-not-queued").coreThreads(1).maxThreads(1).build());
+        CountDownLatch gate = cleanup.occupy(e.sequential("held"));
+        e.sequential("held").execute(() -> { }); // behind the held task, in the held lane
+        e.sequential("s").execute(() -> { });
+        e.sequential("s").execute(() -> { });
+        e.coalescing("c").execute(() -> { });
+        e.execute(() -> { });
+        ExecutorStatistics before = e.statistics();
+        assertEquals(5, before.queued(), before.toString());
+        assertEquals(5, e.shutdownNow().size());
+        ExecutorStatistics after = e.statistics();
+        assertEquals(5, after.returned(), after.toString());
+        assertEquals(0, after.queued(), "returned tasks still counted as waiting: " + after);
+        assertEquals(Duration.ZERO, after.oldestQueuedAge(), after.toString());
+        gate.countDown();
+        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
+        ExecutorStatistics terminated = e.statistics();
+        assertEquals(0, terminated.queued(), terminated.toString());
+        assertEquals(terminated.submitted(), terminated.executed() + terminated.returned(), terminated.toString());
+    }
+
+    /**
      * A lane's figures were read submitted first: a burst between the reads showed more executed than submitted
      * (submitted 1, executed 1544).
      */
