@@ -147,32 +147,36 @@ final class JfrRecorder {
             if (!e.isEnabled()) {
                 return;
             }
-            ExecutorStatistics s = engine.snapshots.executor();
-            e.executor = engine.settings.name;
-            e.submitted = s.submitted();
-            e.executed = s.executed();
-            e.coalesced = s.coalesced();
-            e.failed = s.failed();
-            e.returned = s.returned();
-            e.queued = s.queued();
-            e.liveContexts = s.liveContexts();
-            e.threads = s.threads();
-            e.peakThreads = s.peakThreads();
-            e.coreThreads = s.coreThreads();
-            e.auxiliaryThreadsStarted = s.auxiliaryThreadsStarted();
-            e.coreBumps = s.coreBumps();
-            e.transfers = s.transfers();
-            e.blockedDetections = s.blockedDetections();
-            e.threadStartFailures = s.threadStartFailures();
-            e.active = s.active();
-            e.maxThreads = s.maxThreads();
-            e.rejected = s.rejected();
-            e.waitingSubmitters = s.waitingSubmitters();
-            e.acceptedOverLimit = s.acceptedOverLimit();
-            e.oldestQueuedAge = s.oldestQueuedAge().toNanos();
-            e.delayed = s.delayed();
+            fill(e, engine.settings.name, engine.snapshots.executor());
             e.commit();
         }
+    }
+
+    /** Copies every figure of {@code s} into the field of {@code e} of the same name. */
+    static void fill(StatisticsEvent e, String executor, ExecutorStatistics s) {
+        e.executor = executor;
+        e.submitted = s.submitted();
+        e.executed = s.executed();
+        e.coalesced = s.coalesced();
+        e.failed = s.failed();
+        e.returned = s.returned();
+        e.queued = s.queued();
+        e.liveContexts = s.liveContexts();
+        e.threads = s.threads();
+        e.peakThreads = s.peakThreads();
+        e.coreThreads = s.coreThreads();
+        e.auxiliaryThreadsStarted = s.auxiliaryThreadsStarted();
+        e.coreBumps = s.coreBumps();
+        e.transfers = s.transfers();
+        e.blockedDetections = s.blockedDetections();
+        e.threadStartFailures = s.threadStartFailures();
+        e.active = s.active();
+        e.maxThreads = s.maxThreads();
+        e.rejected = s.rejected();
+        e.waitingSubmitters = s.waitingSubmitters();
+        e.acceptedOverLimit = s.acceptedOverLimit();
+        e.oldestQueuedAge = s.oldestQueuedAge().toNanos();
+        e.delayed = s.delayed();
     }
 
     static void workerBlocked(Engine engine, Worker worker, long runningForNanos) {

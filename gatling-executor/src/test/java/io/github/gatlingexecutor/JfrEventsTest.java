@@ -212,6 +212,43 @@ class JfrEventsTest {
     }
 
     /**
+     * The Statistics event has a field for every figure of {@link ExecutorStatistics} (SPEC: "with every
+     * ExecutorStatistics field"), and each is filled from the figure of its name. Checked on a snapshot whose figures
+     * all differ: in the scenario above several read alike (threads, peak and core size; the capacity figures, all
+     * zero), so a field filled from another figure of the same value passed there.
+     */
+    @Test
+    void theStatisticsEventCarriesEachFigureInTheFieldOfItsName() throws Exception {
+        ExecutorStatistics s = new ExecutorStatistics(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                19, 20, 21, 22);
+        io.github.gatlingexecutor.jfr.StatisticsEvent event = new io.github.gatlingexecutor.jfr.StatisticsEvent();
+        JfrRecorder.fill(event, "figures", s);
+        assertEquals("figures", event.executor);
+        java.util.Set<String> figures = new java.util.TreeSet<>();
+        java.util.Set<Long> values = new java.util.HashSet<>();
+        for (java.lang.reflect.Method m : ExecutorStatistics.class.getDeclaredMethods()) {
+            if (!java.lang.reflect.Modifier.isPublic(m.getModifiers()) || m.getParameterCount() != 0
+                    || m.getName().equals("toString")) {
+                continue;
+            }
+            Object figure = m.invoke(s);
+            long expected = figure instanceof Duration ? ((Duration) figure).toNanos() : ((Number) figure).longValue();
+            assertTrue(values.add(expected), "two figures read " + expected + ": " + s);
+            figures.add(m.getName());
+            java.lang.reflect.Field field = io.github.gatlingexecutor.jfr.StatisticsEvent.class.getField(m.getName());
+            assertEquals(expected, ((Number) field.get(event)).longValue(), m.getName() + " in " + s);
+        }
+        java.util.Set<String> fields = new java.util.TreeSet<>();
+        for (java.lang.reflect.Field f : io.github.gatlingexecutor.jfr.StatisticsEvent.class.getDeclaredFields()) {
+            if (java.lang.reflect.Modifier.isPublic(f.getModifiers()) && !f.getName().equals("executor")) {
+                fields.add(f.getName());
+            }
+        }
+        assertEquals(figures, fields, "the event's fields and the snapshot's figures");
+        assertEquals(22, figures.size(), figures.toString());
+    }
+
+    /**
      * TaskRejected under the executor-wide limit, for each way a submit is refused: a wait for room that times out
      * (a lane task), an {@code offer} (a plain task: no context), and a submitter interrupted while it must wait.
      */
