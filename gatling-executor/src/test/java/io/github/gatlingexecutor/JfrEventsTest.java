@@ -442,6 +442,36 @@ class JfrEventsTest {
         assertEquals(context, slow.getString("context"));
     }
 
+    /** A Callable that computes for 30 ms: its class is what SlowTask must name when it is submitted. */
+    static final class SlowCallable implements java.util.concurrent.Callable<String> {
+        @Override
+        public String call() {
+            TestSupport.spin(30_000);
+            return "done";
+        }
+    }
+
+    /**
+     * A task given to {@code submit} runs inside the future that wraps it, and the events name the caller's class, not
+     * the future's: a Runnable and a Callable, each slow. The other tests time only tasks given to {@code execute} or
+     * a lane, so an event that named the executor's own future class passed them all.
+     */
+    @Test
+    @Timeout(60)
+    void aSubmittedTaskIsNamedByItsOwnClassNotByItsFuture() throws Exception {
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream(shippedSettings())) {
+            startCollecting(stream, events);
+            GatlingExecutor e = cleanup.track(gatling("jfr-submitted").coreThreads(1).build());
+            CountDownLatch done = new CountDownLatch(1);
+            e.submit(new SlowTask(done)).get(20, TimeUnit.SECONDS);
+            assertEquals("done", e.submit(new SlowCallable()).get(20, TimeUnit.SECONDS));
+            RecordedEvent runnable = awaitEvent(events, "SlowTask", e.name(), x -> isClass(x, SlowTask.class));
+            assertEquals("", runnable.getString("context"), "a plain task has no context");
+            awaitEvent(events, "SlowTask", e.name(), x -> isClass(x, SlowCallable.class));
+        }
+    }
+
     /**
      * JFR first comes into use after an executor was built: the first task of its first worker, started after the
      * recording, is timed. The worker read whether tasks are timed only when woken from a park, and its checker's first
