@@ -299,6 +299,31 @@ class SemanticsElasticPoolTest {
         gate.countDown();
     }
 
+    /**
+     * {@code peakThreads()} is the most worker threads alive at once, not the number alive now: once the auxiliary
+     * worker started for a stuck core worker has retired, the peak still reads two. A peak raised only by the read of
+     * the snapshot (the larger of the number alive now and a peak never stored) read one again.
+     */
+    @Test
+    void thePeakStaysAtTheMostThreadsAliveAtOnceAfterAnAuxiliaryRetires() {
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(2)
+                .auxiliaryKeepAlive(Duration.ofMillis(50)).checkPeriod(Duration.ofMillis(10))
+                .blockedThreshold(Duration.ofMillis(30)).coreBumpThreshold(1000).build());
+        CountDownLatch gate = cleanup.occupy(e.sequential("stuck"));
+        CountDownLatch other = new CountDownLatch(1);
+        e.sequential("other").execute(other::countDown); // waits behind the stuck worker: an auxiliary runs it
+        await(other, "the other context's task, on an auxiliary worker");
+        waitUntil("the auxiliary worker to retire", () -> {
+            ExecutorStatistics s = e.statistics();
+            return s.auxiliaryThreadsStarted() == 1 && s.threads() == 1;
+        }, () -> TestSupport.describe(e));
+        ExecutorStatistics s = e.statistics();
+        assertEquals(1, s.threads(), s.toString());
+        assertEquals(2, s.peakThreads(), s.toString());
+        gate.countDown();
+        assertEquals(2, TestSupport.awaitQuiescent(e).peakThreads());
+    }
+
     @ParameterizedTest(name = "coreBumpThreshold={0}")
     @ValueSource(ints = {1000, 1})
     void maxThreadsIsNeverExceededEvenWhenEveryWorkerIsBlocked(int coreBumpThreshold) {
