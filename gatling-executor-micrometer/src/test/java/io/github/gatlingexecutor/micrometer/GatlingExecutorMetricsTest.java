@@ -221,6 +221,43 @@ class GatlingExecutorMetricsTest {
     }
 
     /**
+     * {@code executor.contexts.live} reads the lanes that exist: one held on the only worker and four waiting behind
+     * it, held still (no auxiliary may start). The other tests skip it while tasks move and compare it only after close,
+     * where every figure it could be mistaken for reads zero too.
+     */
+    @Test
+    @Timeout(30)
+    void liveContextsReadsTheLanesThatExist() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Tags tags = Tags.of("name", "lanes-metered");
+        try (GatlingExecutor executor = GatlingExecutor.builder().name("lanes-metered").coreThreads(1).maxThreads(1)
+                .build()) {
+            GatlingExecutorMetrics metrics = new GatlingExecutorMetrics(executor, Tags.empty());
+            metrics.bindTo(registry);
+            CountDownLatch release = new CountDownLatch(1);
+            CountDownLatch holding = new CountDownLatch(1);
+            executor.sequential("held").execute(() -> {
+                holding.countDown();
+                await(release);
+            });
+            try {
+                assertTrue(holding.await(10, TimeUnit.SECONDS));
+                for (int i = 0; i < 4; i++) {
+                    executor.sequential("waiting-" + i).execute(() -> { });
+                }
+                ExecutorStatistics s = executor.statistics();
+                assertEquals(5, s.liveContexts(), s.toString());
+                assertDistinctFromEveryOther(s, "executor.contexts.live");
+                assertEquals(5.0, read(registry, "executor.contexts.live", tags));
+            } finally {
+                release.countDown();
+            }
+            waitQuiescent(executor);
+            metrics.close();
+        }
+    }
+
+    /**
      * The two meters of {@code block} read apart: one submitter parked for room, two tasks a worker put over the limit
      * (a binding of one to the other's figure would read 2 and 1).
      */
