@@ -114,6 +114,11 @@ class StatisticsCoherenceTest {
                 for (int k : new int[] {1, 3}) {
                     long before = e.statistics().queued();
                     List<ContextStatistics> busiest = e.busiestContexts(k);
+                    for (ContextStatistics c : busiest) {
+                        // Listed only with a waiting task: a kept lane that started its last one since the walk is
+                        // left out, and here that is most calls, the worker taking the oldest lanes as they are read.
+                        assertTrue(c.queued() > 0, () -> "a lane with no waiting task listed: " + busiest);
+                    }
                     if (Math.min(before, e.statistics().queued()) < 100) {
                         continue; // only calls with a backlog on both sides count
                     }
