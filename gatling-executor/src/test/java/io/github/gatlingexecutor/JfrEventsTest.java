@@ -432,6 +432,44 @@ class JfrEventsTest {
         }
     }
 
+    /**
+     * The hook goes when the last live executor terminates, by the time {@code close()} returns, though the caller
+     * still holds the executor: a terminated executor is no longer reported. Had termination left it among the live
+     * ones, the hook stayed, reporting the dead executor's last figures once a period and keeping this library's classes
+     * and their loader registered with JFR for as long as anything referenced the executor. A JVM of its own, for the
+     * reason above.
+     */
+    @Test
+    @Timeout(60)
+    void theStatisticsHookGoesWhenTheLastExecutorTerminates() throws Exception {
+        String out = TestSupport.childJvmOutput(List.of(), ClosedExecutorChild.class);
+        assertTrue(out.contains(ClosedExecutorChild.DONE), "the hook stayed:\n" + out);
+    }
+
+    /** Builds an executor while a recording runs, uses it, closes it, and looks at the hook while still holding it. */
+    static final class ClosedExecutorChild {
+        static final String DONE = "child: the hook went with the executor";
+
+        public static void main(String[] args) throws Exception {
+            try (jdk.jfr.Recording recording = new jdk.jfr.Recording()) {
+                recording.enable(PREFIX + "Statistics").withPeriod(Duration.ofMillis(20));
+                recording.start();
+                GatlingExecutor e = new GatlingExecutor("closed", 1);
+                e.submit(() -> { }).get(10, TimeUnit.SECONDS);
+                if (!JfrRecorder.periodicRegistered()) {
+                    System.out.println("child: no hook was registered at build");
+                    System.exit(2);
+                }
+                e.close();
+                System.out.println(JfrRecorder.periodicRegistered() ? "child: the hook is still registered" : DONE);
+                java.lang.ref.Reference.reachabilityFence(e);
+            }
+        }
+
+        private ClosedExecutorChild() {
+        }
+    }
+
     /** Runs one slow task in {@code context} of {@code e}, then waits for its SlowTask event among {@code events}. */
     private static void assertSlowTaskRecorded(GatlingExecutor e, String context, List<RecordedEvent> events)
             throws Exception {
