@@ -413,6 +413,94 @@ class RoutingTest {
         assertEquals(3, ps.advance(), "the commit follows the records");
     }
 
+    /**
+     * A record that fails on the spot is kept for its retry, and the next record of the partition, of another key, runs
+     * on the spot too: the router must take a new object for it. Reusing the failed record's (the router's spare, which
+     * the failure made a tracked record) rewrote that record's offset and payload, so its retry ran the handler with no
+     * record and the commit lost its place. Deterministic: the executor runs only what the test tells it to, on the
+     * test's thread, and the retry waits until the test fires it.
+     */
+    @Test
+    void aRecordOfAnotherKeyAfterOneThatFailedOnTheSpotLeavesTheFailedOneIntact() {
+        List<String> ran = new ArrayList<>(); // only the test's thread runs handlers here
+        List<String> failures = new ArrayList<>();
+        LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
+        executor.timersHeld = true;
+        RecordRunner<String, String> runner = new RecordRunner<>(r -> {
+            if (r == null) {
+                failures.add("a handler call with no record");
+                throw new IllegalStateException("no record");
+            }
+            if (r.value().equals("k@0") && !failures.contains("k@0")) {
+                failures.add("k@0");
+                throw new IllegalStateException("first try of k@0");
+            }
+            ran.add(r.value());
+        }, null, 3, Duration.ofMillis(100));
+        runner.executor(executor);
+        PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
+        Router<String, String> router = new Router<>(ps, runner, executor, Ordering.KEY, new ConcurrentHashMap<>());
+        ps.router = router;
+
+        poll(ps, router, new ConsumerRecord<>("t", 0, 0, "k", "k@0"), new ConsumerRecord<>("t", 0, 1, "j", "j@1"));
+        work(executor);
+        assertEquals(List.of("j@1"), ran, "j, free, ran on the spot while k@0 waits for its retry");
+        assertEquals(0, ps.advance(), "the commit waits for the failed record");
+        assertEquals(1, executor.timers.size(), "the retry of k@0");
+        executor.timers.poll().run();
+        work(executor);
+        assertEquals(List.of("k@0"), failures, "one failed try, of k@0 itself");
+        assertEquals(List.of("j@1", "k@0"), ran, "the retry runs k@0, as it was");
+        assertEquals(2, ps.advance(), "the commit passes both");
+        assertEquals(2, runner.completed.sum());
+        assertEquals(1, runner.retried.sum());
+    }
+
+    /**
+     * KEY_LATEST: records of a key polled together while it is idle are superseded by the newest, which alone runs; each
+     * superseded record gives its claim back, so the key's lane ends its run once the newest is done. A superseded
+     * record that kept its claim left the key owned for good: the lane found nothing to take with a claim still
+     * counted, and resubmitted itself for ever (here: more than the test's budget of tasks). Counted in superseded()
+     * and completed(), and the commit passes them.
+     */
+    @Test
+    void underKeyLatestSupersededRecordsGiveTheirClaimsBackAndAreCounted() {
+        List<String> ran = new ArrayList<>();
+        LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
+        executor.timersHeld = true;
+        RecordRunner<String, String> runner = new RecordRunner<>(r -> ran.add(r.value()), null, 3,
+                Duration.ofMillis(100));
+        runner.executor(executor);
+        ConcurrentHashMap<Object, Slot<String, String>> keys = new ConcurrentHashMap<>();
+        PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
+        Router<String, String> router = new Router<>(ps, runner, executor, Ordering.KEY_LATEST, keys);
+        ps.router = router;
+
+        // Routed on the polling thread (this one) before any lane runs: k@0 and k@1 wait, and are replaced in turn.
+        poll(ps, router, new ConsumerRecord<>("t", 0, 0, "k", "k@0"), new ConsumerRecord<>("t", 0, 1, "k", "k@1"),
+                new ConsumerRecord<>("t", 0, 2, "k", "k@2"), new ConsumerRecord<>("t", 0, 3, "j", "j@3"));
+        work(executor);
+        assertEquals(List.of("k@2", "j@3"), ran, "the newest record of each key");
+        assertEquals(2, runner.superseded.sum(), "k@0 and k@1");
+        assertEquals(4, runner.completed.sum(), "two ran, two superseded");
+        assertEquals(4, ps.advance(), "the commit passes every record");
+        assertEquals(0, ps.pending());
+        assertTrue(keys.get("k").unclaimed(), "every claim of k given back");
+        assertTrue(executor.timers.isEmpty(), "nothing waits for a timer: " + executor.timers);
+    }
+
+    /** Runs the executor's queue on this thread; a bounded number of tasks, so that a task resubmitting itself fails. */
+    private static void work(LincheckRoutingTest.ModelExecutor executor) {
+        for (int n = 0; n < 1_000; n++) {
+            Runnable task = executor.queue.poll();
+            if (task == null) {
+                return;
+            }
+            task.run();
+        }
+        throw new AssertionError("tasks still coming after 1000: one resubmits itself for ever");
+    }
+
     /** The polling thread's part of a poll that returned {@code records} of the partition. */
     @SafeVarargs
     private static void poll(PartitionState ps, Router<String, String> router,
