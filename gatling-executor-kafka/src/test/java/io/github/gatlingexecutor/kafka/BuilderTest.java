@@ -88,6 +88,27 @@ class BuilderTest {
         }
     }
 
+    /**
+     * The backoff doubles up to 10 s, and a retryBackoff longer than that is kept as it is (the cap never shortens what
+     * was asked for): capped at 10 s, a 30 s backoff retried a failing record three times as often as configured.
+     */
+    @Test
+    void aRetryBackoffLongerThanTheCapIsKeptAndAShorterOneDoublesUpToTheCap() throws Exception {
+        try (KafkaProcessor<String, String> p = builder(valid()).retryBackoff(Duration.ofSeconds(30)).build()) {
+            RecordRunner<?, ?> runner = (RecordRunner<?, ?>) field(p, "runner");
+            assertEquals(Duration.ofSeconds(30).toNanos(), runner.backoff(1), "the first wait, as configured");
+            assertEquals(Duration.ofSeconds(30).toNanos(), runner.backoff(2), "no doubling past the configured wait");
+            assertEquals(Duration.ofSeconds(30).toNanos(), runner.backoff(1_000));
+        }
+        try (KafkaProcessor<String, String> p = builder(valid()).retryBackoff(Duration.ofSeconds(3)).build()) {
+            RecordRunner<?, ?> runner = (RecordRunner<?, ?>) field(p, "runner");
+            assertEquals(Duration.ofSeconds(3).toNanos(), runner.backoff(1));
+            assertEquals(Duration.ofSeconds(6).toNanos(), runner.backoff(2));
+            assertEquals(Duration.ofSeconds(10).toNanos(), runner.backoff(3), "doubled to 12 s, capped at 10 s");
+            assertEquals(Duration.ofSeconds(10).toNanos(), runner.backoff(4));
+        }
+    }
+
     private static Object field(Object target, String name) throws ReflectiveOperationException {
         java.lang.reflect.Field f = KafkaProcessor.class.getDeclaredField(name);
         f.setAccessible(true);
