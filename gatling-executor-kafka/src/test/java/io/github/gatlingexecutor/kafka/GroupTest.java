@@ -1,12 +1,19 @@
 package io.github.gatlingexecutor.kafka;
 
 import io.github.gatlingexecutor.GatlingExecutor;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetCommitCallback;
 import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -17,6 +24,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -25,9 +34,11 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
@@ -600,6 +611,135 @@ class GroupTest {
         }
         assertTrue(first.runs.get() >= 2, "the partition was not revoked and replayed: the test did not test");
         violations.assertNone();
+    }
+
+    /**
+     * The limits exactly, against a consumer that hands out five records a poll of one partition, and none while it is
+     * paused (no broker: the processor's use of its consumer is all that is tested). {@code maxPendingPerPartition} 5:
+     * paused by the first poll's five pending records, not one poll later; resumed once fewer than half remain (2 of
+     * 5), not while 3 remain, and not only once 1 does. Handlers run under PARTITION order, one at a time in offset
+     * order, each taking a permit the test gives, so the pending count is the test's to set.
+     */
+    @Test
+    void aPartitionIsPausedWhenItsPendingRecordsReachTheLimitAndResumedBelowHalf() throws Exception {
+        TopicPartition tp = new TopicPartition("limits", 0);
+        Semaphore permits = new Semaphore(0);
+        AtomicReference<ScriptedConsumer> consumer = new AtomicReference<>();
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9"); // never reached: poll is the test's
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafka.name("g"));
+        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(config)
+                .topics(tp.topic())
+                .ordering(Ordering.PARTITION)
+                .maxPendingPerPartition(5)
+                .closeTimeout(Duration.ofMillis(100)) // the record left waiting for a permit is interrupted then
+                .consumerMaker((c, keys, values) -> {
+                    ScriptedConsumer made = new ScriptedConsumer(c, keys, values, tp, 5);
+                    consumer.set(made);
+                    return made;
+                })
+                .handler(r -> permits.acquire())
+                .build();
+        try {
+            processor.start();
+            await(Duration.ofSeconds(30), "the partition paused",
+                    () -> processor.statistics().pausedPartitions().equals(Set.of(tp)));
+            assertEquals(5, processor.statistics().polled(), "paused as its pending records reached the limit");
+
+            permits.release(2);
+            await(Duration.ofSeconds(30), "two records done", () -> processor.statistics().completed() == 2);
+            // The polling thread looks at the partition after every poll: three more polls, and it kept it paused.
+            int polls = consumer.get().polls.get();
+            await(Duration.ofSeconds(30), "three more polls", () -> consumer.get().polls.get() >= polls + 3);
+            assertEquals(Set.of(tp), processor.statistics().pausedPartitions(), "resumed with 3 of 5 pending");
+            assertEquals(5, processor.statistics().polled());
+
+            permits.release(1);
+            await(Duration.ofSeconds(30), "resumed with 2 of 5 pending, below half",
+                    () -> processor.statistics().pausedPartitions().isEmpty()
+                            || processor.statistics().polled() > 5);
+            await(Duration.ofSeconds(30), "paused again by the next poll's records",
+                    () -> processor.statistics().polled() == 10
+                            && processor.statistics().pausedPartitions().equals(Set.of(tp)));
+        } finally {
+            processor.close();
+        }
+    }
+
+    /**
+     * A consumer of one partition that needs no broker: assigned at its first poll, it returns {@code perPoll} new
+     * records at each poll while the partition is not paused, and commits by calling back at once.
+     */
+    static final class ScriptedConsumer extends KafkaConsumer<String, String> {
+        final TopicPartition tp;
+        final int perPoll;
+        final AtomicInteger polls = new AtomicInteger();
+        private ConsumerRebalanceListener listener;
+        private boolean assigned;
+        private long next;
+        private boolean paused;
+
+        ScriptedConsumer(Map<String, Object> config, Deserializer<String> keys, Deserializer<String> values,
+                         TopicPartition tp, int perPoll) {
+            super(config, keys, values);
+            this.tp = tp;
+            this.perPoll = perPoll;
+        }
+
+        @Override
+        public void subscribe(Collection<String> topics, ConsumerRebalanceListener listener) {
+            this.listener = listener;
+        }
+
+        @Override
+        public ConsumerRecords<String, String> poll(Duration timeout) {
+            if (!assigned) {
+                assigned = true;
+                listener.onPartitionsAssigned(List.of(tp));
+            }
+            polls.incrementAndGet();
+            if (paused) {
+                LockSupport.parkNanos(Math.min(timeout.toNanos(), TimeUnit.MILLISECONDS.toNanos(1)));
+                return ConsumerRecords.empty();
+            }
+            List<ConsumerRecord<String, String>> list = new ArrayList<>();
+            for (int i = 0; i < perPoll; i++) {
+                long offset = next++;
+                list.add(new ConsumerRecord<>(tp.topic(), tp.partition(), offset, "k", Long.toString(offset)));
+            }
+            return new ConsumerRecords<>(Map.of(tp, list), Map.of());
+        }
+
+        @Override
+        public void pause(Collection<TopicPartition> partitions) {
+            paused |= partitions.contains(tp);
+        }
+
+        @Override
+        public void resume(Collection<TopicPartition> partitions) {
+            paused &= !partitions.contains(tp);
+        }
+
+        @Override
+        public long position(TopicPartition partition, Duration timeout) {
+            return next;
+        }
+
+        @Override
+        public void commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets, OffsetCommitCallback callback) {
+            callback.onComplete(offsets, null);
+        }
+
+        @Override
+        public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets, Duration timeout) {
+        }
+
+        @Override
+        public void close(CloseOptions options) {
+            super.close(CloseOptions.timeout(Duration.ZERO)); // it never joined a group
+        }
     }
 
     @Test
