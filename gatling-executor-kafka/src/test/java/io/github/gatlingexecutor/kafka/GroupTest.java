@@ -669,6 +669,58 @@ class GroupTest {
     }
 
     /**
+     * A revoked partition's records already handed out, queued behind a running record of their key, get the
+     * revocation's closeTimeout to finish, and the revocation commits past them: they are dropped only once that time
+     * is up. Dropped at once (the partition marked revoked before the wait), they never ran here and their next owner
+     * ran them again, which the broker tests of rebalancing allow (at least once). The consumer is the test's: it
+     * revokes the partition inside a poll while k@0 runs, and k@0 returns only once the revocation waits.
+     */
+    @Test
+    void aRevocationLetsTheRecordsQueuedBehindARunningOneFinishAndCommitsPastThem() throws Exception {
+        TopicPartition tp = new TopicPartition("revoked", 0);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch running = new CountDownLatch(1);
+        Queue<String> ran = new ConcurrentLinkedQueue<>();
+        AtomicReference<ScriptedConsumer> consumer = new AtomicReference<>();
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9"); // never reached: poll is the test's
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafka.name("g"));
+        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(config)
+                .topics(tp.topic())
+                .closeTimeout(Duration.ofSeconds(10))
+                .consumerMaker((c, keys, values) -> {
+                    ScriptedConsumer made = new ScriptedConsumer(c, keys, values, tp, 3);
+                    made.limit = 3;
+                    consumer.set(made);
+                    return made;
+                })
+                .handler(r -> {
+                    if (r.offset() == 0) {
+                        running.countDown();
+                        handlerWaits.await(release, "release");
+                    }
+                    ran.add(r.value());
+                })
+                .build();
+        try {
+            processor.start();
+            assertTrue(running.await(30, TimeUnit.SECONDS), "k@0 runs");
+            consumer.get().revokeAtNextPoll = true;
+            await(Duration.ofSeconds(30), "the revocation under way", () -> consumer.get().revoking);
+            release.countDown();
+            await(Duration.ofSeconds(30), "the revocation's end", () -> consumer.get().revoked);
+            assertEquals(List.of("0", "1", "2"), List.copyOf(ran), "the queued records ran before the revocation ended");
+            assertEquals(3L, consumer.get().committed.get(tp), "the revocation commits past them");
+            assertEquals(3, processor.statistics().completed());
+        } finally {
+            release.countDown();
+            processor.close();
+        }
+    }
+
+    /**
      * A consumer of one partition that needs no broker: assigned at its first poll, it returns {@code perPoll} new
      * records at each poll while the partition is not paused, and commits by calling back at once.
      */
@@ -680,6 +732,16 @@ class GroupTest {
         private boolean assigned;
         private long next;
         private boolean paused;
+        /** Records handed out in all: none after this many. */
+        volatile long limit = Long.MAX_VALUE;
+        /** Set by the test: the next poll revokes the partition, as a rebalance does, inside the poll. */
+        volatile boolean revokeAtNextPoll;
+        /** Set just before the revocation's callback is called. */
+        volatile boolean revoking;
+        /** Set once the revocation's callback has returned. */
+        volatile boolean revoked;
+        /** What the processor committed, by either call. */
+        final Map<TopicPartition, Long> committed = new ConcurrentHashMap<>();
 
         ScriptedConsumer(Map<String, Object> config, Deserializer<String> keys, Deserializer<String> values,
                          TopicPartition tp, int perPoll) {
@@ -700,12 +762,18 @@ class GroupTest {
                 listener.onPartitionsAssigned(List.of(tp));
             }
             polls.incrementAndGet();
-            if (paused) {
+            if (revokeAtNextPoll && assigned && !revoking) {
+                revoking = true;
+                listener.onPartitionsRevoked(List.of(tp));
+                revoked = true;
+                next = Long.MAX_VALUE; // no record of it any more
+            }
+            if (paused || next >= limit) {
                 LockSupport.parkNanos(Math.min(timeout.toNanos(), TimeUnit.MILLISECONDS.toNanos(1)));
                 return ConsumerRecords.empty();
             }
             List<ConsumerRecord<String, String>> list = new ArrayList<>();
-            for (int i = 0; i < perPoll; i++) {
+            for (int i = 0; i < perPoll && next < limit; i++) {
                 long offset = next++;
                 list.add(new ConsumerRecord<>(tp.topic(), tp.partition(), offset, "k", Long.toString(offset)));
             }
@@ -729,11 +797,13 @@ class GroupTest {
 
         @Override
         public void commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets, OffsetCommitCallback callback) {
+            offsets.forEach((p, o) -> committed.put(p, o.offset()));
             callback.onComplete(offsets, null);
         }
 
         @Override
         public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets, Duration timeout) {
+            offsets.forEach((p, o) -> committed.put(p, o.offset()));
         }
 
         @Override
