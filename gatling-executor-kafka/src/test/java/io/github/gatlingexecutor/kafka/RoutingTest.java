@@ -26,6 +26,7 @@ import static io.github.gatlingexecutor.kafka.EmbeddedKafka.await;
 import static io.github.gatlingexecutor.kafka.OrderingTest.awaitCommitted;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -487,6 +488,38 @@ class RoutingTest {
         assertEquals(0, ps.pending());
         assertTrue(keys.get("k").unclaimed(), "every claim of k given back");
         assertTrue(executor.timers.isEmpty(), "nothing waits for a timer: " + executor.timers);
+    }
+
+    /**
+     * The sweeper retires an idle key's slot and takes it out of the topic's map while the router still holds it in
+     * its own table: the router's next record of that key must find the slot retired and make a new one. A router
+     * that used its table's entry as it was claimed a retired slot, which refuses every claim, and looked the key up
+     * in the same table again, for ever (the routing's run never ended, and the partition routed nothing more).
+     */
+    @Test
+    void aRecordOfAKeyWhoseSlotTheSweeperRetiredGetsANewSlot() {
+        List<String> ran = new ArrayList<>();
+        LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
+        executor.timersHeld = true;
+        RecordRunner<String, String> runner = new RecordRunner<>(r -> ran.add(r.value()), null, 3,
+                Duration.ofMillis(100));
+        runner.executor(executor);
+        ConcurrentHashMap<Object, Slot<String, String>> keys = new ConcurrentHashMap<>();
+        PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
+        Router<String, String> router = new Router<>(ps, runner, executor, Ordering.KEY, keys);
+        ps.router = router;
+
+        poll(ps, router, new ConsumerRecord<>("t", 0, 0, "k", "k@0"));
+        work(executor);
+        Slot<String, String> first = keys.get("k");
+        assertTrue(first.retire(), "k is idle: the sweeper retires its slot");
+        keys.remove("k", first);
+        poll(ps, router, new ConsumerRecord<>("t", 0, 1, "k", "k@1"));
+        // On another thread, so that a router that loops on the retired slot fails the test instead of hanging it.
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> work(executor));
+        assertEquals(List.of("k@0", "k@1"), ran);
+        assertTrue(keys.get("k") != null && keys.get("k") != first, "a new slot for k: " + keys);
+        assertEquals(2, ps.advance());
     }
 
     /** Runs the executor's queue on this thread; a bounded number of tasks, so that a task resubmitting itself fails. */
