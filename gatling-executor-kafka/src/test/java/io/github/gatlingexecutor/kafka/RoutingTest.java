@@ -10,8 +10,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -520,6 +522,44 @@ class RoutingTest {
         assertEquals(List.of("k@0", "k@1"), ran);
         assertTrue(keys.get("k") != null && keys.get("k") != first, "a new slot for k: " + keys);
         assertEquals(2, ps.advance());
+    }
+
+    /**
+     * PARTITION order: a record that fails holds its partition until its retry; once the retry succeeds, the partition
+     * goes on, with the records of that poll and with those of later polls. A router that kept the record as failing
+     * after its retry succeeded routed the rest of that poll, then refused every later run as if still waiting for the
+     * retry: the partition stopped for good (a failure test whose records all come in one poll does not see it).
+     */
+    @Test
+    void underPartitionOrderTheRecordsOfLaterPollsRunOnceAFailedRecordsRetrySucceeded() {
+        List<String> ran = new ArrayList<>();
+        Set<String> failedOnce = new HashSet<>();
+        LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
+        executor.timersHeld = true;
+        RecordRunner<String, String> runner = new RecordRunner<>(r -> {
+            if (r.value().equals("0") && failedOnce.add(r.value())) {
+                throw new IllegalStateException("first try of 0");
+            }
+            ran.add(r.value());
+        }, null, 3, Duration.ofMillis(100));
+        runner.executor(executor);
+        PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
+        Router<String, String> router = new Router<>(ps, runner, executor, Ordering.PARTITION,
+                new ConcurrentHashMap<>());
+        ps.router = router;
+
+        poll(ps, router, new ConsumerRecord<>("t", 0, 0, "a", "0"), new ConsumerRecord<>("t", 0, 1, "b", "1"));
+        work(executor);
+        assertEquals(List.of(), ran, "1 waits behind the failed 0, whatever its key");
+        assertEquals(1, executor.timers.size(), "the retry of 0");
+        executor.timers.poll().run();
+        work(executor);
+        assertEquals(List.of("0", "1"), ran);
+        poll(ps, router, new ConsumerRecord<>("t", 0, 2, "a", "2"));
+        work(executor);
+        assertEquals(List.of("0", "1", "2"), ran, "the next poll's record runs");
+        assertEquals(3, ps.advance());
+        assertEquals(3, runner.completed.sum());
     }
 
     /** Runs the executor's queue on this thread; a bounded number of tasks, so that a task resubmitting itself fails. */
