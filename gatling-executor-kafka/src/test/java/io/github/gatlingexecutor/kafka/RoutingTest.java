@@ -562,6 +562,43 @@ class RoutingTest {
         assertEquals(3, runner.completed.sum());
     }
 
+    /**
+     * KEY_LATEST, where every record runs in its key's lane: a record that fails holds the key until its retry, and once
+     * the retry succeeds the key is free, so the key's next record runs when it comes. A lane that kept the record as
+     * failing after its retry succeeded took every later run for a retry not yet due, and the key never ran again.
+     */
+    @Test
+    void underKeyLatestTheNextRecordOfAKeyRunsOnceItsFailedRecordsRetrySucceeded() {
+        List<String> ran = new ArrayList<>();
+        Set<String> failedOnce = new HashSet<>();
+        LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
+        executor.timersHeld = true;
+        RecordRunner<String, String> runner = new RecordRunner<>(r -> {
+            if (r.value().equals("k@0") && failedOnce.add(r.value())) {
+                throw new IllegalStateException("first try of k@0");
+            }
+            ran.add(r.value());
+        }, null, 3, Duration.ofMillis(100));
+        runner.executor(executor);
+        PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
+        Router<String, String> router = new Router<>(ps, runner, executor, Ordering.KEY_LATEST,
+                new ConcurrentHashMap<>());
+        ps.router = router;
+
+        poll(ps, router, new ConsumerRecord<>("t", 0, 0, "k", "k@0"));
+        work(executor);
+        assertEquals(List.of(), ran);
+        assertEquals(1, executor.timers.size(), "the retry of k@0");
+        executor.timers.poll().run();
+        work(executor);
+        assertEquals(List.of("k@0"), ran, "the retry");
+        poll(ps, router, new ConsumerRecord<>("t", 0, 1, "k", "k@1"));
+        work(executor);
+        assertEquals(List.of("k@0", "k@1"), ran, "the key's next record, with nothing failing any more");
+        assertEquals(2, ps.advance());
+        assertTrue(executor.timers.isEmpty(), "no retry waits: " + executor.timers);
+    }
+
     /** Runs the executor's queue on this thread; a bounded number of tasks, so that a task resubmitting itself fails. */
     private static void work(LincheckRoutingTest.ModelExecutor executor) {
         for (int n = 0; n < 1_000; n++) {
