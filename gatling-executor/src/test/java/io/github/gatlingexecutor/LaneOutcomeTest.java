@@ -69,4 +69,22 @@ class LaneOutcomeTest {
         assertEquals(Lane.IDLED, visit(4), "nothing came: the visit runs nothing and idles the lane");
         assertEquals(List.of(0, 1, 2, 3), ran);
     }
+
+    @Test
+    void aLaneMadeIdleIsStampedWithItsOwnersClockForItsGrace() {
+        // The idle ring and the checker release a lane once IDLE_GRACE_NANOS have passed since this stamp, and a
+        // submit that meets a released lane judges from it whether the release came too early. Left unwritten (0),
+        // every lane would look idle for ages: released at the first sweep, with no grace, and never reported early.
+        offer(0);
+        worker.clock = 123_456_789L;
+        assertEquals(Lane.IDLED, visit(64), "nothing else waits: the emptied lane goes idle");
+        assertEquals(123_456_789L, lane.idleSince);
+
+        CoalescingLane coalescing = new CoalescingLane(engine, "ctx");
+        assertEquals(Lane.ACTIVATED, coalescing.offer(() -> ran.add(1), 0));
+        worker.clock = 987_654_321L;
+        assertEquals(Lane.IDLED, coalescing.runBatch(worker, 64));
+        assertEquals(987_654_321L, coalescing.idleSince);
+        assertEquals(List.of(0, 1), ran);
+    }
 }
