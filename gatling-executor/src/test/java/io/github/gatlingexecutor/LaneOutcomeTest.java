@@ -1,6 +1,7 @@
 package io.github.gatlingexecutor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -86,5 +87,23 @@ class LaneOutcomeTest {
         assertEquals(Lane.IDLED, coalescing.runBatch(worker, 64));
         assertEquals(987_654_321L, coalescing.idleSince);
         assertEquals(List.of(0, 1), ran);
+    }
+
+    @Test
+    void aLaneSentRoundIsReleasedEmptyOnlyIfNothingCameSince() {
+        // When no worker will come round soon, the checker takes lanes sent round empty out of the ready queue and
+        // releases each from ACTIVE straight to DEAD (Lane#releaseIfEmpty). A task submitted since the lane was queued
+        // appended to an active lane, which nobody else will queue: released anyway, the lane would take it along.
+        engine.readyQueue.offerTask(new PlainTask(() -> { }, 0)); // other work waits
+        offer(0);
+        assertEquals(Lane.ROUND, visit(64));
+        assertTrue(lane.queuedNothing(), "sent round with nothing queued");
+        assertEquals(Lane.ACCEPTED, lane.offer(() -> ran.add(1), 0), "appended to the lane while it goes round");
+        assertFalse(lane.releaseIfEmpty(), "a lane given a task since it was queued is not released");
+        assertTrue(lane.isActive());
+        assertEquals(Lane.ROUND, visit(64), "its next owner runs the task");
+        assertEquals(List.of(0, 1), ran);
+        assertTrue(lane.releaseIfEmpty(), "sent round again, and still empty: released");
+        assertTrue(lane.isReleased());
     }
 }
