@@ -2,6 +2,7 @@ package io.github.gatlingexecutor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -105,5 +106,17 @@ class LaneOutcomeTest {
         assertEquals(List.of(0, 1), ran);
         assertTrue(lane.releaseIfEmpty(), "sent round again, and still empty: released");
         assertTrue(lane.isReleased());
+    }
+
+    @Test
+    void whoeverQueuesALaneStampsItWithTheTimeItWasQueued() {
+        // The next owner judges from this stamp whether the lane's trip round the ready queue was short enough to send
+        // it round once more when it empties (SequentialLane#runBatch). Left as it was, a lane activated by a submit
+        // would carry 0 (or a stamp of an earlier episode), its trip would always look long, and an emptied lane
+        // would go idle where it should have gone round, paying an activation for its context's next task.
+        offer(0);
+        engine.readyQueue.offerLane(lane, 123_456_789L);
+        assertEquals(123_456_789L, lane.queuedAt);
+        assertSame(lane, engine.readyQueue.poll());
     }
 }
