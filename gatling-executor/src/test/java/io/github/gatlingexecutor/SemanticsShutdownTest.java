@@ -734,4 +734,22 @@ class SemanticsShutdownTest {
         assertTrue(terminatedOnReturn.get());
         assertTrue(interruptRestored.get(), "close() did not restore the interrupt status");
     }
+
+    /**
+     * {@code shutdownNow()} while a coalescing task runs with nothing pending behind it returns nothing of that lane.
+     * While its task runs, the lane's slot holds a marker (BUSY) where a pending task would be; the drain closes the
+     * lane with the same CAS whatever it finds, and must hand back only a task, never the marker.
+     */
+    @Test
+    void shutdownNowReturnsNothingOfACoalescingLaneWhoseTaskRuns() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).build());
+        CountDownLatch gate = cleanup.occupy(e.coalescing("c"));
+        List<Runnable> returned = e.shutdownNow();
+        assertEquals(List.of(), returned, "nothing waits: the coalescing task runs");
+        gate.countDown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        ExecutorStatistics s = e.statistics();
+        assertEquals(1, s.executed(), s.toString());
+        assertEquals(0, s.returned(), s.toString());
+    }
 }
