@@ -328,4 +328,26 @@ class SemanticsCoalescingTest {
         await(other, "a coalescing task of another context while the first is busy");
         gate.countDown();
     }
+
+    /**
+     * A coalescing lane's {@code executed()} counts the task that runs now, as a sequential lane's does: it counts the
+     * tasks that started (ContextStatistics#executed), and the running one is no longer queued. Counted only once the
+     * task returned, a lane whose task runs long would show a task neither executed nor queued.
+     */
+    @Test
+    void aRunningCoalescingTaskCountsAsExecutedAndTheOneBehindItAsQueued() {
+        GatlingExecutor e = cleanup.track(gatling("coal").coreThreads(1).build());
+        CountDownLatch gate = cleanup.occupy(e.coalescing("x"));
+        ContextStatistics running = TestSupport.lane(e, "x", true);
+        assertEquals(1, running.executed(), running.toString());
+        assertEquals(0, running.queued(), running.toString());
+        CountDownLatch behind = new CountDownLatch(1);
+        e.coalescing("x").execute(behind::countDown);
+        ContextStatistics pending = TestSupport.lane(e, "x", true);
+        assertEquals(2, pending.submitted(), pending.toString());
+        assertEquals(1, pending.executed(), pending.toString());
+        assertEquals(1, pending.queued(), pending.toString());
+        gate.countDown();
+        await(behind, "the task behind the running one");
+    }
 }
