@@ -8,6 +8,7 @@ import static io.github.gatlingexecutor.TestSupport.get;
 import static io.github.gatlingexecutor.TestSupport.lane;
 import static io.github.gatlingexecutor.TestSupport.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -16,6 +17,7 @@ import io.github.gatlingexecutor.TestSupport.Seq;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.Executor;
@@ -337,5 +339,50 @@ class SemanticsLaneLifecycleTest {
         long after = TestSupport.usedHeapAfterGc();
         long growthMb = (after - before) / (1024 * 1024);
         assertTrue(growthMb < 64, "heap grew by " + growthMb + " MB after a million released contexts");
+    }
+
+    /**
+     * A handle whose cached lane was released finds it DEAD and looks its context up again. On the way it helps the
+     * releasing thread unmap that dead lane, and only that one: by then another submitter may have made the context a
+     * new lane with work in it. Removing whatever the context maps to would leave that lane active and unmapped, and
+     * the handle's task would make a third lane and run beside the second one's task.
+     */
+    @Test
+    void aHandleThatFindsItsLaneReleasedJoinsTheContextsNewLane() {
+        GatlingExecutor e = cleanup.track(gatling("lanes").coreThreads(2).build());
+        Executor handle = e.sequential("r");
+        CountDownLatch first = new CountDownLatch(1);
+        handle.execute(first::countDown); // the handle caches this lane
+        await(first, "the first task");
+        waitUntil("the lane to be released", () -> e.statistics().liveContexts() == 0,
+                () -> e.contextStatistics().toString());
+        List<String> order = new CopyOnWriteArrayList<>();
+        CountDownLatch gate = cleanup.occupy(blocker -> e.execute(new Seq("r", () -> {
+            order.add("held");
+            blocker.run();
+        }))); // a new lane for r, not through the handle, held by its running task
+        CountDownLatch behind = new CountDownLatch(1);
+        handle.execute(() -> {
+            order.add("handle");
+            behind.countDown();
+        });
+        List<ContextStatistics> lanes = lanesOf(e, "r");
+        assertEquals(1, lanes.size(), "one lane for the context: " + lanes);
+        assertEquals(2, lanes.get(0).submitted(), "the handle's task joins the held lane: " + lanes);
+        assertEquals(1, lanes.get(0).queued(), lanes.toString());
+        gate.countDown();
+        await(behind, "the handle's task");
+        assertEquals(List.of("held", "handle"), order);
+    }
+
+    /** The sequential lanes of {@code context} that {@code contextStatistics()} lists (one, or none, is right). */
+    private static List<ContextStatistics> lanesOf(GatlingExecutor e, Object context) {
+        List<ContextStatistics> out = new ArrayList<>();
+        for (ContextStatistics cs : e.contextStatistics()) {
+            if (!cs.coalescing() && cs.context().equals(context)) {
+                out.add(cs);
+            }
+        }
+        return out;
     }
 }
