@@ -385,4 +385,86 @@ class SemanticsLaneLifecycleTest {
         }
         return out;
     }
+
+    /**
+     * Two submitters make the first lane of a context at once: the one whose lane is mapped first wins, and the other
+     * submits into that lane, dropping its own. Its lane is never mapped over the winner's: the winner's lane, active
+     * and unmapped, would run on beside a lane made for the next task. The second submitter is paused inside the
+     * map's insert (its context's second hash this submit: the look-up, then the insert) while the first maps its lane
+     * and runs a task of it.
+     */
+    @Test
+    void aSubmitThatLosesTheRaceToMakeAContextsLaneJoinsTheWinnersLane() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("lanes").coreThreads(2).build());
+        CountDownLatch paused = new CountDownLatch(1);
+        CountDownLatch resume = cleanup.gate();
+        PausingKey key = new PausingKey("m", paused, resume);
+        List<String> order = new CopyOnWriteArrayList<>();
+        CountDownLatch ran = new CountDownLatch(2);
+        Thread loser = new Thread(() -> e.execute(new Seq(key, () -> {
+            order.add("loser");
+            ran.countDown();
+        })));
+        key.pauseOn(loser);
+        loser.start();
+        await(paused, "the losing submitter to be between its look-up and its insert");
+        CountDownLatch gate = cleanup.occupy(blocker -> e.execute(new Seq(key, () -> {
+            order.add("winner");
+            blocker.run();
+        })));
+        resume.countDown();
+        loser.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
+        assertFalse(loser.isAlive(), "the losing submitter still submits");
+        e.execute(new Seq(key, () -> {
+            order.add("next");
+            ran.countDown();
+        }));
+        List<ContextStatistics> lanes = lanesOf(e, key);
+        assertEquals(1, lanes.size(), "one lane for the context: " + lanes);
+        assertEquals(3, lanes.get(0).submitted(), "every task in the winner's lane: " + lanes);
+        gate.countDown();
+        await(ran, "the tasks behind the winner's");
+        assertEquals(List.of("winner", "loser", "next"), order);
+    }
+
+    /**
+     * A context equal by name whose hash, on one chosen thread, pauses at its second call until released: it stops
+     * that thread between the lane map's look-up and its insert, where a preemption would.
+     */
+    private static final class PausingKey {
+        private final String name;
+        private final CountDownLatch paused;
+        private final CountDownLatch resume;
+        private volatile Thread pausing;
+        private int calls; // on the pausing thread only
+
+        PausingKey(String name, CountDownLatch paused, CountDownLatch resume) {
+            this.name = name;
+            this.paused = paused;
+            this.resume = resume;
+        }
+
+        void pauseOn(Thread thread) {
+            pausing = thread;
+        }
+
+        @Override
+        public int hashCode() {
+            if (Thread.currentThread() == pausing && ++calls == 2) {
+                paused.countDown();
+                blockQuietly(resume);
+            }
+            return name.hashCode();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof PausingKey && ((PausingKey) o).name.equals(name);
+        }
+
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
 }
