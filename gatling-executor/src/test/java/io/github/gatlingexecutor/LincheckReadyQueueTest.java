@@ -2,6 +2,9 @@ package io.github.gatlingexecutor;
 
 import static io.github.gatlingexecutor.LincheckLaneTest.check;
 import static io.github.gatlingexecutor.LincheckLaneTest.runAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -287,5 +290,25 @@ class LincheckReadyQueueTest {
             }
             return false;
         }
+    }
+
+    /**
+     * An item taken back from the middle of the queue leaves its node linked, with no item, until a poll passes it:
+     * emptiness and counts are of items, not nodes. Counted as nodes, a task its submitter took back (or an empty
+     * round the checker took out) would keep the queue looking non-empty, to quiescence, to a lane's round and to
+     * the pool's sizing, until some poll came by.
+     */
+    @Test
+    void nodesWhoseItemsWereTakenBackCountAsNothing() {
+        ReadyQueue q = new ReadyQueue();
+        PlainTask first = new PlainTask(() -> { }, 0);
+        PlainTask second = new PlainTask(() -> { }, 0);
+        q.offerTask(first);
+        q.offerTask(second);
+        assertTrue(q.takeBack(first));
+        assertEquals(1, q.countUpTo(8), "the node of the task taken back counts as nothing");
+        assertTrue(q.takeBack(second));
+        assertTrue(q.isEmpty(), "both tasks taken back: nothing is queued");
+        assertNull(q.poll());
     }
 }
