@@ -119,4 +119,20 @@ class LaneOutcomeTest {
         assertEquals(123_456_789L, lane.queuedAt);
         assertSame(lane, engine.readyQueue.poll());
     }
+
+    @Test
+    void aLaneThatLeavesItsRingWhileIdleIsReleased() {
+        // A lane idled while some ring still held it (its mark set) was not ringed again by the worker that idled it:
+        // that ring's entry is its only claim. When the entry is given up (its worker drops it, or the checker finds
+        // the lane active elsewhere), Lane#leaveRing clears the mark and looks again: idle now, the lane is released
+        // there, or nothing would ever release it and its context would stay mapped for good.
+        engine.lanes(false).put("ctx", lane);
+        offer(0);
+        assertTrue(lane.claimRing(), "a ring holds the lane");
+        assertEquals(Lane.IDLED, visit(64));
+        assertFalse(lane.claimRing(), "idled while marked: the idler does not ring it again");
+        lane.leaveRing();
+        assertTrue(lane.isReleased(), "idle when it left the ring: released");
+        assertFalse(engine.lanes(false).containsKey("ctx"), "and unmapped");
+    }
 }
