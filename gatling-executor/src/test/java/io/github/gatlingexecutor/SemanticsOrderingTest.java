@@ -20,12 +20,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -295,6 +296,45 @@ class SemanticsOrderingTest {
         gate.countDown();
         get(f);
         assertEquals(List.of("blocker", "scheduled"), order);
+    }
+
+    /**
+     * A task scheduled with no delay is dispatched on the caller's thread, at once; a delayed task of the same context
+     * that is already due but not yet dispatched by the timer goes into the lane first, as the timer would have put it
+     * there had it been on time (and as {@code ScheduledThreadPoolExecutor}'s one queue orders them by time). Here
+     * nobody else dispatches: the thread factory gives one thread, to the worker, which is held in a task of another
+     * context, so the checker is absent and the worker does not drive the timer while it is held.
+     */
+    @Test
+    void aTaskScheduledWithNoDelayDoesNotOvertakeADueDelayedTaskOfItsContext() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        ThreadFactory oneThread = r -> {
+            if (calls.incrementAndGet() > 1) {
+                throw new IllegalStateException("no more threads");
+            }
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        };
+        GatlingExecutor e = cleanup.track(gatling("order").coreThreads(1).threadFactory(oneThread).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch holding = new CountDownLatch(1);
+        e.execute(new Seq("other", () -> {
+            holding.countDown();
+            blockQuietly(gate);
+        }));
+        await(holding, "the only worker to be held in another context");
+        List<String> order = Collections.synchronizedList(new ArrayList<>());
+        ScheduledFuture<?> delayed = e.schedule(new Seq("c", () -> order.add("delayed")), 5, TimeUnit.MILLISECONDS);
+        assertTrue(e.engine().checker.absent(), "a checker started: it would dispatch the delayed task itself");
+        while (delayed.getDelay(TimeUnit.NANOSECONDS) > 0) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // until it is due: nobody dispatches it
+        }
+        ScheduledFuture<?> now = e.schedule(new Seq("c", () -> order.add("no delay")), 0, TimeUnit.MILLISECONDS);
+        gate.countDown();
+        get(delayed);
+        get(now);
+        assertEquals(List.of("delayed", "no delay"), order);
     }
 
     @Test
