@@ -46,6 +46,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -682,6 +685,51 @@ class ContractExecutorServiceTest {
     void fixedDelayRepeatsUntilCancelled(Config config) {
         ScheduledExecutorService e = create(config);
         assertRepeatsUntilCancelled(e, runs -> e.scheduleWithFixedDelay(runs, 50, 20, MILLISECONDS));
+    }
+
+    /**
+     * Fixed rate times each run from the schedule's start, fixed delay from the end of the run before (the
+     * {@code ScheduledExecutorService} contract): after a first run that lasts past the second run's time, the second
+     * follows at once at a fixed rate (a late run makes the next start late, never later than its own time), and a
+     * whole delay after that end at a fixed delay. The first run lasts until its own future, whose delay reads that
+     * run's time until the run ends, says the second run's time has passed.
+     */
+    @ForEachConfiguration
+    void aLongRunIsFollowedAtOnceAtAFixedRateAndAfterTheWholeDelayAtAFixedDelay(Config config) throws Exception {
+        ScheduledExecutorService e = create(config);
+        long period = MILLISECONDS.toNanos(250);
+        for (boolean fixedRate : new boolean[] {true, false}) {
+            AtomicReference<ScheduledFuture<?>> self = new AtomicReference<>();
+            AtomicInteger runs = new AtomicInteger();
+            AtomicLong firstEnd = new AtomicLong();
+            AtomicLong secondStart = new AtomicLong();
+            CountDownLatch second = new CountDownLatch(1);
+            Runnable task = () -> {
+                int run = runs.incrementAndGet();
+                if (run == 1) {
+                    ScheduledFuture<?> f;
+                    while ((f = self.get()) == null || f.getDelay(TimeUnit.NANOSECONDS) > -period) {
+                        LockSupport.parkNanos(period / 20);
+                    }
+                    firstEnd.set(System.nanoTime());
+                } else if (run == 2) {
+                    secondStart.set(System.nanoTime());
+                    second.countDown();
+                }
+            };
+            self.set(fixedRate ? e.scheduleAtFixedRate(task, 0, period, TimeUnit.NANOSECONDS)
+                    : e.scheduleWithFixedDelay(task, 0, period, TimeUnit.NANOSECONDS));
+            await(second, "the second run");
+            self.get().cancel(false);
+            long gap = secondStart.get() - firstEnd.get();
+            if (fixedRate) {
+                assertTrue(gap < period, "at a fixed rate, the overdue second run started "
+                        + TimeUnit.NANOSECONDS.toMillis(gap) + " ms after the first ended, a period or more");
+            } else {
+                assertTrue(gap >= period, "at a fixed delay, the second run started "
+                        + TimeUnit.NANOSECONDS.toMillis(gap) + " ms after the first ended, before the delay");
+            }
+        }
     }
 
     /**
