@@ -1837,6 +1837,32 @@ class DefectRegressionTest {
     }
 
     /**
+     * A periodic task whose run throws is done for good, and leaves the timer's set of live periodic tasks as a
+     * cancelled one does. Kept there, every periodic task that ever failed stayed reachable, with all it captured,
+     * until shutdown, however long the executor ran.
+     */
+    @Test
+    @Timeout(30)
+    void aPeriodicTaskThatFailedLeavesTheTimer() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("failed-periodic").coreThreads(1).build());
+        WeakReference<ScheduledFuture<?>> failed = aFailedPeriodicTask(e);
+        waitUntil("the failed periodic task to be collected while the executor runs", () -> {
+            System.gc();
+            return failed.get() == null;
+        });
+        assertFalse(e.isShutdown());
+    }
+
+    /** Apart, so the test's frame holds no reference to the future. */
+    private static WeakReference<ScheduledFuture<?>> aFailedPeriodicTask(GatlingExecutor e) {
+        ScheduledFuture<?> f = e.scheduleAtFixedRate(() -> {
+            throw new IllegalStateException("planned");
+        }, 0, 1, TimeUnit.HOURS);
+        assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+        return new WeakReference<>(f);
+    }
+
+    /**
      * {@code shutdownNow()} returned a delayed task whose cancellation was under way (its future cancelled, its
      * removal from the timer waiting for the lock the drain held); SPEC 10: the futures returned are neither done
      * nor cancelled.
