@@ -390,6 +390,47 @@ class JfrEventsTest {
     }
 
     /**
+     * The same context met by the SlowTask event, which names the context too, at the end of each of its tasks (in
+     * the worker's {@code runTask}, after the task has counted as executed): the error leaves the task's lane
+     * through the worker's way out of a failure around the tasks, which must hand the lane back. Kept by no queue and
+     * no worker, the lane's next task never ran and the executor never terminated. Each task here ends in that
+     * failure, so each hand-back is seen: the second and third tasks run, in order, and each failure is reported.
+     */
+    @Test
+    @Timeout(60)
+    void aContextWhoseToStringFailsInTheSlowTaskEventKeepsItsLaneRunning() throws Exception {
+        try (RecordingStream stream = new RecordingStream()) {
+            stream.enable(PREFIX + "SlowTask").withThreshold(Duration.ZERO); // every task is slow
+            stream.startAsync();
+            List<Throwable> reported = new CopyOnWriteArrayList<>();
+            // One worker: no other could pick the lane up by chance; built after the recording started, so the
+            // worker sees the event enabled from its first task.
+            GatlingExecutor e = cleanup.track(gatling("jfr-slow-tostring").coreThreads(1).maxThreads(1)
+                    .uncaughtExceptionHandler((t, x) -> reported.add(x)).build());
+            Object x = new Object() {
+                @Override
+                public String toString() {
+                    throw new InternalError("toString of a context");
+                }
+            };
+            List<Integer> ran = new CopyOnWriteArrayList<>();
+            CountDownLatch third = new CountDownLatch(1);
+            e.sequential(x).execute(() -> ran.add(1));
+            e.sequential(x).execute(() -> ran.add(2));
+            e.sequential(x).execute(() -> {
+                ran.add(3);
+                third.countDown();
+            });
+            await(third, "x's third task, after two tasks whose SlowTask event failed");
+            assertEquals(List.of(1, 2, 3), ran);
+            e.shutdown();
+            assertTrue(e.awaitTermination(10, TimeUnit.SECONDS), e.statistics().toString());
+            assertEquals(3, reported.size(), reported.toString());
+            assertTrue(reported.stream().allMatch(t -> t instanceof InternalError), reported.toString());
+        }
+    }
+
+    /**
      * JFR holds its periodic hooks strongly. The hook that reports executors is removed when the last live executor
      * terminates; one built while a recording ran and then dropped, never used nor closed, is collected without
      * terminating, and the hook stayed, keeping this library's classes and their loader registered (an outside audit).
