@@ -45,6 +45,32 @@ class StatisticsCoherenceTest {
      * With both limits set, a submit that its lane's limit refuses took a place in the executor and gave it back: for
      * that moment the refused task was in {@code submitted()} and {@code queued()}, and the next snapshot was lower.
      */
+    /**
+     * {@code transfers()} counts contexts that moved from one worker to another (SPEC: statistics), so on an executor
+     * of one worker it stays 0, however many contexts ran and however often their lanes went idle and came back. A
+     * first batch on a lane new to every worker is no move: counted as one, every context's first task (and every
+     * re-created lane's) read as a transfer.
+     */
+    @Test
+    void contextsThatRanOnTheOnlyWorkerCountNoTransfer() {
+        GatlingExecutor e = cleanup.track(gatling("no-transfer").coreThreads(1).maxThreads(1).build());
+        for (int round = 0; round < 3; round++) {
+            CountDownLatch done = new CountDownLatch(12);
+            for (int i = 0; i < 12; i++) {
+                Runnable task = done::countDown;
+                if (i % 2 == 0) {
+                    e.sequential("s" + i % 4).execute(task);
+                } else {
+                    e.coalescing("c" + i).execute(task); // one task each: none is replaced
+                }
+            }
+            await(done, "round " + round);
+        }
+        ExecutorStatistics s = TestSupport.awaitQuiescent(e);
+        assertEquals(1, s.peakThreads(), s.toString());
+        assertEquals(0, s.transfers(), "a context counted as moved on an executor of one worker: " + s);
+    }
+
     @Test
     @Timeout(20)
     void aSubmitRefusedByItsLanesLimitNeverShowsInTheSnapshot() throws Exception {
