@@ -258,6 +258,39 @@ class SemanticsElasticPoolTest {
                 () -> liveThreads(e.name() + "-aux-").toString(), 5_000);
     }
 
+    /**
+     * Tasks an auxiliary worker ran still count as started once it has retired: the pool folds an ending worker's
+     * counts into its own as the worker leaves the list. The count of tasks started is what bounded admission
+     * subtracts from the tasks accepted to find how many wait, and what the statistics' {@code queued()} comes from;
+     * a pool that dropped a retired worker's count made its tasks look queued again, so an executor with
+     * {@code maxQueued} refused every submit once a worker that had run that many tasks retired.
+     */
+    @Test
+    void tasksRunByARetiredAuxiliaryWorkerNoLongerCountAsQueued() {
+        GatlingExecutor e = cleanup.track(gatling("retired-counts").coreThreads(1).maxThreads(2).maxQueued(4)
+                .auxiliaryKeepAlive(Duration.ofMillis(50)).checkPeriod(Duration.ofMillis(10))
+                .blockedThreshold(Duration.ofMillis(20)).coreBumpThreshold(1000).build());
+        CountDownLatch gate = cleanup.occupy(e); // the core worker: the tasks below run on an auxiliary one
+        for (int round = 0; round < 3; round++) {
+            CountDownLatch ran = new CountDownLatch(4);
+            for (int i = 0; i < 4; i++) {
+                e.execute(new Seq("aux-" + i, ran::countDown)); // within maxQueued: none is refused
+            }
+            await(ran, "round " + round + " behind the held core worker");
+        }
+        waitUntil("the auxiliary worker to retire", () -> e.statistics().threads() == 1,
+                () -> TestSupport.describe(e), 5_000);
+        ExecutorStatistics s = e.statistics();
+        assertEquals(0, s.queued(), "tasks of a retired worker counted as waiting: " + s);
+        // Room for maxQueued tasks again (behind the core worker, still held): any of them refused is a phantom.
+        CountDownLatch later = new CountDownLatch(4);
+        for (int i = 0; i < 4; i++) {
+            e.execute(new Seq("later-" + i, later::countDown));
+        }
+        gate.countDown();
+        await(later, "the tasks submitted after the retirement");
+    }
+
     @Test
     void auxiliaryThreadsRetireAndNothingSubmittedAroundRetirementIsLost() {
         GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(8)
