@@ -2,6 +2,8 @@ package io.github.gatlingexecutor;
 
 import static io.github.gatlingexecutor.LincheckLaneTest.set;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -10,7 +12,8 @@ import org.junit.jupiter.api.Test;
  * the spinners leave a core for threads outside the pool. Deterministic: no thread runs, two workers are set up as
  * the rule reads them (busy or not, when their item started by the coarse clock). The expectations depend on the
  * machine's core count, as the rule does. Also the search budget: how failed searches end spinning altogether while
- * work is sparse, and what brings it back.
+ * work is sparse, and what brings it back. And the retirement rule, which the same pool applies to idle auxiliary
+ * workers.
  */
 class SpinPolicyTest {
     private static final int CORES = PoolPolicy.CORES; // the count the rule reads
@@ -158,5 +161,20 @@ class SpinPolicyTest {
             engine.noteRelease(releasedLane(0, t), t);
         }
         assertEquals(true, engine.pool.policy.releasesAllAtPark(self, t), "early, but fewer than 10,000 a second");
+    }
+
+    /**
+     * An idle auxiliary worker may retire only while the pool stays at its core size without it and without the
+     * workers already allowed to retire, whose slots are given back only as their threads end. Two workers whose
+     * keep-alives ran out together after a core bump (three threads, core size two) must not both go: judged by the
+     * slots alone, the second saw three threads over a core of two, and the pool fell below its core size for good
+     * (a core worker never retires, and nothing restarts one without work).
+     */
+    @Test
+    void retirementCountsTheWorkersAlreadyRetiring() {
+        assertTrue(PoolPolicy.mayRetire(3, 0, 2), "one thread over the core size");
+        assertFalse(PoolPolicy.mayRetire(3, 1, 2), "that one is already retiring");
+        assertFalse(PoolPolicy.mayRetire(2, 0, 2), "at the core size");
+        assertTrue(PoolPolicy.mayRetire(5, 2, 2), "one more over the core size than those retiring");
     }
 }
