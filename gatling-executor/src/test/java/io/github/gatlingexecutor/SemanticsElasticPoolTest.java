@@ -104,6 +104,39 @@ class SemanticsElasticPoolTest {
         gate.countDown();
     }
 
+    /**
+     * The same with workers waiting without a timeout (WAITING: a {@code Future.get()}, a {@code take()} from an empty
+     * queue, a latch's {@code await()}), where the test above and the others here wait with one (TIMED_WAITING, see
+     * TestSupport#block): the pool must grow for the work queued behind them before any task is stuck (30 s here). A
+     * checker that took only timed waits and monitors for off the CPU counted these workers as running, and with every
+     * core "running" it started nothing: the tasks waited behind them for good.
+     */
+    @Test
+    void workQueuedBehindWorkersInAnUntimedWaitGetsThreadsBeforeAnyIsStuck() throws InterruptedException {
+        int cores = Runtime.getRuntime().availableProcessors();
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(cores).maxThreads(cores + 8)
+                .checkPeriod(Duration.ofSeconds(30)).blockedThreshold(Duration.ofSeconds(30)).build());
+        CountDownLatch gate = cleanup.gate(); // opened after the test at the latest (ExecutorValidation)
+        int waiting = cores + 2;
+        CountDownLatch allStarted = new CountDownLatch(waiting);
+        for (int i = 0; i < waiting; i++) {
+            e.execute(new Seq("untimed-" + i, () -> {
+                allStarted.countDown();
+                try {
+                    gate.await(); // WAITING, not TIMED_WAITING
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        long start = System.nanoTime();
+        boolean started = allStarted.await(5, TimeUnit.SECONDS);
+        assertTrue(started, "after " + millisSince(start) + " ms, " + allStarted.getCount() + " of " + waiting
+                + " tasks still waited behind workers in an untimed wait: " + e.statistics());
+        assertTrue(e.statistics().threads() <= cores + 8);
+        gate.countDown();
+    }
+
     /** Submits {@code blocking} tasks, each in a context of its own, that wait for {@code gate}: all start in 5 s. */
     private static void assertBlockingTasksAllStart(GatlingExecutor e, int blocking, CountDownLatch gate,
             String behind) throws InterruptedException {
