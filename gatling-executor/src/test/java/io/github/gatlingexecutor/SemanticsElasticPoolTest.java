@@ -324,6 +324,46 @@ class SemanticsElasticPoolTest {
         await(later, "the tasks submitted after the retirement");
     }
 
+    /**
+     * An auxiliary worker that retires while it keeps a lane within its grace releases that lane as it ends (SPEC 6:
+     * it hands back what it holds): nothing else will, since the checker sweeps the idle lanes of listed workers only,
+     * and a retired worker is no longer listed. With a keep-alive (1 ms) shorter than the grace (5 ms), the worker
+     * retires before its timed park would have released the lane; a worker that released only the lanes past their
+     * grace as it ended left this one mapped, counted in {@code liveContexts()}, for as long as the executor ran.
+     * Every core worker is held in a long task, so the auxiliary worker does not spin after its tasks (no core to
+     * spare: see PoolPolicy#spinningPays) and keeps its search budget, and with it its young lane through its park,
+     * rather than releasing every lane as a worker does once work is sparse. Two tasks in batches of one make it read
+     * the clock between them, so the lane goes idle stamped with the time it did, not with the worker's start.
+     */
+    @Test
+    void anAuxiliaryWorkerThatRetiresReleasesTheLanesItKeptWithinTheirGrace() {
+        int core = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
+        GatlingExecutor e = cleanup.track(gatling("retire-young").coreThreads(core).maxThreads(core + 1)
+                .batchSize(1).auxiliaryKeepAlive(Duration.ofMillis(1)).checkPeriod(Duration.ofMillis(10))
+                .blockedThreshold(Duration.ofMillis(20)).coreBumpThreshold(1000).build());
+        CountDownLatch gate = cleanup.gate();
+        startBlockedTasks(e, "held-", core, gate);
+        // Seen stuck: their items are long by any clock, before the auxiliary worker asks whether spinning pays.
+        waitUntil("the checker to see every core worker stuck", () -> e.statistics().blockedDetections() >= core,
+                () -> TestSupport.describe(e), 10_000);
+        List<String> ranOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        CountDownLatch ran = new CountDownLatch(2);
+        for (int i = 0; i < 2; i++) {
+            e.execute(new Seq("other", () -> {
+                ranOn.add(Thread.currentThread().getName());
+                ran.countDown();
+            }));
+        }
+        await(ran, "the other context's tasks, behind the stuck core workers");
+        assertTrue(ranOn.stream().allMatch(n -> n.startsWith(e.name() + "-aux-")), ranOn.toString());
+        waitUntil("the auxiliary worker to retire", () -> e.statistics().threads() == core,
+                () -> TestSupport.describe(e), 5_000);
+        // It released the lane before it gave its slot back: only the held contexts' lanes are left.
+        ExecutorStatistics s = e.statistics();
+        assertEquals(core, s.liveContexts(), "the retired worker's idle lane stayed mapped: " + s);
+        gate.countDown();
+    }
+
     @Test
     void auxiliaryThreadsRetireAndNothingSubmittedAroundRetirementIsLost() {
         GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(8)
