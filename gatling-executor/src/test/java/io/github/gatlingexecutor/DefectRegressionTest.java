@@ -21,6 +21,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -1452,6 +1454,58 @@ class DefectRegressionTest {
         for (Thread t : inner) {
             t.join(5_000);
             assertFalse(t.isAlive(), t.getName() + " outlived termination");
+        }
+    }
+
+    /**
+     * A factory whose thread runs the runnable it was given on two threads at once, its own and a twin it starts (a
+     * broken wrapper, say): the body behind the runnable, a worker or the checker, must still run once. Two threads
+     * running one worker's loop would run two tasks at once on an executor of one thread, and a second checker would
+     * run rounds nothing stops. The first of the two to pass the start gate runs the body; the other returns at once.
+     */
+    @Test
+    @Timeout(30)
+    void aFactoryWhoseThreadRunsTheRunnableTwiceAtOnceGetsEachBodyRunOnce() throws Exception {
+        List<Thread> made = new CopyOnWriteArrayList<>();
+        ThreadFactory twice = r -> {
+            Thread outer = new Thread(() -> {
+                Thread twin = new Thread(r, Thread.currentThread().getName() + "-twin");
+                twin.setDaemon(true);
+                made.add(twin);
+                twin.start();
+                r.run();
+                try {
+                    twin.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "twice");
+            outer.setDaemon(true);
+            made.add(outer);
+            return outer;
+        };
+        GatlingExecutor e = gatling("twice").coreThreads(1).maxThreads(1).threadFactory(twice).build();
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        Set<Thread> ranOn = ConcurrentHashMap.newKeySet();
+        int tasks = 400;
+        CountDownLatch done = new CountDownLatch(tasks);
+        for (int i = 0; i < tasks; i++) {
+            e.execute(new Seq("c" + (i % 50), () -> {
+                mostAtOnce.accumulateAndGet(running.incrementAndGet(), Math::max);
+                ranOn.add(Thread.currentThread());
+                TestSupport.spin(20);
+                running.decrementAndGet();
+                done.countDown();
+            }));
+        }
+        await(done, "the tasks");
+        assertEquals(1, mostAtOnce.get(), "tasks ran at once on an executor of one thread, on " + ranOn);
+        assertEquals(1, ranOn.size(), "tasks ran on " + ranOn);
+        e.close();
+        for (Thread t : made) {
+            t.join(5_000);
+            assertFalse(t.isAlive(), t.getName() + " outlived termination: " + describeStack(t));
         }
     }
 
