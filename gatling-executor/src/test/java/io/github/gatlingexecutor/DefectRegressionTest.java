@@ -2437,6 +2437,11 @@ class DefectRegressionTest {
         });
         await(running, "the task that holds the only worker");
         e.execute(NOOP); // the executor is full
+        // The waiter must make no attempt of its own between its first and the one the hashCode below asks for: one
+        // made meanwhile would replace the pending task at once, with nobody holding the timer's lock. While no
+        // checker runs yet (it starts with the first worker, and may not have run its first line), a waiter looks for
+        // room itself once a clock tick: 2 rounds of 1,200 failed so, each after such a look.
+        waitUntil("the checker to run", () -> e.engine().checker.running());
         AtomicReference<Throwable> waiterOutcome = new AtomicReference<>();
         Thread waiter = new Thread(() -> {
             try {
@@ -2447,7 +2452,9 @@ class DefectRegressionTest {
         }, "waiter");
         waiter.setDaemon(true);
         waiter.start();
-        waitUntil("the coalescing submitter to wait for room", () -> e.statistics().waitingSubmitters() == 1);
+        // Parked for room, its first attempt made (waitingSubmitters() counts it from before that attempt).
+        waitUntil("the coalescing submitter to wait for room", () -> e.statistics().waitingSubmitters() == 1
+                && LockSupport.getBlocker(waiter) == e.engine().admission);
         ScheduledFuture<?> pending = e.schedule(new Coal("c", NOOP), 0, TimeUnit.MILLISECONDS); // over the limit
         AtomicReference<Throwable> inner = new AtomicReference<>();
         AtomicBoolean once = new AtomicBoolean();
