@@ -439,15 +439,7 @@ class DefectRegressionTest {
     @Test
     @Timeout(20)
     void withoutACheckerADelayedTaskRunsWhenDueAfterACallersDispatchTookAPeriodicTaskOut() throws Exception {
-        AtomicInteger calls = new AtomicInteger();
-        ThreadFactory oneThread = r -> {
-            if (calls.incrementAndGet() > 1) {
-                throw new IllegalStateException("no more threads");
-            }
-            Thread t = new Thread(r);
-            t.setDaemon(true);
-            return t;
-        };
+        ThreadFactory oneThread = TestSupport.oneDaemonThread();
         GatlingExecutor e = cleanup.track(gatling("stale-hint").coreThreads(1).threadFactory(oneThread).build());
         long start = System.nanoTime();
         CountDownLatch periodicRan = new CountDownLatch(1);

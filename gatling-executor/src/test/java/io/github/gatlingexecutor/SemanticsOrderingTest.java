@@ -307,15 +307,7 @@ class SemanticsOrderingTest {
      */
     @Test
     void aTaskScheduledWithNoDelayDoesNotOvertakeADueDelayedTaskOfItsContext() throws Exception {
-        AtomicInteger calls = new AtomicInteger();
-        ThreadFactory oneThread = r -> {
-            if (calls.incrementAndGet() > 1) {
-                throw new IllegalStateException("no more threads");
-            }
-            Thread t = new Thread(r);
-            t.setDaemon(true);
-            return t;
-        };
+        ThreadFactory oneThread = TestSupport.oneDaemonThread();
         GatlingExecutor e = cleanup.track(gatling("order").coreThreads(1).threadFactory(oneThread).build());
         CountDownLatch gate = cleanup.gate();
         CountDownLatch holding = new CountDownLatch(1);

@@ -398,6 +398,22 @@ final class TestSupport {
         }
     }
 
+    /**
+     * A factory that gives one daemon thread and throws for every thread after it: the first start (a worker's) gets
+     * it, the checker and every later worker fail, so nothing but that worker runs the executor's work.
+     */
+    static ThreadFactory oneDaemonThread() {
+        AtomicInteger calls = new AtomicInteger();
+        return r -> {
+            if (calls.incrementAndGet() > 1) {
+                throw new IllegalStateException("no more threads");
+            }
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
     /** {@code Thread.ofVirtual().factory()}, through reflection (the tests compile for JDK 17); skips before JDK 21. */
     static ThreadFactory virtualThreadFactory() throws Exception {
         try {
