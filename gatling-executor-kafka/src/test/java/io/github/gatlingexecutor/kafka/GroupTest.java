@@ -625,12 +625,7 @@ class GroupTest {
         TopicPartition tp = new TopicPartition("limits", 0);
         Semaphore permits = new Semaphore(0);
         AtomicReference<ScriptedConsumer> consumer = new AtomicReference<>();
-        Map<String, Object> config = new HashMap<>();
-        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9"); // never reached: poll is the test's
-        config.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafka.name("g"));
-        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(config)
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(scriptedConfig())
                 .topics(tp.topic())
                 .ordering(Ordering.PARTITION)
                 .maxPendingPerPartition(5)
@@ -682,12 +677,7 @@ class GroupTest {
         CountDownLatch running = new CountDownLatch(1);
         Queue<String> ran = new ConcurrentLinkedQueue<>();
         AtomicReference<ScriptedConsumer> consumer = new AtomicReference<>();
-        Map<String, Object> config = new HashMap<>();
-        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9"); // never reached: poll is the test's
-        config.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafka.name("g"));
-        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(config)
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(scriptedConfig())
                 .topics(tp.topic())
                 .closeTimeout(Duration.ofSeconds(10))
                 .consumerMaker((c, keys, values) -> {
@@ -718,6 +708,16 @@ class GroupTest {
             release.countDown();
             processor.close();
         }
+    }
+
+    /** Settings for a processor whose consumer is a {@code ScriptedConsumer}: the broker they name is never reached. */
+    private static Map<String, Object> scriptedConfig() {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9");
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafka.name("g"));
+        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        return config;
     }
 
     /**

@@ -532,34 +532,15 @@ class RoutingTest {
      */
     @Test
     void underPartitionOrderTheRecordsOfLaterPollsRunOnceAFailedRecordsRetrySucceeded() {
-        List<String> ran = new ArrayList<>();
-        Set<String> failedOnce = new HashSet<>();
-        LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
-        executor.timersHeld = true;
-        RecordRunner<String, String> runner = new RecordRunner<>(r -> {
-            if (r.value().equals("0") && failedOnce.add(r.value())) {
-                throw new IllegalStateException("first try of 0");
-            }
-            ran.add(r.value());
-        }, null, 3, Duration.ofMillis(100));
-        runner.executor(executor);
-        PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
-        Router<String, String> router = new Router<>(ps, runner, executor, Ordering.PARTITION,
-                new ConcurrentHashMap<>());
-        ps.router = router;
-
-        poll(ps, router, new ConsumerRecord<>("t", 0, 0, "a", "0"), new ConsumerRecord<>("t", 0, 1, "b", "1"));
-        work(executor);
-        assertEquals(List.of(), ran, "1 waits behind the failed 0, whatever its key");
-        assertEquals(1, executor.timers.size(), "the retry of 0");
-        executor.timers.poll().run();
-        work(executor);
-        assertEquals(List.of("0", "1"), ran);
-        poll(ps, router, new ConsumerRecord<>("t", 0, 2, "a", "2"));
-        work(executor);
-        assertEquals(List.of("0", "1", "2"), ran, "the next poll's record runs");
-        assertEquals(3, ps.advance());
-        assertEquals(3, runner.completed.sum());
+        FailingOnce f = new FailingOnce(Ordering.PARTITION, "0");
+        f.poll(new ConsumerRecord<>("t", 0, 0, "a", "0"), new ConsumerRecord<>("t", 0, 1, "b", "1"));
+        assertEquals(List.of(), f.ran, "1 waits behind the failed 0, whatever its key");
+        f.retry();
+        assertEquals(List.of("0", "1"), f.ran);
+        f.poll(new ConsumerRecord<>("t", 0, 2, "a", "2"));
+        assertEquals(List.of("0", "1", "2"), f.ran, "the next poll's record runs");
+        assertEquals(3, f.ps.advance());
+        assertEquals(3, f.runner.completed.sum());
     }
 
     /**
@@ -569,34 +550,55 @@ class RoutingTest {
      */
     @Test
     void underKeyLatestTheNextRecordOfAKeyRunsOnceItsFailedRecordsRetrySucceeded() {
-        List<String> ran = new ArrayList<>();
-        Set<String> failedOnce = new HashSet<>();
-        LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
-        executor.timersHeld = true;
-        RecordRunner<String, String> runner = new RecordRunner<>(r -> {
-            if (r.value().equals("k@0") && failedOnce.add(r.value())) {
-                throw new IllegalStateException("first try of k@0");
-            }
-            ran.add(r.value());
-        }, null, 3, Duration.ofMillis(100));
-        runner.executor(executor);
-        PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
-        Router<String, String> router = new Router<>(ps, runner, executor, Ordering.KEY_LATEST,
-                new ConcurrentHashMap<>());
-        ps.router = router;
+        FailingOnce f = new FailingOnce(Ordering.KEY_LATEST, "k@0");
+        f.poll(new ConsumerRecord<>("t", 0, 0, "k", "k@0"));
+        assertEquals(List.of(), f.ran);
+        f.retry();
+        assertEquals(List.of("k@0"), f.ran, "the retry");
+        f.poll(new ConsumerRecord<>("t", 0, 1, "k", "k@1"));
+        assertEquals(List.of("k@0", "k@1"), f.ran, "the key's next record, with nothing failing any more");
+        assertEquals(2, f.ps.advance());
+        assertTrue(f.executor.timers.isEmpty(), "no retry waits: " + f.executor.timers);
+    }
 
-        poll(ps, router, new ConsumerRecord<>("t", 0, 0, "k", "k@0"));
-        work(executor);
-        assertEquals(List.of(), ran);
-        assertEquals(1, executor.timers.size(), "the retry of k@0");
-        executor.timers.poll().run();
-        work(executor);
-        assertEquals(List.of("k@0"), ran, "the retry");
-        poll(ps, router, new ConsumerRecord<>("t", 0, 1, "k", "k@1"));
-        work(executor);
-        assertEquals(List.of("k@0", "k@1"), ran, "the key's next record, with nothing failing any more");
-        assertEquals(2, ps.advance());
-        assertTrue(executor.timers.isEmpty(), "no retry waits: " + executor.timers);
+    /**
+     * A router of partition t-0 on a model executor whose retry timers wait for the test, over a handler that records
+     * the values it ran and fails the first try of one value.
+     */
+    private static final class FailingOnce {
+        final List<String> ran = new ArrayList<>();
+        final LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
+        final RecordRunner<String, String> runner;
+        final PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
+        final Router<String, String> router;
+
+        FailingOnce(Ordering ordering, String failsOnce) {
+            Set<String> failed = new HashSet<>();
+            executor.timersHeld = true;
+            runner = new RecordRunner<>(r -> {
+                if (r.value().equals(failsOnce) && failed.add(r.value())) {
+                    throw new IllegalStateException("first try of " + failsOnce);
+                }
+                ran.add(r.value());
+            }, null, 3, Duration.ofMillis(100));
+            runner.executor(executor);
+            router = new Router<>(ps, runner, executor, ordering, new ConcurrentHashMap<>());
+            ps.router = router;
+        }
+
+        /** Routes one poll's records, and runs what they made runnable. */
+        @SafeVarargs
+        final void poll(ConsumerRecord<String, String>... records) {
+            RoutingTest.poll(ps, router, records);
+            work(executor);
+        }
+
+        /** Runs the one retry waiting, and what it made runnable. */
+        void retry() {
+            assertEquals(1, executor.timers.size(), "the retry of " + executor.timers);
+            executor.timers.poll().run();
+            work(executor);
+        }
     }
 
     /** Runs the executor's queue on this thread; a bounded number of tasks, so that a task resubmitting itself fails. */
