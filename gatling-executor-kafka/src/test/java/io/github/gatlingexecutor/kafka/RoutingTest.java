@@ -468,28 +468,17 @@ class RoutingTest {
      */
     @Test
     void underKeyLatestSupersededRecordsGiveTheirClaimsBackAndAreCounted() {
-        List<String> ran = new ArrayList<>();
-        LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
-        executor.timersHeld = true;
-        RecordRunner<String, String> runner = new RecordRunner<>(r -> ran.add(r.value()), null, 3,
-                Duration.ofMillis(100));
-        runner.executor(executor);
-        ConcurrentHashMap<Object, Slot<String, String>> keys = new ConcurrentHashMap<>();
-        PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
-        Router<String, String> router = new Router<>(ps, runner, executor, Ordering.KEY_LATEST, keys);
-        ps.router = router;
-
+        Routed f = new Routed(Ordering.KEY_LATEST, null);
         // Routed on the polling thread (this one) before any lane runs: k@0 and k@1 wait, and are replaced in turn.
-        poll(ps, router, new ConsumerRecord<>("t", 0, 0, "k", "k@0"), new ConsumerRecord<>("t", 0, 1, "k", "k@1"),
+        f.poll(new ConsumerRecord<>("t", 0, 0, "k", "k@0"), new ConsumerRecord<>("t", 0, 1, "k", "k@1"),
                 new ConsumerRecord<>("t", 0, 2, "k", "k@2"), new ConsumerRecord<>("t", 0, 3, "j", "j@3"));
-        work(executor);
-        assertEquals(List.of("k@2", "j@3"), ran, "the newest record of each key");
-        assertEquals(2, runner.superseded.sum(), "k@0 and k@1");
-        assertEquals(4, runner.completed.sum(), "two ran, two superseded");
-        assertEquals(4, ps.advance(), "the commit passes every record");
-        assertEquals(0, ps.pending());
-        assertTrue(keys.get("k").unclaimed(), "every claim of k given back");
-        assertTrue(executor.timers.isEmpty(), "nothing waits for a timer: " + executor.timers);
+        assertEquals(List.of("k@2", "j@3"), f.ran, "the newest record of each key");
+        assertEquals(2, f.runner.superseded.sum(), "k@0 and k@1");
+        assertEquals(4, f.runner.completed.sum(), "two ran, two superseded");
+        assertEquals(4, f.ps.advance(), "the commit passes every record");
+        assertEquals(0, f.ps.pending());
+        assertTrue(f.keys.get("k").unclaimed(), "every claim of k given back");
+        assertTrue(f.executor.timers.isEmpty(), "nothing waits for a timer: " + f.executor.timers);
     }
 
     /**
@@ -500,28 +489,17 @@ class RoutingTest {
      */
     @Test
     void aRecordOfAKeyWhoseSlotTheSweeperRetiredGetsANewSlot() {
-        List<String> ran = new ArrayList<>();
-        LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
-        executor.timersHeld = true;
-        RecordRunner<String, String> runner = new RecordRunner<>(r -> ran.add(r.value()), null, 3,
-                Duration.ofMillis(100));
-        runner.executor(executor);
-        ConcurrentHashMap<Object, Slot<String, String>> keys = new ConcurrentHashMap<>();
-        PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
-        Router<String, String> router = new Router<>(ps, runner, executor, Ordering.KEY, keys);
-        ps.router = router;
-
-        poll(ps, router, new ConsumerRecord<>("t", 0, 0, "k", "k@0"));
-        work(executor);
-        Slot<String, String> first = keys.get("k");
+        Routed f = new Routed(Ordering.KEY, null);
+        f.poll(new ConsumerRecord<>("t", 0, 0, "k", "k@0"));
+        Slot<String, String> first = f.keys.get("k");
         assertTrue(first.retire(), "k is idle: the sweeper retires its slot");
-        keys.remove("k", first);
-        poll(ps, router, new ConsumerRecord<>("t", 0, 1, "k", "k@1"));
+        f.keys.remove("k", first);
+        poll(f.ps, f.router, new ConsumerRecord<>("t", 0, 1, "k", "k@1"));
         // On another thread, so that a router that loops on the retired slot fails the test instead of hanging it.
-        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> work(executor));
-        assertEquals(List.of("k@0", "k@1"), ran);
-        assertTrue(keys.get("k") != null && keys.get("k") != first, "a new slot for k: " + keys);
-        assertEquals(2, ps.advance());
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> work(f.executor));
+        assertEquals(List.of("k@0", "k@1"), f.ran);
+        assertTrue(f.keys.get("k") != null && f.keys.get("k") != first, "a new slot for k: " + f.keys);
+        assertEquals(2, f.ps.advance());
     }
 
     /**
@@ -532,7 +510,7 @@ class RoutingTest {
      */
     @Test
     void underPartitionOrderTheRecordsOfLaterPollsRunOnceAFailedRecordsRetrySucceeded() {
-        FailingOnce f = new FailingOnce(Ordering.PARTITION, "0");
+        Routed f = new Routed(Ordering.PARTITION, "0");
         f.poll(new ConsumerRecord<>("t", 0, 0, "a", "0"), new ConsumerRecord<>("t", 0, 1, "b", "1"));
         assertEquals(List.of(), f.ran, "1 waits behind the failed 0, whatever its key");
         f.retry();
@@ -550,7 +528,7 @@ class RoutingTest {
      */
     @Test
     void underKeyLatestTheNextRecordOfAKeyRunsOnceItsFailedRecordsRetrySucceeded() {
-        FailingOnce f = new FailingOnce(Ordering.KEY_LATEST, "k@0");
+        Routed f = new Routed(Ordering.KEY_LATEST, "k@0");
         f.poll(new ConsumerRecord<>("t", 0, 0, "k", "k@0"));
         assertEquals(List.of(), f.ran);
         f.retry();
@@ -563,16 +541,17 @@ class RoutingTest {
 
     /**
      * A router of partition t-0 on a model executor whose retry timers wait for the test, over a handler that records
-     * the values it ran and fails the first try of one value.
+     * the values it ran and fails the first try of one value ({@code failsOnce}; null: none).
      */
-    private static final class FailingOnce {
+    private static final class Routed {
         final List<String> ran = new ArrayList<>();
         final LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
         final RecordRunner<String, String> runner;
+        final ConcurrentHashMap<Object, Slot<String, String>> keys = new ConcurrentHashMap<>();
         final PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
         final Router<String, String> router;
 
-        FailingOnce(Ordering ordering, String failsOnce) {
+        Routed(Ordering ordering, String failsOnce) {
             Set<String> failed = new HashSet<>();
             executor.timersHeld = true;
             runner = new RecordRunner<>(r -> {
@@ -582,7 +561,7 @@ class RoutingTest {
                 ran.add(r.value());
             }, null, 3, Duration.ofMillis(100));
             runner.executor(executor);
-            router = new Router<>(ps, runner, executor, ordering, new ConcurrentHashMap<>());
+            router = new Router<>(ps, runner, executor, ordering, keys);
             ps.router = router;
         }
 
