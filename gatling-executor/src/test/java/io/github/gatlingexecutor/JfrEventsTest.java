@@ -7,11 +7,18 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.github.gatlingexecutor.jfr.StatisticsEvent;
 import java.io.InputStreamReader;
 import java.io.Reader;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
@@ -221,13 +228,13 @@ class JfrEventsTest {
     void theStatisticsEventCarriesEachFigureInTheFieldOfItsName() throws Exception {
         ExecutorStatistics s = new ExecutorStatistics(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
                 19, 20, 21, 22);
-        io.github.gatlingexecutor.jfr.StatisticsEvent event = new io.github.gatlingexecutor.jfr.StatisticsEvent();
+        StatisticsEvent event = new StatisticsEvent();
         JfrRecorder.fill(event, "figures", s);
         assertEquals("figures", event.executor);
-        java.util.Set<String> figures = new java.util.TreeSet<>();
-        java.util.Set<Long> values = new java.util.HashSet<>();
-        for (java.lang.reflect.Method m : ExecutorStatistics.class.getDeclaredMethods()) {
-            if (!java.lang.reflect.Modifier.isPublic(m.getModifiers()) || m.getParameterCount() != 0
+        Set<String> figures = new TreeSet<>();
+        Set<Long> values = new HashSet<>();
+        for (Method m : ExecutorStatistics.class.getDeclaredMethods()) {
+            if (!Modifier.isPublic(m.getModifiers()) || m.getParameterCount() != 0
                     || m.getName().equals("toString")) {
                 continue;
             }
@@ -235,12 +242,12 @@ class JfrEventsTest {
             long expected = figure instanceof Duration ? ((Duration) figure).toNanos() : ((Number) figure).longValue();
             assertTrue(values.add(expected), "two figures read " + expected + ": " + s);
             figures.add(m.getName());
-            java.lang.reflect.Field field = io.github.gatlingexecutor.jfr.StatisticsEvent.class.getField(m.getName());
+            Field field = StatisticsEvent.class.getField(m.getName());
             assertEquals(expected, ((Number) field.get(event)).longValue(), m.getName() + " in " + s);
         }
-        java.util.Set<String> fields = new java.util.TreeSet<>();
-        for (java.lang.reflect.Field f : io.github.gatlingexecutor.jfr.StatisticsEvent.class.getDeclaredFields()) {
-            if (java.lang.reflect.Modifier.isPublic(f.getModifiers()) && !f.getName().equals("executor")) {
+        Set<String> fields = new TreeSet<>();
+        for (Field f : StatisticsEvent.class.getDeclaredFields()) {
+            if (Modifier.isPublic(f.getModifiers()) && !f.getName().equals("executor")) {
                 fields.add(f.getName());
             }
         }
