@@ -495,13 +495,12 @@ public final class GatlingExecutor implements ContextExecutor {
          * Makes every thread of the executor: its workers and its checker thread (default: the executor's own,
          * named after the executor; workers non-daemon, the checker a daemon; all of normal priority, with the context
          * class loader of the thread that built the executor, and no inheritable thread-local values, whichever thread
-         * starts them). It is called on the thread that needs
-         * the new one: the checker's for an auxiliary worker; for a core worker or the checker itself, whichever
-         * thread finds it missing (a submitter, a worker, the checker, a caller of {@code schedule*} or
-         * {@code shutdown}, or one waiting on the executor). A factory that throws, returns
-         * {@code null}, gives a thread whose {@code start()} fails, or gives one it has already started (refused, as
-         * {@code ThreadPoolExecutor} refuses it: none of the executor's work runs on it) is survived: the executor goes
-         * on with the threads it has and tries again later (see the README's "Known limits").
+         * starts them). It is called on the thread that needs the new one: the checker's for an auxiliary worker; for
+         * a core worker or the checker itself, whichever thread finds it missing (a submitter, a worker, the checker,
+         * a caller of {@code schedule*} or {@code shutdown}, or one waiting on the executor). A factory that throws,
+         * returns {@code null}, gives a thread whose {@code start()} fails, or gives one it has already started
+         * (refused, as {@code ThreadPoolExecutor} refuses it: none of the executor's work runs on it) is survived: the
+         * executor goes on with the threads it has and tries again later (see the README's "Known limits").
          *
          * @param threadFactory makes the executor's threads
          * @return this builder
