@@ -294,13 +294,7 @@ class QueueAgeTest {
     @Test
     void theBacklogBehindARunningTaskCountsInTheAgeAndTheBusiestLanes() {
         GatlingExecutor ex = v.track(oneWorker("behind-running").build());
-        CountDownLatch gate = v.gate();
-        CountDownLatch running = new CountDownLatch(1);
-        ex.sequential("k").execute(() -> {
-            running.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(running, "k's first task");
+        CountDownLatch gate = v.occupy(ex.sequential("k")); // k's first task runs, and blocks
         ex.sequential("k").execute(() -> { });
         TestSupport.sleep(60); // the waiting task ages; nothing else waits anywhere
         ExecutorStatistics s = ex.statistics();
