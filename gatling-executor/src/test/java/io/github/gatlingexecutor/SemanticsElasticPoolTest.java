@@ -1,6 +1,7 @@
 package io.github.gatlingexecutor;
 
 import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.awaitQuiescent;
 import static io.github.gatlingexecutor.TestSupport.blockQuietly;
 import static io.github.gatlingexecutor.TestSupport.gatling;
 import static io.github.gatlingexecutor.TestSupport.liveThreads;
@@ -13,7 +14,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.github.gatlingexecutor.TestSupport.Seq;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.Pipe;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadFactory;
@@ -171,6 +176,54 @@ class SemanticsElasticPoolTest {
         assertBlockingTasksAllStart(e, cores + 2, gate, "blocked virtual workers");
         assertTrue(e.statistics().threads() <= cores + 8);
         gate.countDown();
+    }
+
+    /**
+     * Workers stuck in native I/O on every core: a thread blocked in a read of a pipe or a socket is {@code RUNNABLE}
+     * and in native code, and uses no CPU. Until {@code blockedThreshold} each counts as running (the checker cannot
+     * tell such a read from computing), so the pool starts nothing; once they are stuck, the low CPU use must not be
+     * taken for a worker merely descheduled on a saturated machine (that judgement holds for Java code only), or the
+     * work queued behind them waits for as long as the reads do. Every other stuck-worker test here leaves a core
+     * spare ({@code cores - running} is then positive either way), so the judgement, inverted, passed them all.
+     */
+    @Test
+    void workQueuedBehindWorkersStuckInNativeReadsOnEveryCoreGetsAThread() throws Exception {
+        int cores = Runtime.getRuntime().availableProcessors();
+        GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(cores).maxThreads(cores + 2)
+                .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(50)).build());
+        List<Pipe> pipes = new ArrayList<>();
+        try {
+            CountDownLatch reading = new CountDownLatch(cores);
+            for (int i = 0; i < cores; i++) {
+                Pipe pipe = Pipe.open();
+                pipes.add(pipe);
+                e.execute(new Seq("native-" + i, () -> {
+                    reading.countDown();
+                    try {
+                        pipe.source().read(ByteBuffer.allocate(1)); // blocks in native code until the test writes
+                    } catch (IOException ignored) {
+                        // closed by the test after a failure
+                    }
+                }));
+            }
+            await(reading, "every core worker in a native read");
+            CountDownLatch ran = new CountDownLatch(1);
+            e.execute(new Seq("behind", ran::countDown));
+            long start = System.nanoTime();
+            boolean started = ran.await(5, TimeUnit.SECONDS);
+            assertTrue(started, "after " + millisSince(start) + " ms, a task still waited behind " + cores
+                    + " workers stuck in native reads: " + e.statistics());
+            assertTrue(e.statistics().blockedDetections() >= cores, e.statistics().toString());
+        } finally {
+            for (Pipe pipe : pipes) {
+                pipe.sink().write(ByteBuffer.wrap(new byte[] {1}));
+            }
+        }
+        awaitQuiescent(e);
+        for (Pipe pipe : pipes) {
+            pipe.sink().close();
+            pipe.source().close();
+        }
     }
 
     @Test
