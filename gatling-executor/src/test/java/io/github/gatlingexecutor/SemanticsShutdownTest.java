@@ -33,6 +33,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.RepeatedTest;
@@ -470,6 +471,55 @@ class SemanticsShutdownTest {
         assertEquals(1, s.returned(), "only the queued task entered the pool: " + s);
         assertEquals(2, s.submitted(), "the blocker and the queued task: " + s);
         assertEquals(1, s.executed(), s.toString());
+    }
+
+    /**
+     * {@code liveContexts()} read inside {@code shutdownNow} itself, before its drain has closed any lane: the caller's
+     * code runs there, in {@code interrupt()} of a thread its factory made, on the shutdownNow's own thread. From STOP
+     * on, a lane that shutdownNow has closed and unmapped is counted through the worker still running its task; until
+     * it is closed, it is still mapped and counted there. A count that took every worker's lane, finished or not,
+     * counted the running context twice in that window (3 for 2 contexts), and nowhere else: not before STOP (the
+     * workers are not walked), nor after the drain (every lane is closed and unmapped by then).
+     */
+    @Test
+    void liveContextsReadDuringShutdownNowCountsTheRunningContextOnce() throws Exception {
+        AtomicReference<GatlingExecutor> executor = new AtomicReference<>();
+        AtomicBoolean armed = new AtomicBoolean();
+        AtomicLong seen = new AtomicLong(-1);
+        GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).maxThreads(1).threadFactory(r -> {
+            Thread t = TestSupport.isChecker(r) ? new Thread(r) : new Thread(r) {
+                @Override
+                public void interrupt() {
+                    if (armed.compareAndSet(true, false)) { // shutdownNow's interrupt of the running worker
+                        seen.set(executor.get().statistics().liveContexts());
+                    }
+                    super.interrupt();
+                }
+            };
+            t.setDaemon(true);
+            return t;
+        }).build());
+        executor.set(e);
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch running = new CountDownLatch(1);
+        e.execute(new Seq("a", () -> {
+            running.countDown();
+            TestSupport.blockIgnoringInterrupts(gate); // outlives shutdownNow
+        }));
+        await(running, "the task of context a");
+        Runnable queued = new Seq("b", () -> { });
+        e.execute(queued);
+        assertEquals(2, e.statistics().liveContexts(), e.contextStatistics().toString());
+        armed.set(true);
+        List<Runnable> returned = e.shutdownNow();
+        assertEquals(List.of(queued), returned);
+        assertEquals(2, seen.get(), "liveContexts() read in shutdownNow, before its drain, for a running and a"
+                + " waiting context");
+        assertEquals(1, e.statistics().liveContexts(), "after shutdownNow, with a's task still running: "
+                + e.statistics());
+        gate.countDown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(0, e.statistics().liveContexts(), e.statistics().toString());
     }
 
     /** SPEC 1: every {@code schedule*} keeps the task's kind and context; the future wraps the task. */
