@@ -309,6 +309,54 @@ class QueueAgeTest {
     }
 
     /**
+     * A lane its worker emptied while other work waited is sent round the ready queue once more, still active, with an
+     * entry marked as holding nothing (see SequentialLane#runBatch); a task submitted to it then is a plain append,
+     * and only the lane knows it waits. Here the only worker empties a, then blocks in b's task, so a's marked entry
+     * stays in the queue with a task behind it; the checker, held at its start, makes no look that could take the
+     * entry out (see Checker#releaseStrandedRounds). The walk must follow such an entry to its lane: taken as empty,
+     * the waiting task read an age of zero and its context was missing from {@code busiestContexts}. Whether a goes
+     * round rests on the trip being short (ROUND_LIMIT_NANOS, by the coarse clock); a round where it went idle
+     * instead (it is then not listed at all) is tried again with new contexts.
+     */
+    @Test
+    void aTaskWaitingInALaneSentRoundEmptyCountsInTheAgeAndTheBusiestLanes() {
+        CountDownLatch checkerGate = v.gate();
+        GatlingExecutor ex = v.track(oneWorker("sent-round").threadFactory(
+                r -> TestSupport.isChecker(r) ? TestSupport.heldChecker(r, checkerGate) : new Thread(r)).build());
+        for (int attempt = 0; ; attempt++) {
+            assertTrue(attempt < 20, "a lane emptied while other work waited never went round the queue");
+            String a = "a" + attempt;
+            String b = "b" + attempt;
+            CountDownLatch gate = v.gate();
+            CountDownLatch blocking = new CountDownLatch(1);
+            ex.execute(() -> { // queues a, then b, from the worker itself: a's trip round the queue is short
+                ex.execute(new TestSupport.Seq(a, () -> { }));
+                ex.execute(new TestSupport.Seq(b, () -> {
+                    blocking.countDown();
+                    TestSupport.blockQuietly(gate);
+                }));
+            });
+            await(blocking, "b's task to hold the worker");
+            if (TestSupport.lane(ex, a, false) == null) {
+                gate.countDown(); // a went idle: no marked entry this time
+                awaitQuiescent(ex);
+                continue;
+            }
+            ex.execute(new TestSupport.Seq(a, () -> { })); // appended to the active lane: no entry of its own
+            TestSupport.sleep(60); // the waiting task ages
+            ExecutorStatistics s = ex.statistics();
+            assertEquals(1, s.queued(), s.toString());
+            assertTrue(s.oldestQueuedAge().toMillis() >= 50, "the task waiting in a lane sent round: " + s);
+            List<ContextStatistics> busiest = ex.busiestContexts(5);
+            assertEquals(List.of(a), busiest.stream().map(ContextStatistics::context).collect(Collectors.toList()));
+            assertEquals(1, busiest.get(0).queued());
+            gate.countDown();
+            awaitQuiescent(ex);
+            return;
+        }
+    }
+
+    /**
      * The walk meets lanes in ready-queue order, which is not the order of their ages once lanes have gone round: a
      * lane that ran a batch goes to the back with the stamp of its next waiting task. Here every lane has gone round
      * once and the queue holds them youngest first, so each lane the walk meets is older than all those kept so far
