@@ -522,6 +522,69 @@ class SemanticsShutdownTest {
         assertEquals(0, e.statistics().liveContexts(), e.statistics().toString());
     }
 
+    /**
+     * A coalescing submit that replaced a periodic task's pending run puts the task back on the timer for its next
+     * period; from {@code shutdownNow} on the task is the caller's, and the put-back that comes after shutdownNow's
+     * first drain of the timer is taken by its last ({@code TaskTimer#drainAfterStop}), which shutdownNow waits for.
+     * Between the replacing CAS and the put-back no caller's code runs, so only a debugger holds the submitter there
+     * (at {@code ScheduledTask#skipRun}) until shutdownNow has drained the timer once (it then waits for periodic
+     * cancels, {@code TaskTimer#awaitPeriodicCancels}). Dropping what the last drain found left the task, which never
+     * ran, neither returned nor done; {@code aPeriodicTaskWhoseRunWasJustReplacedIsReturnedByShutdownNow} in
+     * DefectRegressionTest meets the window only by chance.
+     */
+    @Test
+    void aPeriodicTaskPutBackAfterShutdownNowsFirstDrainIsReturned() throws Exception {
+        List<String> hits = new ArrayList<>();
+        String out = DebuggedChild.run(PutBackAfterFirstDrainChild.class, List.of(
+                DebuggedChild.Spot.entry("put back", ScheduledTask.class, "skipRun"),
+                DebuggedChild.Spot.entry("drained once", TaskTimer.class, "awaitPeriodicCancels")),
+                (spot, thread, held) -> {
+                    hits.add(spot + (held.isEmpty() ? "" : " (holding " + held.size() + ")"));
+                    if (spot.equals("put back")) {
+                        return false; // the replacing submitter waits here, its CAS made
+                    }
+                    DebuggedChild.resumeAll(held); // shutdownNow has drained the timer once: let the put-back come
+                    return true;
+                });
+        assertEquals(List.of("put back", "drained once (holding 1)"), hits, out);
+        assertTrue(out.contains(PutBackAfterFirstDrainChild.RETURNED), out);
+    }
+
+    /** The child JVM of {@link #aPeriodicTaskPutBackAfterShutdownNowsFirstDrainIsReturned}. */
+    static final class PutBackAfterFirstDrainChild {
+        static final String RETURNED = "child: returned, not done";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("put-back").coreThreads(1).maxThreads(1).build();
+            CountDownLatch release = new CountDownLatch(1);
+            CountDownLatch holding = new CountDownLatch(1);
+            e.execute(() -> {
+                holding.countDown();
+                TestSupport.blockIgnoringInterrupts(release); // the only worker: the periodic run can only wait
+            });
+            await(holding, "the task holding the only worker");
+            ScheduledFuture<?> periodic = e.scheduleAtFixedRate(new Coal("c", () -> { }), 0, 1, TimeUnit.HOURS);
+            waitUntil("the periodic run pending in its lane", () -> {
+                ContextStatistics c = TestSupport.lane(e, "c", true);
+                return c != null && c.queued() == 1;
+            });
+            Thread replacer = new Thread(() -> e.execute(new Coal("c", () -> { })), "replacer");
+            replacer.setDaemon(true);
+            replacer.start();
+            waitUntil("the run replaced", () -> e.statistics().coalesced() == 1); // the replacer is at skipRun now
+            List<Runnable> returned = e.shutdownNow();
+            boolean back = returned.contains(periodic);
+            System.out.println(back && !periodic.isDone() ? RETURNED : "child: returned " + back + ", done "
+                    + periodic.isDone() + ", cancelled " + periodic.isCancelled() + ": " + returned);
+            release.countDown();
+            System.out.println("child: terminated " + e.awaitTermination(10, TimeUnit.SECONDS));
+            System.exit(0);
+        }
+
+        private PutBackAfterFirstDrainChild() {
+        }
+    }
+
     /** SPEC 1: every {@code schedule*} keeps the task's kind and context; the future wraps the task. */
     @Test
     void scheduledFuturesKeepTheKindAndContextOfTheirTask() throws Exception {
