@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -440,6 +441,63 @@ class StatisticsCoherenceTest {
         } finally {
             stop.set(true);
             producer.join();
+        }
+    }
+
+    /**
+     * A coalescing submit counts itself in its lane just after the CAS that makes its task wait, so a lane read between
+     * the two shows a task waiting that its submitted count does not hold yet: the snapshot raises submitted to what
+     * ran and waits (see Snapshots#statisticsOf). No caller's code runs between the CAS and the count, and the
+     * randomized test above submits to a sequential lane, whose count is taken before its task is stored: only a
+     * debugger holds the submitter there. Without the raise, the new lane read queued 1 and submitted 0.
+     */
+    @Test
+    void aCoalescingLaneReadBetweenItsSubmitsCasAndItsCountShowsNoMoreWaitingThanSubmitted() throws Exception {
+        List<String> hits = new ArrayList<>();
+        String out = DebuggedChild.run(CountAfterCasChild.class, List.of(
+                DebuggedChild.Spot.line("counted", CoalescingLane.class, "SUBMITTED.getAndAdd(this, 1L);"),
+                DebuggedChild.Spot.entry("read", CountAfterCasChild.class, "read")),
+                (spot, thread, held) -> {
+                    hits.add(spot + (held.isEmpty() ? "" : " (holding " + held.size() + ")"));
+                    if (spot.equals("counted")) {
+                        return hits.size() > 1; // the first submitter waits between its CAS and its count
+                    }
+                    DebuggedChild.resumeAll(held); // the child has read the lane
+                    return true;
+                });
+        assertEquals(List.of("counted", "read (holding 1)", "counted"), hits, out);
+        assertTrue(out.contains(CountAfterCasChild.COHERENT), out);
+    }
+
+    /** The child JVM of {@link #aCoalescingLaneReadBetweenItsSubmitsCasAndItsCountShowsNoMoreWaitingThanSubmitted}. */
+    static final class CountAfterCasChild {
+        static final String COHERENT = "child: submitted covers what waits";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("count-after-cas").coreThreads(1).build();
+            Thread submitter = new Thread(() -> e.execute(new TestSupport.Coal("c", () -> { })), "submitter");
+            submitter.setDaemon(true);
+            submitter.start();
+            TestSupport.waitUntil("the task waiting in its new lane", () -> {
+                ContextStatistics c = lane(e, "c", true);
+                return c != null && c.queued() == 1;
+            });
+            ContextStatistics c = lane(e, "c", true);
+            System.out.println(c.submitted() >= c.executed() + c.queued() ? COHERENT : "child: " + c);
+            read();
+            submitter.join(10_000);
+            // A second submit, unheld, shows the breakpoint still set: the test sees it hit twice.
+            e.execute(new TestSupport.Coal("c", () -> { }));
+            e.shutdown();
+            System.out.println("child: terminated " + e.awaitTermination(10, TimeUnit.SECONDS));
+            System.exit(0);
+        }
+
+        /** Where the debugger lets the submitter go on. */
+        static void read() {
+        }
+
+        private CountAfterCasChild() {
         }
     }
 
