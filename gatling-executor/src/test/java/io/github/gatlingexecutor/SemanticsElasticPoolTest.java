@@ -226,6 +226,72 @@ class SemanticsElasticPoolTest {
         }
     }
 
+    /**
+     * The other side of the judgement above: a worker stuck in Java code that gets no CPU is waiting for a core on a
+     * saturated machine, and counts as running, so with such a worker on every core the pool does not grow for the
+     * work queued behind them (a new thread would only wait for a core too). Only a debugger makes that state at will:
+     * in a child JVM each worker is held at the first line of its task (suspended there, its thread is RUNNABLE, in
+     * Java code, and its CPU clock stands still), until the checker has found every one stuck and looked twice more.
+     * With the judgement inverted, or never made, the first look after the blocked threshold started a thread.
+     */
+    @Test
+    void workersStuckInJavaCodeWithoutCpuOnEveryCoreStartNoThread() throws Exception {
+        List<String> hits = new ArrayList<>();
+        String out = DebuggedChild.run(DescheduledWorkersChild.class, List.of(
+                DebuggedChild.Spot.entry("task", DescheduledWorkersChild.class, "heldTask"),
+                DebuggedChild.Spot.entry("looked", DescheduledWorkersChild.class, "looked")),
+                (spot, thread, held) -> {
+                    hits.add(spot);
+                    if (spot.equals("task")) {
+                        return false; // the worker waits here, as if it got no core
+                    }
+                    DebuggedChild.resumeAll(held);
+                    return true;
+                });
+        int cores = Runtime.getRuntime().availableProcessors();
+        assertEquals(cores + 1, hits.size(), hits + "\n" + out);
+        assertTrue(out.contains(DescheduledWorkersChild.NO_GROWTH), out);
+    }
+
+    /** The child JVM of {@link #workersStuckInJavaCodeWithoutCpuOnEveryCoreStartNoThread}. */
+    static final class DescheduledWorkersChild {
+        static final String NO_GROWTH = "child: no thread started";
+
+        public static void main(String[] args) throws Exception {
+            int cores = Runtime.getRuntime().availableProcessors();
+            GatlingExecutor e = GatlingExecutor.builder().name("descheduled").coreThreads(cores).maxThreads(cores + 2)
+                    .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(50)).build();
+            for (int i = 0; i < cores; i++) {
+                e.execute(new Seq("held-" + i, DescheduledWorkersChild::heldTask));
+            }
+            CountDownLatch ran = new CountDownLatch(1);
+            e.execute(new Seq("behind", ran::countDown));
+            waitUntil("the checker to find every worker stuck", () -> e.statistics().blockedDetections() >= cores);
+            Checker checker = e.engine().checker;
+            long seen = checker.inspections();
+            waitUntil("two more looks of the checker", () -> checker.inspections() >= seen + 2);
+            ExecutorStatistics s = e.statistics();
+            boolean grew = s.auxiliaryThreadsStarted() > 0 || s.threads() > cores || ran.getCount() == 0;
+            System.out.println(grew ? "child: the pool grew: " + s : NO_GROWTH);
+            looked();
+            TestSupport.await(ran, "the task behind the workers, once they go on");
+            e.shutdown();
+            System.out.println("child: terminated " + e.awaitTermination(10, TimeUnit.SECONDS));
+            System.exit(0);
+        }
+
+        /** The task each worker is held in. */
+        static void heldTask() {
+        }
+
+        /** Where the debugger lets the workers go on. */
+        static void looked() {
+        }
+
+        private DescheduledWorkersChild() {
+        }
+    }
+
     @Test
     void workQueuedBehindABlockedWorkerMovesToAnotherThread() {
         GatlingExecutor e = cleanup.track(gatling("elastic").coreThreads(1).maxThreads(4)
