@@ -66,6 +66,12 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * needs no room under a capacity limit (unless an earlier submitter of this context is parked for room: it does
      * not overtake that one).
      *
+     * <p>A replacement cancels the task given to {@code execute}, if that task is a {@code Future}, and nothing
+     * else. A {@code CompletableFuture} made by
+     * {@code CompletableFuture.supplyAsync(f, lane)} (or another {@code *Async} method given this lane) hands the
+     * lane a task of the JDK's own, so a replaced one leaves that {@code CompletableFuture} incomplete for good; for a
+     * result per update, {@link #submit(Runnable) submit} a {@link CoalescingRunnable} and use its future.
+     *
      * @param context the context, compared with {@code equals}/{@code hashCode}
      * @return the lane's executor; valid for this executor's lifetime
      * @throws NullPointerException if {@code context} is null
