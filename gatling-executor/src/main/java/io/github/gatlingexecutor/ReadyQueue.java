@@ -62,8 +62,9 @@ final class ReadyQueue extends ReadyQueueTail {
 
     /**
      * Queues a lane the caller owns, with the stamp of its oldest waiting task. The caller has just written the lines
-     * that stamp is read from (it linked the lane's first task, or ended a batch there), and nobody takes from a
-     * queued lane, so the stamp stays exact while the lane waits here. A lane queued with nothing waiting (sent round
+     * that stamp is read from (it linked the lane's first task, or ended a batch there), and nobody but
+     * {@code shutdownNow} takes from a queued lane, so the stamp stays exact while the lane waits here until then
+     * (walks read the lanes themselves from then on, see Snapshots). A lane queued with nothing waiting (sent round
      * once more after it emptied, see SequentialLane#runBatch) gets {@link Lane#NO_WAITING}, which tells a walker to
      * read the lane itself: the tasks appended since are only there.
      */

@@ -69,7 +69,7 @@ final class Snapshots {
      * {@link ReadyQueue}). With {@code top} non-null, also offers it every lane with a waiting task.
      */
     private long oldestWaiting(TopLanes top) {
-        OldestInQueue queued = new OldestInQueue(top);
+        OldestInQueue queued = new OldestInQueue(top, engine.stopping());
         engine.readyQueue.walk(queued);
         long oldest = queued.oldest;
         for (Worker w : engine.pool.workers()) {
@@ -88,17 +88,26 @@ final class Snapshots {
     /** The ready queue's part of {@link #oldestWaiting}: reads the queue's nodes only (see {@link ReadyQueue}). */
     private static final class OldestInQueue implements ReadyQueue.Visitor {
         private final TopLanes top;
+        /**
+         * Whether shutdownNow has begun: it takes the waiting tasks out of lanes that may be queued, so a queued
+         * lane's stamp no longer says what waits there. One queued after its drain stays queued, closed and empty, for
+         * good (a submitter that activated it before the shutdown may offer it even after termination): its stamp,
+         * taken as waiting work, made the oldest age of a terminated executor grow without end.
+         */
+        private final boolean stopping;
         long oldest = Lane.NO_WAITING;
 
-        OldestInQueue(TopLanes top) {
+        OldestInQueue(TopLanes top, boolean stopping) {
             this.top = top;
+            this.stopping = stopping;
         }
 
         @Override
         public void lane(Object lane, long stamp) {
-            if (stamp == Lane.NO_WAITING) {
+            if (stamp == Lane.NO_WAITING || stopping) {
                 // Queued with nothing waiting (sent round once more, see SequentialLane#runBatch): what came since
-                // is only in the lane. Rare, so following these few to their lanes keeps the walk cheap.
+                // is only in the lane. Rare, so following these few to their lanes keeps the walk cheap. After
+                // shutdownNow began, every lane is read (see stopping).
                 stamp = ((Lane) lane).oldestStamp();
             }
             if (top != null) {

@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -426,5 +428,41 @@ class QueueAgeTest {
         long perCall = (threads.getThreadAllocatedBytes(me) - before) / 10;
         assertTrue(perCall < 16 * 1024, "busiestContexts(MAX_VALUE) on an idle executor allocated " + perCall
                 + " bytes per call");
+    }
+    /**
+     * {@code shutdownNow()} drains the ready queue, then closes each lane and takes its waiting task. A lane put in
+     * the ready queue between the two (by a submitter that activated it just before the shutdown and reached its offer
+     * only after the drain) stayed there, closed and empty, with the stamp of the task the close took; the walk took
+     * that stamp as waiting work. Under load with {@code shutdownNow}, a terminated executor read an oldest queued age
+     * of 15 ms, and 574 ms half a second later, growing for good, with {@code queued} 0 and no lane waiting. Here the
+     * offer comes from the hashCode of a sequential lane's context, which {@code shutdownNow} runs as it unmaps that
+     * lane, after the drain and before it closes the coalescing lanes.
+     */
+    @Test
+    void aLaneQueuedAgainDuringShutdownNowLeavesNoAgeBehind() throws InterruptedException {
+        GatlingExecutor ex = v.track(oneWorker("late-offer").build());
+        Engine engine = ex.engine();
+        holdWorker(ex, v.gate()); // its worker, interrupted by shutdownNow, sees the stop and takes nothing more
+        ex.coalescing("k").execute(() -> { });
+        Lane k = engine.lanes(true).get("k");
+        AtomicBoolean armed = new AtomicBoolean();
+        Object late = new Object() {
+            @Override
+            public int hashCode() {
+                if (armed.getAndSet(false)) {
+                    engine.readyQueue.offerLane(k, engine.stamp()); // k still has its task waiting
+                }
+                return 1;
+            }
+        };
+        ex.sequential(late).execute(() -> { });
+        armed.set(true);
+        List<Runnable> back = ex.shutdownNow();
+        assertEquals(2, back.size(), "the waiting tasks of k and of the other lane are returned");
+        assertTrue(ex.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        ExecutorStatistics s = ex.statistics();
+        assertEquals(0, s.queued());
+        assertEquals(Duration.ZERO, s.oldestQueuedAge(), "a terminated executor has nothing waiting: " + s);
+        assertTrue(ex.busiestContexts(1).isEmpty(), "no lane waits");
     }
 }
