@@ -429,6 +429,7 @@ class QueueAgeTest {
         assertTrue(perCall < 16 * 1024, "busiestContexts(MAX_VALUE) on an idle executor allocated " + perCall
                 + " bytes per call");
     }
+
     /**
      * {@code shutdownNow()} drains the ready queue, then closes each lane and takes its waiting task. A lane put in
      * the ready queue between the two (by a submitter that activated it just before the shutdown and reached its offer
