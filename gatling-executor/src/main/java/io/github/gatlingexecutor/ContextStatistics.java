@@ -48,7 +48,8 @@ public final class ContextStatistics {
     public long submitted() { return submitted; }
 
     /**
-     * Tasks of this lane that have started running (a coalescing lane's replaced tasks never do).
+     * Tasks of this lane that have started running, the running one included (a coalescing lane's replaced tasks
+     * never do); {@link ExecutorStatistics#executed()} counts a task only once it has ended.
      *
      * @return the count
      */

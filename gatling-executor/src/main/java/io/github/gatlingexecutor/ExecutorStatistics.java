@@ -73,7 +73,10 @@ public final class ExecutorStatistics {
 
     /**
      * Tasks that ran, whether or not they threw (a cancelled {@code Future} that was reached counts too, and so does
-     * the waiting run of a periodic task that was cancelled, which {@code shutdownNow()} does not return).
+     * the waiting run of a periodic task that was cancelled, which {@code shutdownNow()} does not return). A task
+     * counts once it has ended (a {@code Future} just before it completes, so a caller who saw it done sees it here);
+     * while it runs it is in {@link #active()}. {@link ContextStatistics#executed()} counts a lane's task from its
+     * start.
      *
      * @return the count
      */
