@@ -1253,7 +1253,8 @@ final class Engine {
             // refused.
             shutdown();
             throw new IllegalStateException("close() called from " + where + " of executor " + settings.name
-                    + ": shut down, but it cannot wait for its own termination");
+                    + ": shut down, but it cannot wait for its own termination (call shutdown() there, and"
+                    + " awaitTermination or close() from a thread outside the executor)");
         }
         if (terminatedAndThreadsGone()) {
             return;

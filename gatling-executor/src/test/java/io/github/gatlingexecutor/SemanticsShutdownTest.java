@@ -626,6 +626,8 @@ class SemanticsShutdownTest {
         queued.countDown();
         ExecutionException thrown = assertThrows(ExecutionException.class, () -> get(f));
         assertTrue(thrown.getCause() instanceof IllegalStateException, "close() from a task: " + thrown.getCause());
+        assertTrue(thrown.getCause().getMessage().contains("from a thread outside the executor"),
+                "the message says where to wait instead: " + thrown.getCause().getMessage());
         assertTrue(shutDownOnThrow.get(), "close() from a task did not start the shutdown, as the JDK's executors do");
         assertFalse(terminatedOnThrow.get());
         assertThrows(RejectedExecutionException.class, () -> e.execute(() -> { }));
