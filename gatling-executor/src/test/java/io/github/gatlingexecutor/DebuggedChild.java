@@ -72,8 +72,8 @@ final class DebuggedChild {
 
     /**
      * Runs {@code main} to its end with the breakpoints of {@code spots}; returns its output (errors included) once it
-     * has exited with status 0 within 30 s, and fails the test otherwise. Every thread still held when the child's main
-     * thread ends is let go.
+     * has exited with status 0 within 30 s, and fails the test otherwise (a child still running then is destroyed).
+     * A child ends with {@code System.exit}, which ends the threads still held too.
      */
     static String run(Class<?> main, List<Spot> spots, Hit onHit) throws Exception {
         LaunchingConnector launcher = Bootstrap.virtualMachineManager().defaultConnector();
