@@ -12,11 +12,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.sun.jdi.ThreadReference;
 import io.github.gatlingexecutor.TestSupport.Coal;
 import io.github.gatlingexecutor.TestSupport.Seq;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -465,6 +467,87 @@ class SemanticsLaneLifecycleTest {
         @Override
         public String toString() {
             return name;
+        }
+    }
+
+    /**
+     * A worker whose coalescing lane has nothing pending (it reads BUSY after its task) gives the lane up with one CAS
+     * from BUSY to IDLE; a submit between that read and the CAS installs its task over BUSY, which is no activation:
+     * it neither queues the lane nor wakes anyone, so only the owner's failed CAS sends it back to run the task. No
+     * caller's code runs in that window, so the debugger holds the worker there ({@code idleSince}, just before the
+     * CAS) while the child submits, then lets it go. A check period of 30 s keeps the checker from rescuing a task so
+     * lost, and one thread at most leaves no other worker to find it. The randomized coalescing and stress tests meet
+     * this window only by chance.
+     */
+    @Test
+    void aCoalescingSubmitWhileItsWorkerMakesTheLaneIdleRuns() throws Exception {
+        // Whichever of the worker (at its first idle transition) and the child's main thread comes first is held until
+        // the other is there; then only the main thread goes on, to submit, and the worker once the submit returned.
+        List<String> hits = new ArrayList<>();
+        ThreadReference[] worker = new ThreadReference[1];
+        ThreadReference[] main = new ThreadReference[1];
+        String out = DebuggedChild.run(GoingIdleChild.class, List.of(
+                DebuggedChild.Spot.line("idle", CoalescingLane.class, "idleSince = worker.clock;"),
+                DebuggedChild.Spot.entry("ready", GoingIdleChild.class, "ready"),
+                DebuggedChild.Spot.entry("submitted", GoingIdleChild.class, "submitted")),
+                (spot, thread, held) -> {
+                    hits.add(spot);
+                    switch (spot) {
+                        case "idle":
+                            if (worker[0] != null) {
+                                return true; // a later idle transition: not the window
+                            }
+                            worker[0] = thread;
+                            if (main[0] != null) { // the main thread waits for us: it goes on, we stay
+                                held.remove(main[0]);
+                                main[0].resume();
+                            }
+                            return false;
+                        case "ready":
+                            main[0] = thread;
+                            return worker[0] != null; // the worker is held: submit now; else wait for it
+                        default: // submitted
+                            DebuggedChild.resumeAll(held);
+                            return true;
+                    }
+                });
+        assertTrue(hits.size() >= 3 && Set.copyOf(hits.subList(0, 2)).equals(Set.of("idle", "ready"))
+                && hits.get(2).equals("submitted"), "the worker held going idle while the child submitted: " + hits
+                + "\n" + out);
+        assertTrue(out.contains(GoingIdleChild.RAN), out);
+    }
+
+    /** The child JVM of {@link #aCoalescingSubmitWhileItsWorkerMakesTheLaneIdleRuns}. */
+    static final class GoingIdleChild {
+        static final String RAN = "child: the task submitted while its lane went idle ran";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("going-idle").coreThreads(1).maxThreads(1)
+                    .checkPeriod(Duration.ofSeconds(30)).build();
+            CountDownLatch first = new CountDownLatch(1);
+            CountDownLatch second = new CountDownLatch(1);
+            e.execute(new Coal("c", first::countDown));
+            await(first, "the first task");
+            ready();
+            e.execute(new Coal("c", second::countDown));
+            submitted();
+            boolean ran = second.await(5, TimeUnit.SECONDS); // far below the check period
+            System.out.println(ran ? RAN : "child: the task submitted while its lane went idle did not start within"
+                    + " 5 s: " + e.statistics());
+            e.shutdownNow();
+            System.out.println("child: terminated " + e.awaitTermination(10, TimeUnit.SECONDS));
+            System.exit(0);
+        }
+
+        /** The worker is held where it makes the lane idle: the next submit comes now. */
+        static void ready() {
+        }
+
+        /** The submit has returned: the worker may go on. */
+        static void submitted() {
+        }
+
+        private GoingIdleChild() {
         }
     }
 }
