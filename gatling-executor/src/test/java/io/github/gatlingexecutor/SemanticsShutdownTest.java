@@ -590,6 +590,96 @@ class SemanticsShutdownTest {
         }
     }
 
+    /**
+     * A worker announces each take from a sequential lane (its word's TAKING bit) and then reads the state;
+     * {@code shutdownNow} writes STOP, then waits for every take under way to end ({@code Worker#awaitNotTaking})
+     * before it drains the lanes from what the workers' words say they took. A worker that read RUNNING and is
+     * between that read and the publication of its take has not yet taken the task by any count the drain reads: only
+     * that wait keeps the task from being both run and returned. No caller's code runs there, so the debugger holds
+     * the worker at its second take ({@code laneHeadPerTask}: the first is the task it runs before) and the child's
+     * main thread before {@code shutdownNow}, whichever comes first, until both are there; the main thread then goes
+     * on, and the worker once {@code shutdownNow} waits for it (or, should it not wait, once it has returned). The
+     * shutdownNow rounds of the stress tests meet this window only by chance.
+     */
+    @Test
+    void aTaskWhoseTakeHadBegunWhenShutdownNowCameIsRunOrReturnedNotBoth() throws Exception {
+        List<String> hits = new ArrayList<>();
+        int[] takes = new int[1];
+        com.sun.jdi.ThreadReference[] worker = new com.sun.jdi.ThreadReference[1];
+        com.sun.jdi.ThreadReference[] main = new com.sun.jdi.ThreadReference[1];
+        String out = DebuggedChild.run(TakeUnderWayChild.class, List.of(
+                DebuggedChild.Spot.line("take", SequentialLane.class, "if (worker.engine.laneHeadPerTask)"),
+                DebuggedChild.Spot.entry("ready", TakeUnderWayChild.class, "ready"),
+                DebuggedChild.Spot.entry("waits", Worker.class, "awaitNotTaking"),
+                DebuggedChild.Spot.entry("returned", TakeUnderWayChild.class, "returned")),
+                (spot, thread, held) -> {
+                    hits.add(spot);
+                    switch (spot) {
+                        case "take":
+                            if (++takes[0] != 2) {
+                                return true; // the first task's take, or one after the window
+                            }
+                            worker[0] = thread;
+                            if (main[0] != null) { // the main thread waits for us: it goes on, we stay
+                                held.remove(main[0]);
+                                main[0].resume();
+                            }
+                            return false;
+                        case "ready":
+                            main[0] = thread;
+                            return worker[0] != null;
+                        default: // waits (shutdownNow waits for the take), or returned (it did not)
+                            DebuggedChild.resumeAll(held);
+                            return true;
+                    }
+                });
+        assertTrue(hits.size() >= 3 && Set.copyOf(hits.subList(0, 3)).equals(Set.of("take", "ready"))
+                && hits.subList(0, 3).stream().filter("take"::equals).count() == 2,
+                "the worker held in its second take while the child called shutdownNow: " + hits + "\n" + out);
+        assertTrue(out.contains(TakeUnderWayChild.ONCE), out);
+    }
+
+    /** The child JVM of {@link #aTaskWhoseTakeHadBegunWhenShutdownNowCameIsRunOrReturnedNotBoth}. */
+    static final class TakeUnderWayChild {
+        static final String ONCE = "child: the second task was run or returned, not both";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("take-under-way").coreThreads(1).maxThreads(1)
+                    .checkPeriod(Duration.ofSeconds(30)).build();
+            CountDownLatch started = new CountDownLatch(1);
+            CountDownLatch go = new CountDownLatch(1);
+            AtomicInteger ran = new AtomicInteger();
+            e.execute(new Seq("s", () -> {
+                started.countDown();
+                blockQuietly(go);
+            }));
+            Runnable second = new Seq("s", ran::incrementAndGet);
+            e.execute(second); // waits in the lane behind the first: the worker takes it in the same batch
+            await(started, "the first task");
+            go.countDown();
+            ready();
+            List<Runnable> returned = e.shutdownNow();
+            returned();
+            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            boolean back = returned.contains(second);
+            System.out.println(back != (ran.get() == 1) && ran.get() <= 1 ? ONCE : "child: the second task ran "
+                    + ran.get() + " times and was returned: " + back + " (" + returned + ")");
+            System.out.println("child: terminated " + terminated + ", " + e.statistics());
+            System.exit(0);
+        }
+
+        /** The worker is held in its second take: shutdownNow comes now. */
+        static void ready() {
+        }
+
+        /** shutdownNow has returned. */
+        static void returned() {
+        }
+
+        private TakeUnderWayChild() {
+        }
+    }
+
     /** SPEC 1: every {@code schedule*} keeps the task's kind and context; the future wraps the task. */
     @Test
     void scheduledFuturesKeepTheKindAndContextOfTheirTask() throws Exception {
