@@ -680,6 +680,135 @@ class SemanticsShutdownTest {
         }
     }
 
+    /**
+     * An unordered submit offers its task, then reads the state again, and on a change takes the task back
+     * ({@code ReadyQueue#takeBack}: a CAS on its node's item, against the poll's swap) and is rejected. A worker that
+     * polled the task between the submitter's look at the node and that CAS owns it: the take-back must then fail and
+     * the submit count as accepted, or the task is both run and rejected. No caller's code runs there, so the
+     * debugger holds the submitter where it re-reads the state (until the child has called {@code shutdown()}) and
+     * then at the CAS, while the only worker, freed from a blocking task, polls and runs the task. The submit-versus-
+     * shutdown rounds of the stress tests meet this window only by chance.
+     */
+    @Test
+    void anUnorderedTaskAWorkerTookWhileItsSubmitterTookItBackIsRunAndAccepted() throws Exception {
+        List<String> hits = new ArrayList<>();
+        // Two meetings, each of the submitter (held at its spot) and the main thread (held at its own until the
+        // submitter is at the matching spot; then it goes on, the submitter stays): rechecks with ready, takes back
+        // with freeing.
+        Map<String, String> meets = Map.of("rechecks", "ready", "ready", "rechecks", "takes back", "freeing",
+                "freeing", "takes back");
+        String[] submitterAt = new String[1];
+        String[] mainAt = new String[1];
+        com.sun.jdi.ThreadReference[] main = new com.sun.jdi.ThreadReference[1];
+        String out = DebuggedChild.run(TakenBackChild.class, List.of(
+                DebuggedChild.Spot.line("rechecks", Engine.class,
+                        "if (!internal && state != RUNNING && readyQueue.takeBack(item)) {"),
+                DebuggedChild.Spot.line("takes back", ReadyQueue.class, "return ITEM.compareAndSet(p, task, null)"),
+                DebuggedChild.Spot.entry("ready", TakenBackChild.class, "ready"),
+                DebuggedChild.Spot.entry("shut down", TakenBackChild.class, "shutDown"),
+                DebuggedChild.Spot.entry("freeing", TakenBackChild.class, "freeing"),
+                DebuggedChild.Spot.entry("ran", TakenBackChild.class, "ran")),
+                (spot, thread, held) -> {
+                    if ((spot.equals("rechecks") || spot.equals("takes back")) && !thread.name().equals("submitter")) {
+                        return true; // the main thread's own submits
+                    }
+                    hits.add(spot);
+                    switch (spot) {
+                        case "rechecks":
+                        case "takes back":
+                            if (meets.get(spot).equals(mainAt[0])) { // the main thread waits for us: it goes on
+                                mainAt[0] = null;
+                                held.remove(main[0]);
+                                main[0].resume();
+                            } else {
+                                submitterAt[0] = spot;
+                            }
+                            return false;
+                        case "ready":
+                        case "freeing":
+                            if (meets.get(spot).equals(submitterAt[0])) {
+                                submitterAt[0] = null;
+                                return true;
+                            }
+                            mainAt[0] = spot;
+                            main[0] = thread;
+                            return false;
+                        default: // shut down, ran: the submitter goes on
+                            DebuggedChild.resumeAll(held);
+                            return true;
+                    }
+                });
+        assertEquals(6, hits.size(), hits + "\n" + out);
+        assertTrue(hits.indexOf("rechecks") < hits.indexOf("shut down") && hits.indexOf("ready") < hits.indexOf(
+                "shut down") && hits.indexOf("shut down") < hits.indexOf("takes back") && hits.indexOf("takes back")
+                < hits.indexOf("ran") && hits.indexOf("freeing") < hits.indexOf("ran"), hits + "\n" + out);
+        assertTrue(out.contains(TakenBackChild.ONCE), out);
+    }
+
+    /** The child JVM of {@link #anUnorderedTaskAWorkerTookWhileItsSubmitterTookItBackIsRunAndAccepted}. */
+    static final class TakenBackChild {
+        static final String ONCE = "child: the task ran once and its submit was accepted";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("taken-back").coreThreads(1).maxThreads(1)
+                    .checkPeriod(Duration.ofSeconds(30)).build();
+            CountDownLatch busy = new CountDownLatch(1);
+            CountDownLatch free = new CountDownLatch(1);
+            e.execute(() -> {
+                busy.countDown();
+                blockQuietly(free); // the only worker: the submitter's task waits in the ready queue
+            });
+            await(busy, "the task holding the only worker");
+            AtomicInteger runs = new AtomicInteger();
+            CountDownLatch taskRan = new CountDownLatch(1);
+            AtomicReference<Throwable> refused = new AtomicReference<>();
+            Thread submitter = new Thread(() -> {
+                try {
+                    e.execute(() -> {
+                        runs.incrementAndGet();
+                        taskRan.countDown();
+                    });
+                } catch (Throwable t) {
+                    refused.set(t);
+                }
+            }, "submitter");
+            submitter.setDaemon(true);
+            submitter.start();
+            ready();
+            e.shutdown();
+            shutDown();
+            freeing();
+            free.countDown();
+            boolean inTime = taskRan.await(5, TimeUnit.SECONDS);
+            ran();
+            submitter.join(10_000);
+            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println(inTime && runs.get() == 1 && refused.get() == null ? ONCE : "child: the task ran "
+                    + runs.get() + " times (in time: " + inTime + "), its submit refused with " + refused.get());
+            System.out.println("child: terminated " + terminated + ", " + e.statistics());
+            System.exit(0);
+        }
+
+        /** The submitter is held where it re-reads the state: shutdown comes now. */
+        static void ready() {
+        }
+
+        /** shutdown() has returned: the submitter goes on to take its task back. */
+        static void shutDown() {
+        }
+
+        /** The submitter is held at its take-back's CAS: the worker is freed now. */
+        static void freeing() {
+        }
+
+        /** The worker has run the task (or 5 s have passed): the submitter goes on. */
+        static void ran() {
+        }
+
+        private TakenBackChild() {
+        }
+    }
+
     /** SPEC 1: every {@code schedule*} keeps the task's kind and context; the future wraps the task. */
     @Test
     void scheduledFuturesKeepTheKindAndContextOfTheirTask() throws Exception {
