@@ -809,6 +809,102 @@ class SemanticsShutdownTest {
         }
     }
 
+    /**
+     * After {@code shutdown()} the executor is quiescent only once every lane is idle, and the check closes each idle
+     * lane with a CAS from IDLE to CLOSED ({@code CoalescingLane#closeIfIdle}). A submit that read RUNNING before the
+     * shutdown and then found its (new, idle) lane IDLE installs its task with a CAS from IDLE as well: one of the two
+     * wins, and the task is either refused or run, never accepted and then dropped by the close. No caller's code runs
+     * between the submitter's read of IDLE and its CAS, nor between the check's read and its CAS, so the debugger
+     * holds the submitter there until the child has called {@code shutdown()} and the check is at its CAS, then holds
+     * the check until the submitter's CAS is made. The randomized shutdown rounds of the stress tests meet this window
+     * only by chance.
+     */
+    @Test
+    void aCoalescingSubmitRacingTheQuiescenceCloseOfItsIdleLaneRuns() throws Exception {
+        List<String> hits = new ArrayList<>();
+        com.sun.jdi.ThreadReference[] submitter = new com.sun.jdi.ThreadReference[1];
+        com.sun.jdi.ThreadReference[] main = new com.sun.jdi.ThreadReference[1];
+        String out = DebuggedChild.run(QuiescenceCloseChild.class, List.of(
+                DebuggedChild.Spot.line("installs", CoalescingLane.class,
+                        "PENDING_SINCE.setOpaque(this, engine.stamp());"),
+                DebuggedChild.Spot.line("installed", CoalescingLane.class,
+                        "return s == IDLE ? ACTIVATED : replacing ? REPLACED : ACCEPTED;"),
+                DebuggedChild.Spot.line("closes", CoalescingLane.class, "SLOT.compareAndSet(this, IDLE, CLOSED)"),
+                DebuggedChild.Spot.entry("ready", QuiescenceCloseChild.class, "ready")),
+                (spot, thread, held) -> {
+                    boolean bySubmitter = thread.name().equals("submitter");
+                    if (spot.startsWith("install") != bySubmitter) {
+                        return true; // not the window: another thread's install, or the submitter closing
+                    }
+                    if (spot.equals("closes") && (submitter[0] == null || hits.contains("closes"))) {
+                        return true; // a check before the submitter is there (none: not shut down yet), or a later one
+                    }
+                    hits.add(spot);
+                    switch (spot) {
+                        case "installs": // held until the check is at its CAS
+                            submitter[0] = thread;
+                            if (main[0] != null) { // the main thread waits for us: it goes on, to shut down
+                                held.remove(main[0]);
+                                main[0].resume();
+                            }
+                            return false;
+                        case "ready":
+                            main[0] = thread;
+                            return submitter[0] != null;
+                        case "closes": // the submitter makes its CAS now; the check waits for it
+                            held.remove(submitter[0]);
+                            submitter[0].resume();
+                            return false;
+                        default: // installed: the submitter's CAS is made, the check goes on
+                            DebuggedChild.resumeAll(held);
+                            return true;
+                    }
+                });
+        assertEquals(Set.of("installs", "ready"), Set.copyOf(hits.subList(0, 2)), hits + "\n" + out);
+        assertEquals(List.of("closes", "installed"), hits.subList(2, hits.size()), hits + "\n" + out);
+        assertTrue(out.contains(QuiescenceCloseChild.RAN), out);
+    }
+
+    /** The child JVM of {@link #aCoalescingSubmitRacingTheQuiescenceCloseOfItsIdleLaneRuns}. */
+    static final class QuiescenceCloseChild {
+        static final String RAN = "child: the accepted task ran";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("quiescence-close").coreThreads(1).maxThreads(1)
+                    .checkPeriod(Duration.ofSeconds(30)).build();
+            CountDownLatch warm = new CountDownLatch(1);
+            e.execute(warm::countDown); // a worker, parked by the time the shutdown wakes it for the check
+            await(warm, "the first task");
+            CountDownLatch taskRan = new CountDownLatch(1);
+            AtomicReference<Throwable> refused = new AtomicReference<>();
+            Thread submitter = new Thread(() -> {
+                try {
+                    e.execute(new Coal("c", taskRan::countDown)); // a new lane: made idle, mapped, then installed in
+                } catch (Throwable t) {
+                    refused.set(t);
+                }
+            }, "submitter");
+            submitter.setDaemon(true);
+            submitter.start();
+            ready();
+            e.shutdown();
+            submitter.join(10_000);
+            boolean ran = taskRan.await(5, TimeUnit.SECONDS);
+            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println(ran ? RAN : refused.get() != null ? "child: refused with " + refused.get()
+                    : "child: the accepted task did not run within 5 s");
+            System.out.println("child: terminated " + terminated + ", " + e.statistics());
+            System.exit(0);
+        }
+
+        /** The submitter is held before its install: shutdown comes now. */
+        static void ready() {
+        }
+
+        private QuiescenceCloseChild() {
+        }
+    }
+
     /** SPEC 1: every {@code schedule*} keeps the task's kind and context; the future wraps the task. */
     @Test
     void scheduledFuturesKeepTheKindAndContextOfTheirTask() throws Exception {
