@@ -905,6 +905,106 @@ class SemanticsShutdownTest {
         }
     }
 
+    /**
+     * A coalescing lane's owner takes its pending task with a CAS from the task to BUSY
+     * ({@code CoalescingLane#runBatch}), and {@code shutdownNow} closes the lane with a CAS from what it read to
+     * CLOSED, returning the task if one was pending ({@code closeAndDrain}): the same slot, so exactly one of them
+     * gets the task. Both read the slot first; no caller's code runs between either read and its CAS. The debugger
+     * holds the owner at its CAS for the second task (it has read the task, and RUNNING) and the child's main thread
+     * before {@code shutdownNow}, whichever comes first, until both are there; then {@code shutdownNow} until it is at
+     * its own CAS, having read the task too; then the owner goes on and takes the task, and {@code shutdownNow} once
+     * the task runs. The shutdownNow rounds of the stress tests meet this window only by chance.
+     */
+    @Test
+    void aCoalescingTaskItsOwnerTookWhileShutdownNowClosedTheLaneIsRunNotReturned() throws Exception {
+        List<String> hits = new ArrayList<>();
+        int[] takes = new int[1];
+        com.sun.jdi.ThreadReference[] worker = new com.sun.jdi.ThreadReference[1];
+        com.sun.jdi.ThreadReference[] main = new com.sun.jdi.ThreadReference[1];
+        String out = DebuggedChild.run(CoalescingTakeChild.class, List.of(
+                DebuggedChild.Spot.line("takes", CoalescingLane.class, "if (SLOT.compareAndSet(this, s, BUSY)) {"),
+                DebuggedChild.Spot.line("closes", CoalescingLane.class, "SLOT.compareAndSet(this, s, CLOSED)"),
+                DebuggedChild.Spot.entry("ready", CoalescingTakeChild.class, "ready"),
+                DebuggedChild.Spot.entry("running", CoalescingTakeChild.class, "running")),
+                (spot, thread, held) -> {
+                    switch (spot) {
+                        case "takes":
+                            if (++takes[0] != 2) {
+                                return true; // the first task's take, or one after the window
+                            }
+                            hits.add(spot);
+                            worker[0] = thread;
+                            if (main[0] != null) { // the main thread waits for us: it goes on, we stay
+                                held.remove(main[0]);
+                                main[0].resume();
+                            }
+                            return false;
+                        case "ready":
+                            hits.add(spot);
+                            main[0] = thread;
+                            return worker[0] != null;
+                        case "closes": // shutdownNow has read the task: the owner takes it now, shutdownNow waits
+                            if (hits.contains(spot)) {
+                                return true; // its CAS failed: it reads the slot again
+                            }
+                            hits.add(spot);
+                            held.remove(worker[0]);
+                            worker[0].resume();
+                            return false;
+                        default: // running: the owner's CAS is made, shutdownNow goes on
+                            hits.add(spot);
+                            DebuggedChild.resumeAll(held);
+                            return true;
+                    }
+                });
+        assertEquals(Set.of("takes", "ready"), Set.copyOf(hits.subList(0, 2)), hits + "\n" + out);
+        assertEquals(List.of("closes", "running"), hits.subList(2, Math.min(4, hits.size())), hits + "\n" + out);
+        assertTrue(out.contains(CoalescingTakeChild.ONCE), out);
+    }
+
+    /** The child JVM of {@link #aCoalescingTaskItsOwnerTookWhileShutdownNowClosedTheLaneIsRunNotReturned}. */
+    static final class CoalescingTakeChild {
+        static final String ONCE = "child: the second task ran and was not returned";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("coalescing-take").coreThreads(1).maxThreads(1)
+                    .checkPeriod(Duration.ofSeconds(30)).build();
+            CountDownLatch started = new CountDownLatch(1);
+            CountDownLatch go = new CountDownLatch(1);
+            AtomicInteger ran = new AtomicInteger();
+            e.execute(new Coal("c", () -> {
+                started.countDown();
+                blockQuietly(go);
+            }));
+            await(started, "the first task");
+            Runnable second = new Coal("c", () -> {
+                running();
+                ran.incrementAndGet();
+            });
+            e.execute(second); // pending in the slot while the first runs: its owner takes it next
+            go.countDown();
+            ready();
+            List<Runnable> returned = e.shutdownNow();
+            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            boolean back = returned.contains(second);
+            System.out.println(!back && ran.get() == 1 ? ONCE : "child: the second task ran " + ran.get()
+                    + " times and was returned: " + back + " (" + returned + ")");
+            System.out.println("child: terminated " + terminated + ", " + e.statistics());
+            System.exit(0);
+        }
+
+        /** The owner is held at its take of the second task: shutdownNow comes now. */
+        static void ready() {
+        }
+
+        /** The second task runs: its owner's CAS is made. */
+        static void running() {
+        }
+
+        private CoalescingTakeChild() {
+        }
+    }
+
     /** SPEC 1: every {@code schedule*} keeps the task's kind and context; the future wraps the task. */
     @Test
     void scheduledFuturesKeepTheKindAndContextOfTheirTask() throws Exception {
