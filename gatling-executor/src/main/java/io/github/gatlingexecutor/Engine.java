@@ -891,8 +891,15 @@ final class Engine {
      * Two workers are never in one lane. Racy, as every statistic, and for a few instructions a lane may count once
      * too often: one the drain has closed but not yet unmapped, and one its worker made idle (or a release made DEAD)
      * just before, while the worker still names it as its lane.
+     *
+     * <p>Once terminated, none: a lane mapped then is a refused submit's, which maps its context's lane before it reads
+     * the state (see the class comment) and unmaps it after; counted, it showed a terminated executor with a live
+     * context for as long as that submit took (a terminated {@code ThreadPoolExecutor} likewise reports no thread).
      */
     long liveContexts() {
+        if (state == TERMINATED) {
+            return 0;
+        }
         long mapped = sequentialLanes.mappingCount() + coalescingLanes.mappingCount();
         if (!stopping()) {
             return mapped;

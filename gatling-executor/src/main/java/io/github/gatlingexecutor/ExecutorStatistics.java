@@ -118,7 +118,7 @@ public final class ExecutorStatistics {
     /**
      * Lanes that exist now: contexts with queued or running work, plus lanes emptied within the last few milliseconds
      * (an emptied lane stays mapped for a short grace so a context used again at once is cheap, then it is released).
-     * After {@code shutdownNow()}, only the contexts whose task still runs.
+     * After {@code shutdownNow()}, only the contexts whose task still runs. Zero once terminated.
      *
      * @return the number of lanes that exist now
      */

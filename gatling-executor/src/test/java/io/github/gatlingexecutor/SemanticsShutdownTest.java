@@ -337,6 +337,35 @@ class SemanticsShutdownTest {
     }
 
     /**
+     * A submit to a context with no lane maps a new lane before it reads the state (see Engine), and a refused one
+     * unmaps it again; on a terminated executor, {@code liveContexts()} read in between counted that lane. Under load,
+     * with producers racing the end, a terminated executor read {@code liveContexts() == 1} and then 0 again (4 rounds
+     * of 200), with nothing queued, nothing running and no thread. A terminated executor has no live context, as a
+     * terminated {@code ThreadPoolExecutor} has no pool thread. Here the read is made from the context's
+     * {@code hashCode}, which the refused submit calls when it maps the lane and when it unmaps it.
+     */
+    @Test
+    void aSubmitRefusedAfterTerminationShowsNoLiveContext() {
+        GatlingExecutor e = cleanup.track(gatling("stop").coreThreads(1).build());
+        e.execute(new Seq("ran", () -> { }));
+        e.close();
+        assertTrue(e.isTerminated());
+        AtomicLong mostSeen = new AtomicLong();
+        Object context = new Object() {
+            @Override
+            public int hashCode() {
+                mostSeen.accumulateAndGet(e.statistics().liveContexts(), Math::max);
+                return 7;
+            }
+        };
+        assertThrows(RejectedExecutionException.class, () -> e.sequential(context).execute(() -> { }));
+        assertThrows(RejectedExecutionException.class, () -> e.coalescing(context).execute(() -> { }));
+        assertEquals(0, mostSeen.get(), "liveContexts() of a terminated executor, read while a refused submit held"
+                + " the lane it made");
+        assertEquals(0, e.statistics().liveContexts(), e.statistics().toString());
+    }
+
+    /**
      * As above, but with lanes still at work when the shutdown comes: each runs a task and has one waiting. A submit
      * there needs no new lane, and a coalescing one needs no room either (on the bounded path it replaces the waiting
      * task with one CAS, before any limit is looked at), so only the state can refuse it. Accepted, it would run a
