@@ -499,7 +499,7 @@ final class Admission {
             // (those, and the factory of an auxiliary worker): no stuck worker would be looked for, no worker started,
             // no waiter woken by its tick, the very help room may need. Each for the whole maxWait. Refused at once,
             // as under reject.
-            throw refused(task, shown, limitMessage(why, shown) + "; called back from code the executor runs where "
+            throw refused(task, shown, why, "; called back from code the executor runs where "
                     + "it cannot wait for room (a context's equals or hashCode, or the thread factory, while it admits "
                     + "waiting submitters, dispatches a scheduled task or checks its workers)");
         }
@@ -590,13 +590,13 @@ final class Admission {
             case REFUSED_SHUTDOWN:
                 throw engine.rejectShutdown(task);
             case REFUSED_INTERRUPTED:
-                throw refused(task, shown, limitMessage(me.last, shown) + "; interrupted while waiting for room");
+                throw refused(task, shown, me.last, "; interrupted while waiting for room");
             case REFUSED_MAX_WAIT:
-                throw refused(task, shown, limitMessage(me.last, shown) + "; no room within maxWait ("
+                throw refused(task, shown, me.last, "; no room within maxWait ("
                         + java.time.Duration.ofNanos(policy.maxWaitNanos) + ")");
             default:
-                throw new CallerTimedOut(refusal(task, shown, limitMessage(me.last, shown)
-                        + "; no room within the caller's invokeAll or invokeAny timeout"));
+                throw new CallerTimedOut(refusal(task, shown, me.last,
+                        "; no room within the caller's invokeAll or invokeAny timeout"));
         }
     }
 
@@ -676,7 +676,7 @@ final class Admission {
 
     /** A submission refused at once (the reject policy): counted, recorded, and its exception. */
     RejectedExecutionException rejectNow(Runnable task, Object shown, int outcome) {
-        return refused(task, shown, limitMessage(outcome, shown));
+        return refused(task, shown, outcome, "");
     }
 
     /** An {@code offer} that returns false for capacity: counted and recorded, no exception built. */
@@ -700,13 +700,20 @@ final class Admission {
         }
     }
 
-    private RejectedExecutionException refused(Runnable task, Object context, String why) {
-        return new RejectedExecutionException(refusal(task, context, why));
+    private RejectedExecutionException refused(Runnable task, Object context, int outcome, String after) {
+        return new RejectedExecutionException(refusal(task, context, outcome, after));
     }
 
-    /** Counts and reports a refusal for capacity; returns its message. */
-    private String refusal(Runnable task, Object context, String why) {
+    /**
+     * Counts and reports a refusal for capacity ({@code outcome}: the limit, see {@link #limitMessage}, its message
+     * followed by {@code after}); returns its message. Counted first: the message names the context and the task,
+     * whose {@code toString} is the caller's code and may take its time, and a refusal counted only after it was
+     * missing from the snapshots taken meanwhile, and came into {@code rejected()} after the executor had
+     * terminated, if it did meanwhile.
+     */
+    private String refusal(Runnable task, Object context, int outcome, String after) {
         countRejected();
+        String why = limitMessage(outcome, context) + after;
         Jfr.taskRejected(engine, context, why);
         return "executor " + engine.settings.name + ": " + why + "; rejected " + Messages.describe(task);
     }

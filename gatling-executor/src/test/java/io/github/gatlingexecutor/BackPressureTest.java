@@ -789,6 +789,54 @@ class BackPressureTest {
     }
 
     /**
+     * A refusal for capacity names its context, whose {@code toString} is the caller's code, and was counted in
+     * {@code rejected()} only once its message was built. A submit refused while the executor was full, whose message
+     * took its time, was counted after the executor had terminated: {@code rejected()} read 0 on the terminated
+     * executor, then 1, a figure changing after termination for a refusal decided before the shutdown. Counted when
+     * it is decided, it is in every snapshot taken after that. Here the context's {@code toString} waits until the
+     * executor has terminated.
+     */
+    @Test
+    void aRefusalForCapacityIsCountedBeforeItsContextIsNamed() throws Exception {
+        CountDownLatch gate = v.gate();
+        GatlingExecutor ex = v.track(gatling("counted-first").coreThreads(1).maxThreads(1).maxQueued(1).build());
+        hold(ex, gate);
+        ex.execute(() -> { }); // waits: the executor is full
+        CountDownLatch naming = new CountDownLatch(1);
+        CountDownLatch named = v.gate();
+        Object slowToName = new Object() {
+            @Override
+            public String toString() {
+                naming.countDown();
+                TestSupport.blockQuietly(named);
+                return "slow to name";
+            }
+        };
+        AtomicReference<Throwable> refusal = new AtomicReference<>();
+        Thread refused = new Thread(() -> {
+            try {
+                ex.sequential(slowToName).execute(() -> { });
+            } catch (Throwable e) {
+                refusal.set(e);
+            }
+        });
+        refused.start();
+        await(naming, "the refused submit to name its context");
+        long seenWhileNaming = ex.statistics().rejected();
+        assertEquals(1, ex.shutdownNow().size());
+        gate.countDown();
+        assertTrue(ex.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        ExecutorStatistics terminated = ex.statistics();
+        named.countDown();
+        refused.join(TimeUnit.SECONDS.toMillis(30));
+        assertTrue(refusal.get() instanceof RejectedExecutionException, String.valueOf(refusal.get()));
+        assertTrue(refusal.get().getMessage().contains("maxQueued (1)"), refusal.get().getMessage());
+        assertEquals(1, terminated.rejected(), "read after termination: " + terminated);
+        assertEquals(1, seenWhileNaming, "a refusal decided, read while it names its context");
+        assertEquals(1, ex.statistics().rejected(), "read again later: " + ex.statistics());
+    }
+
+    /**
      * A context's {@code equals} is the caller's code, and while anyone waits for room the executor runs it under the
      * admission lock (a new submitter looks for waiters of its context; a head admits the waiters behind it). A submit
      * made from there that had to wait for room parked with that lock held (a reentrant lock: it took it again, and
