@@ -1060,12 +1060,14 @@ final class Engine {
      * shutdownNow, also no {@code shutdown()}'s cancels of periodic tasks under way ({@link TaskTimer#cancelling}):
      * a shutdownNow made under the timer's lock, which those cancels need, finishes without waiting for them. In
      * either case, also no replaced future still to be cancelled, nor a replaced periodic run still to be put back or
-     * cancelled (see {@link #completionBegins}), read last: after the walk or drain that saw its replacement.
+     * cancelled (see {@link #completionBegins}), read last: after the walk or drain that saw its replacement; and no
+     * submitter still counted as waiting for room, on its way out after the shutdown woke it (see
+     * {@link Admission#nobodyWaits}).
      */
     boolean readyToTerminate() {
         return state >= SHUTDOWN && pool.threads() == 0
                 && (stopping() ? draining.get() == 0 && !timer.cancelling() : quiescent())
-                && completionsInFlight.get() == 0;
+                && completionsInFlight.get() == 0 && (admission == null || admission.nobodyWaits());
     }
 
     /**

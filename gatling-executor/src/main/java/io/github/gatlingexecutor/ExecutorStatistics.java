@@ -208,7 +208,8 @@ public final class ExecutorStatistics {
     public long rejected() { return rejected; }
 
     /**
-     * Submitters parked now, waiting for room under {@link Overflow#block}.
+     * Submitters parked now, waiting for room under {@link Overflow#block}. A submitter woken by the shutdown counts
+     * until it has left; termination waits for that, so this is zero once terminated.
      *
      * @return the number of submitters waiting
      */

@@ -837,6 +837,86 @@ class BackPressureTest {
     }
 
     /**
+     * {@code shutdownNow()} wakes every submitter parked for room, and each counts in {@code waitingSubmitters()}
+     * until it has left, on its thread's next turn on a CPU. Termination did not wait for that: with six submitters
+     * parked, {@code awaitTermination} returned true while {@code waitingSubmitters()} still read 3 or 4 (67 rounds of
+     * 300), and 0 a moment later, a figure changing after termination. Here the debugger holds the waiter on its way
+     * to park, where no caller's code runs, while the shutdown wakes it; the executor must not report termination
+     * until the waiter has left.
+     */
+    @Test
+    void aWokenWaiterLeavesBeforeTheExecutorTerminates() throws Exception {
+        List<String> hits = new ArrayList<>();
+        String out = DebuggedChild.run(WokenWaiterChild.class, List.of(
+                DebuggedChild.Spot.line("park", Admission.class, "LockSupport.parkNanos(this, remaining);"),
+                DebuggedChild.Spot.entry("release", WokenWaiterChild.class, "release")),
+                (spot, thread, held) -> {
+                    hits.add(spot + (held.isEmpty() ? "" : " (holding " + held.size() + ")"));
+                    if (spot.equals("park")) {
+                        return hits.size() > 1; // held the first time, on its way to park
+                    }
+                    DebuggedChild.resumeAll(held);
+                    return true;
+                });
+        assertTrue(out.contains(WokenWaiterChild.HELD + "terminated false, waiting 1"), out);
+        assertTrue(out.contains(WokenWaiterChild.LEFT + "refused true, terminated true, waiting 0"), out);
+        assertEquals("park", hits.get(0), hits + "\n" + out);
+        assertTrue(hits.contains("release (holding 1)"), hits + "\n" + out);
+    }
+
+    /** The child JVM of {@link #aWokenWaiterLeavesBeforeTheExecutorTerminates}. */
+    static final class WokenWaiterChild {
+        static final String HELD = "child: while the woken waiter is held: ";
+        static final String LEFT = "child: once it has left: ";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("woken-waiter").coreThreads(1).maxThreads(1)
+                    .maxQueued(1).overflow(Overflow.block(Duration.ofSeconds(30))).build();
+            CountDownLatch running = new CountDownLatch(1);
+            CountDownLatch never = new CountDownLatch(1);
+            e.execute(() -> {
+                running.countDown();
+                try {
+                    never.await(); // until shutdownNow's interrupt
+                } catch (InterruptedException stopped) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            running.await();
+            e.execute(() -> { }); // waits: the executor is full
+            AtomicReference<Throwable> refusal = new AtomicReference<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    e.execute(() -> { });
+                } catch (Throwable t) {
+                    refusal.set(t);
+                }
+            }, "waiter");
+            waiter.setDaemon(true);
+            waiter.start();
+            TestSupport.waitUntil("the waiter counted", () -> e.statistics().waitingSubmitters() == 1);
+            e.shutdownNow();
+            // Long enough for the executor to end its worker and claim termination, which it did while the waiter was
+            // held; it must not, so this wait runs out.
+            boolean terminated = e.awaitTermination(1, TimeUnit.SECONDS);
+            System.out.println(HELD + "terminated " + terminated + ", waiting " + e.statistics().waitingSubmitters());
+            release();
+            waiter.join(10_000);
+            terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println(LEFT + "refused " + (refusal.get() instanceof RejectedExecutionException)
+                    + ", terminated " + terminated + ", waiting " + e.statistics().waitingSubmitters());
+            System.exit(0);
+        }
+
+        /** Where the debugger lets the waiter go on. */
+        static void release() {
+        }
+
+        private WokenWaiterChild() {
+        }
+    }
+
+    /**
      * A context's {@code equals} is the caller's code, and while anyone waits for room the executor runs it under the
      * admission lock (a new submitter looks for waiters of its context; a head admits the waiters behind it). A submit
      * made from there that had to wait for room parked with that lock held (a reentrant lock: it took it again, and
