@@ -191,6 +191,23 @@ final class ReadyQueue extends ReadyQueueTail {
     }
 
     /**
+     * Takes every lane out of the queue, for a terminated executor: each one still queued was closed by the shutdown
+     * (see Engine#dropClosedLanes) and nobody polls any more, so it would stay, with its context, for as long as the
+     * executor is referenced. Unordered tasks stay: one queued now is a refused submitter's, which takes it back
+     * itself (see Engine#attemptPlain).
+     */
+    void dropLanes() {
+        for (Node p = head.next; p != null; ) {
+            Object item = p.item;
+            if (item != null && p.lane) {
+                ITEM.compareAndSet(p, item, null);
+            }
+            Node q = p.next;
+            p = q == p ? head.next : q;
+        }
+    }
+
+    /**
      * Receives each queued item with its stamp during a {@link #walk}. A lane comes as an {@code Object}: a cast
      * would load the lane's class word, a cache miss per lane that the walk exists to avoid; the receiver casts the
      * few it keeps.

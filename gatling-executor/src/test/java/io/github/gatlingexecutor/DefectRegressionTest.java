@@ -1769,6 +1769,49 @@ class DefectRegressionTest {
     }
 
     /**
+     * {@code shutdownNow()} drains the ready queue, then closes each lane and takes its waiting task. A lane put in the
+     * ready queue between the two (by a submitter that activated it before the shutdown and reached its offer only
+     * after the drain, by a worker sending it round at its batch's end, or by the checker) stayed there, closed and
+     * empty, for good: nothing polls the queue of a terminated executor. With it stayed its context: a 1 MB context
+     * still reachable through the terminated executor after the caller had dropped it. Here the offer comes, as in
+     * {@code QueueAgeTest}, from the hashCode of a lane's context that {@code shutdownNow} unmaps after its drain.
+     */
+    @Test
+    @Timeout(30)
+    void aTerminatedExecutorDoesNotKeepTheContextOfALaneQueuedDuringShutdownNow() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("kept-lane").coreThreads(1).maxThreads(1).build());
+        Engine engine = e.engine();
+        cleanup.occupy(e); // its worker, interrupted by shutdownNow, sees the stop and takes nothing more
+        Object context = new byte[1 << 20];
+        WeakReference<Object> contextRef = new WeakReference<>(context);
+        e.coalescing(context).execute(() -> { });
+        AtomicReference<Lane> lane = new AtomicReference<>(engine.lanes(true).get(context));
+        context = null;
+        AtomicBoolean armed = new AtomicBoolean();
+        Object late = new Object() {
+            @Override
+            public int hashCode() {
+                if (armed.getAndSet(false)) {
+                    engine.readyQueue.offerLane(lane.getAndSet(null), engine.stamp()); // its task still waits
+                }
+                return 1;
+            }
+        };
+        e.sequential(late).execute(() -> { });
+        armed.set(true);
+        List<Runnable> returned = e.shutdownNow();
+        assertEquals(2, returned.size(), () -> "returned " + returned);
+        assertNull(lane.get(), "the lane was offered during shutdownNow");
+        returned.clear();
+        assertTrue(e.awaitTermination(10, TimeUnit.SECONDS));
+        waitUntil("the context of the lane queued during shutdownNow to be collected", () -> {
+            System.gc();
+            return contextRef.get() == null;
+        });
+        Reference.reachabilityFence(e); // the executor is referenced all along
+    }
+
+    /**
      * A worker stuck in one long task kept the contexts of lanes the checker had released: its idle ring still named
      * the released lanes (279 to 1,721 contexts of 16 KB, with liveContexts() 0, until the task returned).
      */
