@@ -67,8 +67,16 @@ final class Snapshots {
      * empty and found given work (see Checker#releaseStrandedRounds). Idle lanes are never looked at, so the cost grows
      * with the lanes that have work waiting, not with the live ones, and a queued item costs its queue node only (see
      * {@link ReadyQueue}). With {@code top} non-null, also offers it every lane with a waiting task.
+     *
+     * <p>None once terminated: every task accepted has run or was returned by then. What the queue may still hold is
+     * an unordered task a refused submitter has queued and not yet taken back (it reads the state again only after its
+     * offer, see Engine#attemptPlain), and nothing waits for that submitter: counted, it gave a terminated executor an
+     * age above zero, and zero a moment later.
      */
     private long oldestWaiting(TopLanes top) {
+        if (engine.isTerminated()) {
+            return Lane.NO_WAITING;
+        }
         OldestInQueue queued = new OldestInQueue(top, engine.stopping());
         engine.readyQueue.walk(queued);
         long oldest = queued.oldest;

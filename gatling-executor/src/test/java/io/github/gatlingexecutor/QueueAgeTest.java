@@ -466,4 +466,97 @@ class QueueAgeTest {
         assertEquals(Duration.ZERO, s.oldestQueuedAge(), "a terminated executor has nothing waiting: " + s);
         assertTrue(ex.busiestContexts(1).isEmpty(), "no lane waits");
     }
+
+    /**
+     * An unordered submit reads the state, queues its task, and reads the state again: shut down meanwhile, it takes
+     * its task back and is refused. The executor may have terminated in between (nothing waits for such a submit),
+     * and {@code oldestQueuedAge()} counted the task in the ready queue until it was taken back: a terminated executor
+     * read an age above zero with nothing accepted waiting, and zero a moment later. No caller's code runs in that
+     * window, so the debugger holds the submitter: after its first read of the state until the executor has
+     * terminated, and then between its offer and its second read.
+     */
+    @Test
+    void aRefusedUnorderedTaskInTransitShowsNoAgeOnATerminatedExecutor() throws Exception {
+        List<String> hits = new java.util.ArrayList<>();
+        boolean[] made = {false};
+        String out = DebuggedChild.run(LatePlainChild.class, List.of(
+                DebuggedChild.Spot.line("made", Engine.class, "PlainTask item = new PlainTask(task, stamp());"),
+                DebuggedChild.Spot.line("offered", Engine.class, "readyQueue.takeBack(item)"),
+                DebuggedChild.Spot.entry("held", LatePlainChild.class, "held"),
+                DebuggedChild.Spot.entry("terminated", LatePlainChild.class, "terminated"),
+                DebuggedChild.Spot.entry("read", LatePlainChild.class, "read")),
+                (spot, thread, held) -> {
+                    boolean late = LatePlainChild.SUBMITTER.equals(thread.name());
+                    if ((spot.equals("made") || spot.equals("offered")) && !late) {
+                        return true; // the child's own submits
+                    }
+                    if (spot.equals("held")) { // the child's main thread, waiting for the submitter to be held
+                        return made[0];
+                    }
+                    hits.add(spot);
+                    switch (spot) {
+                        case "made":
+                        case "offered":
+                            made[0] = true;
+                            DebuggedChild.resumeAll(held); // the child's main thread, if it waits, goes on
+                            return false; // the submitter stays
+                        case "terminated":
+                            DebuggedChild.resumeAll(held); // the submitter goes on to its offer...
+                            return false; // ...while the child's main thread waits for it
+                        default:
+                            DebuggedChild.resumeAll(held); // the submitter goes on to its refusal
+                            return true;
+                    }
+                });
+        assertEquals(List.of("made", "terminated", "offered", "read"), hits, out);
+        assertTrue(out.contains(LatePlainChild.TERMINATED + "true"), out);
+        assertTrue(out.contains(LatePlainChild.SEEN + "PT0S"), out);
+        assertTrue(out.contains(LatePlainChild.REFUSED + "true"), out);
+    }
+
+    /** The child JVM of {@link #aRefusedUnorderedTaskInTransitShowsNoAgeOnATerminatedExecutor}. */
+    static final class LatePlainChild {
+        static final String SUBMITTER = "late submitter";
+        static final String TERMINATED = "child: terminated ";
+        static final String SEEN = "child: oldest queued age with the refused task in transit ";
+        static final String REFUSED = "child: refused ";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("late-plain").coreThreads(1).build();
+            CountDownLatch ran = new CountDownLatch(1);
+            e.execute(ran::countDown);
+            ran.await();
+            java.util.concurrent.atomic.AtomicBoolean refused = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread submitter = new Thread(() -> {
+                try {
+                    e.execute(() -> { });
+                } catch (java.util.concurrent.RejectedExecutionException expected) {
+                    refused.set(true);
+                }
+            }, SUBMITTER);
+            submitter.setDaemon(true);
+            submitter.start();
+            held(); // until the submitter is held past its first read of the state
+            e.shutdownNow();
+            System.out.println(TERMINATED + e.awaitTermination(10, TimeUnit.SECONDS));
+            terminated(); // held until the submitter has queued its task
+            System.out.println(SEEN + e.statistics().oldestQueuedAge());
+            read();
+            submitter.join(10_000);
+            System.out.println(REFUSED + refused.get());
+            System.exit(0);
+        }
+
+        static void held() {
+        }
+
+        static void terminated() {
+        }
+
+        static void read() {
+        }
+
+        private LatePlainChild() {
+        }
+    }
 }
