@@ -501,14 +501,14 @@ final class Admission {
             // as under reject.
             throw refused(task, shown, why, "; called back from code the executor runs where "
                     + "it cannot wait for room (a context's equals or hashCode, or the thread factory, while it admits "
-                    + "waiting submitters, dispatches a scheduled task or checks its workers)");
+                    + "waiting submitters, dispatches a scheduled task or checks its workers)", false);
         }
         long start = System.nanoTime();
         Waiter me = new Waiter(context, coalescing ? shown : null, attempt);
         // Why the wait ended without the task, decided under the lock; the refusal is built after it is released: its
         // message names the task and the context, whose toString is the caller's code, and while anyone waits every
         // submitter passes through this lock (a toString that took 2 s held every submit of the executor for 2 s).
-        int refused;
+        int refused = 0;
         lock.lock();
         waitingCell.incrementAndGet(2 * PAD);
         try {
@@ -582,6 +582,11 @@ final class Admission {
             } finally {
                 // Whatever leave met (it calls no context code, but a map may run out of memory): never left raised
                 // or held, or every later wait for room, and shutdown, would wait for good.
+                if (refused > REFUSED_SHUTDOWN) {
+                    // For capacity: counted before this waiter stops counting as waiting, which may let the executor
+                    // terminate (on this very thread, see below): counted after, a terminated executor read it late.
+                    countRejected();
+                }
                 int stillWaiting = waitingCell.decrementAndGet(2 * PAD);
                 unlockWakingIfShutDown();
                 if (stillWaiting == 0 && engine.state() != Engine.RUNNING) {
@@ -593,13 +598,13 @@ final class Admission {
             case REFUSED_SHUTDOWN:
                 throw engine.rejectShutdown(task);
             case REFUSED_INTERRUPTED:
-                throw refused(task, shown, me.last, "; interrupted while waiting for room");
+                throw refused(task, shown, me.last, "; interrupted while waiting for room", true);
             case REFUSED_MAX_WAIT:
                 throw refused(task, shown, me.last, "; no room within maxWait ("
-                        + java.time.Duration.ofNanos(policy.maxWaitNanos) + ")");
+                        + java.time.Duration.ofNanos(policy.maxWaitNanos) + ")", true);
             default:
                 throw new CallerTimedOut(refusal(task, shown, me.last,
-                        "; no room within the caller's invokeAll or invokeAny timeout"));
+                        "; no room within the caller's invokeAll or invokeAny timeout", true));
         }
     }
 
@@ -679,7 +684,7 @@ final class Admission {
 
     /** A submission refused at once (the reject policy): counted, recorded, and its exception. */
     RejectedExecutionException rejectNow(Runnable task, Object shown, int outcome) {
-        return refused(task, shown, outcome, "");
+        return refused(task, shown, outcome, "", false);
     }
 
     /** An {@code offer} that returns false for capacity: counted and recorded, no exception built. */
@@ -703,19 +708,22 @@ final class Admission {
         }
     }
 
-    private RejectedExecutionException refused(Runnable task, Object context, int outcome, String after) {
-        return new RejectedExecutionException(refusal(task, context, outcome, after));
+    private RejectedExecutionException refused(Runnable task, Object context, int outcome, String after,
+                                               boolean counted) {
+        return new RejectedExecutionException(refusal(task, context, outcome, after, counted));
     }
 
     /**
-     * Counts and reports a refusal for capacity ({@code outcome}: the limit, see {@link #limitMessage}, its message
-     * followed by {@code after}); returns its message. Counted first: the message names the context and the task,
-     * whose {@code toString} is the caller's code and may take its time, and a refusal counted only after it was
-     * missing from the snapshots taken meanwhile, and came into {@code rejected()} after the executor had
-     * terminated, if it did meanwhile.
+     * Counts (unless {@code counted}: a waiter's, counted as it left, see await) and reports a refusal for capacity
+     * ({@code outcome}: the limit, see {@link #limitMessage}, its message followed by {@code after}); returns its
+     * message. Counted first: the message names the context and the task, whose {@code toString} is the caller's code
+     * and may take its time, and a refusal counted only after it was missing from the snapshots taken meanwhile, and
+     * came into {@code rejected()} after the executor had terminated, if it did meanwhile.
      */
-    private String refusal(Runnable task, Object context, int outcome, String after) {
-        countRejected();
+    private String refusal(Runnable task, Object context, int outcome, String after, boolean counted) {
+        if (!counted) {
+            countRejected();
+        }
         String why = limitMessage(outcome, context) + after;
         Jfr.taskRejected(engine, context, why);
         return "executor " + engine.settings.name + ": " + why + "; rejected " + Messages.describe(task);

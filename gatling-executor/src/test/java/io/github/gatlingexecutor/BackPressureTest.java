@@ -864,6 +864,106 @@ class BackPressureTest {
         assertTrue(hits.contains("release (holding 1)"), hits + "\n" + out);
     }
 
+    /**
+     * A waiter whose {@code maxWait} ran out just as {@code shutdown()} came stopped counting as waiting, and only then
+     * counted its refusal in {@code rejected()}; termination, which waits for no submitter once none is counted as
+     * waiting, could come in between (on the waiter's own thread, whose leaving lets it terminate). Held there under
+     * the debugger, the terminated executor read {@code rejected()} 0, then 1. The refusal, decided under the
+     * admission lock, is counted before the waiter leaves the count.
+     */
+    @Test
+    void aWaiterRefusedAsTheShutdownComesIsCountedBeforeTheExecutorTerminates() throws Exception {
+        List<String> hits = new ArrayList<>();
+        boolean[] decided = {false};
+        String out = DebuggedChild.run(TimedOutWaiterChild.class, List.of(
+                DebuggedChild.Spot.line("decided", Admission.class, "refused = REFUSED_MAX_WAIT;"),
+                DebuggedChild.Spot.entry("counting", Admission.class, "countRejected"),
+                DebuggedChild.Spot.entry("held", TimedOutWaiterChild.class, "held"),
+                DebuggedChild.Spot.entry("release", TimedOutWaiterChild.class, "release"),
+                DebuggedChild.Spot.entry("read", TimedOutWaiterChild.class, "read")),
+                (spot, thread, held) -> {
+                    if (spot.equals("held")) { // the child's main thread, waiting for the waiter to be held
+                        return decided[0];
+                    }
+                    hits.add(spot);
+                    switch (spot) {
+                        case "decided":
+                        case "counting":
+                            decided[0] = true;
+                            DebuggedChild.resumeAll(held); // the child's main thread, if it waits, goes on
+                            return false; // the waiter stays
+                        case "release":
+                            DebuggedChild.resumeAll(held); // the waiter goes on to its count...
+                            return false; // ...while the child's main thread waits for it
+                        default:
+                            DebuggedChild.resumeAll(held);
+                            return true;
+                    }
+                });
+        assertEquals(List.of("decided", "release", "counting", "read"), hits, out);
+        assertTrue(out.contains(TimedOutWaiterChild.COUNTING + "terminated false"), out);
+        assertTrue(out.contains(TimedOutWaiterChild.AFTER + "terminated true, rejected 1, waiting 0"), out);
+    }
+
+    /** The child JVM of {@link #aWaiterRefusedAsTheShutdownComesIsCountedBeforeTheExecutorTerminates}. */
+    static final class TimedOutWaiterChild {
+        static final String COUNTING = "child: while the refused waiter counts: ";
+        static final String AFTER = "child: at the end: ";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("timed-out-waiter").coreThreads(1).maxThreads(1)
+                    .maxQueued(1).overflow(Overflow.block(Duration.ofMillis(50))).build();
+            CountDownLatch gate = new CountDownLatch(1);
+            CountDownLatch running = new CountDownLatch(1);
+            e.execute(() -> {
+                running.countDown();
+                TestSupport.blockQuietly(gate);
+            });
+            running.await();
+            e.execute(() -> { }); // waits: the executor is full
+            AtomicReference<Throwable> refusal = new AtomicReference<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    e.execute(() -> { });
+                } catch (Throwable t) {
+                    refusal.set(t);
+                }
+            }, "waiter");
+            waiter.setDaemon(true);
+            waiter.start();
+            held(); // until the waiter, its maxWait run out, is held where it decided its refusal
+            Thread closer = new Thread(e::shutdown, "closer"); // waits for the admission lock the waiter holds
+            closer.setDaemon(true);
+            closer.start();
+            TestSupport.waitUntil("the shutdown to begin", e::isShutdown);
+            gate.countDown();
+            TestSupport.waitUntil("the worker to end", () -> e.statistics().threads() == 0);
+            release(); // until the waiter counts its refusal
+            boolean terminated = e.awaitTermination(1, TimeUnit.SECONDS);
+            System.out.println(COUNTING + "terminated " + terminated + ", rejected " + e.statistics().rejected());
+            read();
+            waiter.join(10_000);
+            closer.join(10_000);
+            terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            ExecutorStatistics s = e.statistics();
+            System.out.println(AFTER + "terminated " + terminated + ", rejected " + s.rejected() + ", waiting "
+                    + s.waitingSubmitters() + ", refusal " + refusal.get());
+            System.exit(0);
+        }
+
+        static void held() {
+        }
+
+        static void release() {
+        }
+
+        static void read() {
+        }
+
+        private TimedOutWaiterChild() {
+        }
+    }
+
     /** The child JVM of {@link #aWokenWaiterLeavesBeforeTheExecutorTerminates}. */
     static final class WokenWaiterChild {
         static final String HELD = "child: while the woken waiter is held: ";
