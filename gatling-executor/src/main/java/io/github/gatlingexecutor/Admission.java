@@ -682,14 +682,16 @@ final class Admission {
         }
     }
 
-    /** A submission refused at once (the reject policy): counted, recorded, and its exception. */
+    /**
+     * A submission refused at once (the reject policy), counted already (see Engine#countedAsRefusedForCapacity):
+     * recorded, and its exception.
+     */
     RejectedExecutionException rejectNow(Runnable task, Object shown, int outcome) {
-        return refused(task, shown, outcome, "", false);
+        return refused(task, shown, outcome, "", true);
     }
 
-    /** An {@code offer} that returns false for capacity: counted and recorded, no exception built. */
+    /** An {@code offer} that returns false for capacity, counted already: recorded, no exception built. */
     void refuseOffer(Object shown, int outcome) {
-        countRejected();
         if (Jfr.taskRejectedEnabled()) {
             Jfr.taskRejected(engine, shown, limitMessage(outcome, shown));
         }
@@ -714,7 +716,8 @@ final class Admission {
     }
 
     /**
-     * Counts (unless {@code counted}: a waiter's, counted as it left, see await) and reports a refusal for capacity
+     * Counts (unless {@code counted}: a waiter's, counted as it left, see await, or one refused at once, counted by
+     * the engine) and reports a refusal for capacity
      * ({@code outcome}: the limit, see {@link #limitMessage}, its message followed by {@code after}); returns its
      * message. Counted first: the message names the context and the task, whose {@code toString} is the caller's code
      * and may take its time, and a refusal counted only after it was missing from the snapshots taken meanwhile, and

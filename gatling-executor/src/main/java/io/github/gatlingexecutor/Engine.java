@@ -368,6 +368,14 @@ final class Engine {
             }
             throw shutDown;
         }
+        boolean waits = !offer && admission.policy.blocks();
+        if (!waits && countedAsRefusedForCapacity()) {
+            if (offer) {
+                admission.refuseOffer(context, outcome);
+                return false;
+            }
+            throw admission.rejectNow(task, context, outcome);
+        }
         if (state != RUNNING) {
             // Shut down since this submit looked: the refusal is for shutdown, which is not counted, whatever the
             // limits said. (Submitters that shutdown woke stay registered in the admission queues for a moment, and an
@@ -377,17 +385,37 @@ final class Engine {
             }
             throw reject(task);
         }
-        if (offer) {
-            admission.refuseOffer(context, outcome);
-            return false;
-        }
-        if (!admission.policy.blocks()) {
-            throw admission.rejectNow(task, context, outcome);
-        }
         admission.await(queueKey, context, kind == COALESCING, outcome,
                 () -> attempt(kind, context, task, handle, false, false), task);
         return true;
     }
+
+    /**
+     * For a submit refused for capacity without a wait (the reject policy, an offer): counts it in
+     * {@code rejected()} and returns true if the executor still runs; false if it has been shut down since the submit
+     * looked, which makes it a refusal for shutdown, not counted. The state is read last, so a count made after it
+     * could come after termination, which waits for no submitter: a terminated executor read {@code rejected()} one
+     * lower than a moment later. Termination waits for these few instructions instead ({@link #readyToTerminate});
+     * their count is taken before the state is read, as a waiter's count is before it reads the state (see Admission),
+     * so either this sees the shutdown or the shutdown's look for termination sees this. Only refusals pay for it.
+     */
+    private boolean countedAsRefusedForCapacity() {
+        refusalsInFlight.incrementAndGet();
+        try {
+            if (state != RUNNING) {
+                return false;
+            }
+            admission.countRejected();
+            return true;
+        } finally {
+            if (refusalsInFlight.decrementAndGet() == 0 && state != RUNNING) {
+                wakeForTermination(); // termination may have been held back for it
+            }
+        }
+    }
+
+    /** Refusals for capacity between their look at the state and their count (see countedAsRefusedForCapacity). */
+    private final AtomicInteger refusalsInFlight = new AtomicInteger();
 
     /**
      * A coalescing submit that replaces the lane's waiting task needs no room, so it neither waits nor queues behind
@@ -1078,12 +1106,14 @@ final class Engine {
      * either case, also no replaced future still to be cancelled, nor a replaced periodic run still to be put back or
      * cancelled (see {@link #completionBegins}), read last: after the walk or drain that saw its replacement; and no
      * submitter still counted as waiting for room, on its way out after the shutdown woke it (see
-     * {@link Admission#nobodyWaits}).
+     * {@link Admission#nobodyWaits}), nor a refusal for capacity not yet counted (see
+     * {@link #countedAsRefusedForCapacity}).
      */
     boolean readyToTerminate() {
         return state >= SHUTDOWN && pool.threads() == 0
                 && (stopping() ? draining.get() == 0 && !timer.cancelling() : quiescent())
-                && completionsInFlight.get() == 0 && (admission == null || admission.nobodyWaits());
+                && completionsInFlight.get() == 0
+                && (admission == null || admission.nobodyWaits() && refusalsInFlight.get() == 0);
     }
 
     /**

@@ -905,6 +905,88 @@ class BackPressureTest {
         assertTrue(out.contains(TimedOutWaiterChild.AFTER + "terminated true, rejected 1, waiting 0"), out);
     }
 
+    /**
+     * A submit the reject policy refuses for capacity reads the state last, so that a refusal for shutdown is not
+     * counted, and counted its refusal after: termination, which waits for no submitter, could come in between, and a
+     * terminated executor read {@code rejected()} one lower than a moment later (under load with producers racing the
+     * end, 1,373 then 1,374, once in 300 rounds). No caller's code runs there: the debugger holds the submitter as it
+     * enters the refusal, with the executor's last look at the state behind it, while {@code shutdownNow()} ends the
+     * executor.
+     */
+    @Test
+    void aRefusalForCapacityRacingTheEndIsCountedBeforeTheExecutorTerminates() throws Exception {
+        List<String> hits = new ArrayList<>();
+        boolean[] entered = {false};
+        String out = DebuggedChild.run(RefusedAtTheEndChild.class, List.of(
+                DebuggedChild.Spot.entry("refusing", Admission.class, "rejectNow"),
+                DebuggedChild.Spot.entry("held", RefusedAtTheEndChild.class, "held"),
+                DebuggedChild.Spot.entry("read", RefusedAtTheEndChild.class, "read")),
+                (spot, thread, held) -> {
+                    if (spot.equals("held")) { // the child's main thread, waiting for the submitter to be held
+                        return entered[0];
+                    }
+                    hits.add(spot);
+                    if (spot.equals("refusing")) {
+                        entered[0] = true;
+                        DebuggedChild.resumeAll(held);
+                        return false; // the submitter stays
+                    }
+                    DebuggedChild.resumeAll(held);
+                    return true;
+                });
+        assertEquals(List.of("refusing", "read"), hits, out);
+        assertTrue(out.contains(RefusedAtTheEndChild.HELD + "terminated true, rejected 1"), out);
+        assertTrue(out.contains(RefusedAtTheEndChild.AFTER + "rejected 1, refused for capacity true"), out);
+    }
+
+    /** The child JVM of {@link #aRefusalForCapacityRacingTheEndIsCountedBeforeTheExecutorTerminates}. */
+    static final class RefusedAtTheEndChild {
+        static final String HELD = "child: while the refused submitter is held: ";
+        static final String AFTER = "child: at the end: ";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("refused-at-the-end").coreThreads(1).maxThreads(1)
+                    .maxQueued(1).build();
+            CountDownLatch gate = new CountDownLatch(1);
+            CountDownLatch running = new CountDownLatch(1);
+            e.execute(() -> {
+                running.countDown();
+                TestSupport.blockQuietly(gate);
+            });
+            running.await();
+            e.execute(() -> { }); // waits: the executor is full
+            AtomicReference<Throwable> refusal = new AtomicReference<>();
+            Thread submitter = new Thread(() -> {
+                try {
+                    e.execute(() -> { });
+                } catch (Throwable t) {
+                    refusal.set(t);
+                }
+            }, "refused");
+            submitter.setDaemon(true);
+            submitter.start();
+            held(); // until the submitter is held as it enters its refusal
+            e.shutdownNow();
+            gate.countDown();
+            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println(HELD + "terminated " + terminated + ", rejected " + e.statistics().rejected());
+            read();
+            submitter.join(10_000);
+            System.out.println(AFTER + "rejected " + e.statistics().rejected() + ", refused for capacity "
+                    + String.valueOf(refusal.get()).contains("maxQueued (1)"));
+            System.exit(0);
+        }
+
+        static void held() {
+        }
+
+        static void read() {
+        }
+
+        private RefusedAtTheEndChild() {
+        }
+    }
+
     /** The child JVM of {@link #aWaiterRefusedAsTheShutdownComesIsCountedBeforeTheExecutorTerminates}. */
     static final class TimedOutWaiterChild {
         static final String COUNTING = "child: while the refused waiter counts: ";
