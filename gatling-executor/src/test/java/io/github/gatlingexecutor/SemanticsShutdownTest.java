@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.sun.jdi.ThreadReference;
 import io.github.gatlingexecutor.TestSupport.Coal;
 import io.github.gatlingexecutor.TestSupport.Seq;
 import java.time.Duration;
@@ -634,8 +635,8 @@ class SemanticsShutdownTest {
     void aTaskWhoseTakeHadBegunWhenShutdownNowCameIsRunOrReturnedNotBoth() throws Exception {
         List<String> hits = new ArrayList<>();
         int[] takes = new int[1];
-        com.sun.jdi.ThreadReference[] worker = new com.sun.jdi.ThreadReference[1];
-        com.sun.jdi.ThreadReference[] main = new com.sun.jdi.ThreadReference[1];
+        ThreadReference[] worker = new ThreadReference[1];
+        ThreadReference[] main = new ThreadReference[1];
         String out = DebuggedChild.run(TakeUnderWayChild.class, List.of(
                 DebuggedChild.Spot.line("take", SequentialLane.class, "if (worker.engine.laneHeadPerTask)"),
                 DebuggedChild.Spot.entry("ready", TakeUnderWayChild.class, "ready"),
@@ -728,7 +729,7 @@ class SemanticsShutdownTest {
                 "freeing", "takes back");
         String[] submitterAt = new String[1];
         String[] mainAt = new String[1];
-        com.sun.jdi.ThreadReference[] main = new com.sun.jdi.ThreadReference[1];
+        ThreadReference[] main = new ThreadReference[1];
         String out = DebuggedChild.run(TakenBackChild.class, List.of(
                 DebuggedChild.Spot.line("rechecks", Engine.class,
                         "if (!internal && state != RUNNING && readyQueue.takeBack(item)) {"),
@@ -851,8 +852,8 @@ class SemanticsShutdownTest {
     @Test
     void aCoalescingSubmitRacingTheQuiescenceCloseOfItsIdleLaneRuns() throws Exception {
         List<String> hits = new ArrayList<>();
-        com.sun.jdi.ThreadReference[] submitter = new com.sun.jdi.ThreadReference[1];
-        com.sun.jdi.ThreadReference[] main = new com.sun.jdi.ThreadReference[1];
+        ThreadReference[] submitter = new ThreadReference[1];
+        ThreadReference[] main = new ThreadReference[1];
         String out = DebuggedChild.run(QuiescenceCloseChild.class, List.of(
                 DebuggedChild.Spot.line("installs", CoalescingLane.class,
                         "PENDING_SINCE.setOpaque(this, engine.stamp());"),
@@ -948,8 +949,8 @@ class SemanticsShutdownTest {
     void aCoalescingTaskItsOwnerTookWhileShutdownNowClosedTheLaneIsRunNotReturned() throws Exception {
         List<String> hits = new ArrayList<>();
         int[] takes = new int[1];
-        com.sun.jdi.ThreadReference[] worker = new com.sun.jdi.ThreadReference[1];
-        com.sun.jdi.ThreadReference[] main = new com.sun.jdi.ThreadReference[1];
+        ThreadReference[] worker = new ThreadReference[1];
+        ThreadReference[] main = new ThreadReference[1];
         String out = DebuggedChild.run(CoalescingTakeChild.class, List.of(
                 DebuggedChild.Spot.line("takes", CoalescingLane.class, "if (SLOT.compareAndSet(this, s, BUSY)) {"),
                 DebuggedChild.Spot.line("closes", CoalescingLane.class, "SLOT.compareAndSet(this, s, CLOSED)"),
