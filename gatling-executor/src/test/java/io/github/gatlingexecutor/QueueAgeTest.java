@@ -8,9 +8,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
@@ -271,11 +277,11 @@ class QueueAgeTest {
             assertOldestFirst(top);
             // No lane left out is older than a kept one. Both lists come from the same held worker, so no lane
             // changed between them; ages are compared within the one list of all, so both sides are of one moment.
-            java.util.Map<Object, java.time.Duration> age = new java.util.HashMap<>();
+            Map<Object, Duration> age = new HashMap<>();
             all.forEach(c -> age.put(c.context(), c.oldestQueuedAge()));
-            java.time.Duration youngestKept = top.stream().map(c -> age.get(c.context()))
-                    .min(java.util.Comparator.naturalOrder()).orElseThrow();
-            java.util.Set<Object> keptContexts = top.stream().map(ContextStatistics::context)
+            Duration youngestKept = top.stream().map(c -> age.get(c.context()))
+                    .min(Comparator.naturalOrder()).orElseThrow();
+            Set<Object> keptContexts = top.stream().map(ContextStatistics::context)
                     .collect(Collectors.toSet());
             for (ContextStatistics c : all) {
                 if (!keptContexts.contains(c.context())) {
@@ -389,7 +395,7 @@ class QueueAgeTest {
         waitUntil("every lane waiting with its second task", () -> ex.busiestContexts(lanes).size() == lanes
                 && ex.busiestContexts(lanes).stream().allMatch(c -> c.executed() == 1));
         for (int k = 1; k <= lanes; k++) {
-            List<Object> expected = new java.util.ArrayList<>();
+            List<Object> expected = new ArrayList<>();
             for (int i = lanes - 1; i >= lanes - k; i--) {
                 expected.add(i);
             }
@@ -477,7 +483,7 @@ class QueueAgeTest {
      */
     @Test
     void aRefusedUnorderedTaskInTransitShowsNoAgeOnATerminatedExecutor() throws Exception {
-        List<String> hits = new java.util.ArrayList<>();
+        List<String> hits = new ArrayList<>();
         boolean[] made = {false};
         String out = DebuggedChild.run(LatePlainChild.class, List.of(
                 DebuggedChild.Spot.line("made", Engine.class, "PlainTask item = new PlainTask(task, stamp());"),
@@ -526,11 +532,11 @@ class QueueAgeTest {
             CountDownLatch ran = new CountDownLatch(1);
             e.execute(ran::countDown);
             ran.await();
-            java.util.concurrent.atomic.AtomicBoolean refused = new java.util.concurrent.atomic.AtomicBoolean();
+            AtomicBoolean refused = new AtomicBoolean();
             Thread submitter = new Thread(() -> {
                 try {
                     e.execute(() -> { });
-                } catch (java.util.concurrent.RejectedExecutionException expected) {
+                } catch (RejectedExecutionException expected) {
                     refused.set(true);
                 }
             }, SUBMITTER);
