@@ -499,9 +499,10 @@ final class Admission {
             // (those, and the factory of an auxiliary worker): no stuck worker would be looked for, no worker started,
             // no waiter woken by its tick, the very help room may need. Each for the whole maxWait. Refused at once,
             // as under reject.
+            countRejected();
             throw refused(task, shown, why, "; called back from code the executor runs where "
                     + "it cannot wait for room (a context's equals or hashCode, or the thread factory, while it admits "
-                    + "waiting submitters, dispatches a scheduled task or checks its workers)", false);
+                    + "waiting submitters, dispatches a scheduled task or checks its workers)");
         }
         long start = System.nanoTime();
         Waiter me = new Waiter(context, coalescing ? shown : null, attempt);
@@ -598,13 +599,13 @@ final class Admission {
             case REFUSED_SHUTDOWN:
                 throw engine.rejectShutdown(task);
             case REFUSED_INTERRUPTED:
-                throw refused(task, shown, me.last, "; interrupted while waiting for room", true);
+                throw refused(task, shown, me.last, "; interrupted while waiting for room");
             case REFUSED_MAX_WAIT:
                 throw refused(task, shown, me.last, "; no room within maxWait ("
-                        + java.time.Duration.ofNanos(policy.maxWaitNanos) + ")", true);
+                        + java.time.Duration.ofNanos(policy.maxWaitNanos) + ")");
             default:
                 throw new CallerTimedOut(refusal(task, shown, me.last,
-                        "; no room within the caller's invokeAll or invokeAny timeout", true));
+                        "; no room within the caller's invokeAll or invokeAny timeout"));
         }
     }
 
@@ -687,7 +688,7 @@ final class Admission {
      * recorded, and its exception.
      */
     RejectedExecutionException rejectNow(Runnable task, Object shown, int outcome) {
-        return refused(task, shown, outcome, "", true);
+        return refused(task, shown, outcome, "");
     }
 
     /** An {@code offer} that returns false for capacity, counted already: recorded, no exception built. */
@@ -710,23 +711,19 @@ final class Admission {
         }
     }
 
-    private RejectedExecutionException refused(Runnable task, Object context, int outcome, String after,
-                                               boolean counted) {
-        return new RejectedExecutionException(refusal(task, context, outcome, after, counted));
+    private RejectedExecutionException refused(Runnable task, Object context, int outcome, String after) {
+        return new RejectedExecutionException(refusal(task, context, outcome, after));
     }
 
     /**
-     * Counts (unless {@code counted}: a waiter's, counted as it left, see await, or one refused at once, counted by
-     * the engine) and reports a refusal for capacity
-     * ({@code outcome}: the limit, see {@link #limitMessage}, its message followed by {@code after}); returns its
-     * message. Counted first: the message names the context and the task, whose {@code toString} is the caller's code
-     * and may take its time, and a refusal counted only after it was missing from the snapshots taken meanwhile, and
-     * came into {@code rejected()} after the executor had terminated, if it did meanwhile.
+     * Reports a refusal for capacity, already counted by its caller ({@code outcome}: the limit, see
+     * {@link #limitMessage}, its message followed by {@code after}); returns its message. Counted before: the message
+     * names the context and the task, whose {@code toString} is the caller's code and may take its time, and a
+     * refusal counted only after it was missing from the snapshots taken meanwhile, and came into {@code rejected()}
+     * after the executor had terminated, if it did meanwhile (a waiter counts as it leaves, see await; one refused at
+     * once is counted by the engine, see Engine#countedAsRefusedForCapacity).
      */
-    private String refusal(Runnable task, Object context, int outcome, String after, boolean counted) {
-        if (!counted) {
-            countRejected();
-        }
+    private String refusal(Runnable task, Object context, int outcome, String after) {
         String why = limitMessage(outcome, context) + after;
         Jfr.taskRejected(engine, context, why);
         return "executor " + engine.settings.name + ": " + why + "; rejected " + Messages.describe(task);
