@@ -679,21 +679,8 @@ final class Engine {
         readyQueue.offerLane(lane, stamp());
         pool.signalWork();
         if (state == TERMINATED) {
-            dropClosedLanes(); // activated before shutdownNow closed it, offered only after termination
+            readyQueue.dropLanes(); // activated before shutdownNow closed it, offered only after termination
         }
-    }
-
-    /**
-     * Takes the lanes out of the ready queue of a terminated executor. A lane queued after {@code shutdownNow}'s drain
-     * of the queue (by a submitter that activated it before the shutdown, a worker sending it round at its batch's
-     * end, or the checker) was closed by the same shutdownNow, which took its waiting tasks, and nothing polls the
-     * queue any more: left there, it kept its context reachable for as long as the executor was. Termination takes
-     * them out, and so does a submit that offers its lane only after termination (one that activated it before the
-     * shutdown closed it). After {@code shutdown()} no lane is queued at termination: it comes only once none has
-     * work.
-     */
-    private void dropClosedLanes() {
-        readyQueue.dropLanes();
     }
 
     RejectedExecutionException rejectShutdown(Runnable task) {
@@ -1184,7 +1171,7 @@ final class Engine {
             if (admission != null) {
                 admission.terminated(); // the waiting submitters' tables, likewise
             }
-            dropClosedLanes();
+            readyQueue.dropLanes(); // lanes queued after shutdownNow's drain, closed by it (see ReadyQueue#dropLanes)
             submitted.foldEndedNow();
             Jfr.executorTerminated(this);
         } finally {

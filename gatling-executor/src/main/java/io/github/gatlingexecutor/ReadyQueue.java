@@ -191,10 +191,13 @@ final class ReadyQueue extends ReadyQueueTail {
     }
 
     /**
-     * Takes every lane out of the queue, for a terminated executor: each one still queued was closed by the shutdown
-     * (see Engine#dropClosedLanes) and nobody polls any more, so it would stay, with its context, for as long as the
-     * executor is referenced. Unordered tasks stay: one queued now is a refused submitter's, which takes it back
-     * itself (see Engine#attemptPlain).
+     * Takes every lane out of the queue, for a terminated executor. A lane queued after {@code shutdownNow}'s drain of
+     * the queue (by a submitter that activated it before the shutdown, a worker sending it round at its batch's end, or
+     * the checker) was closed by the same shutdownNow, which took its waiting tasks, and nobody polls any more: left
+     * here, it would keep its context reachable for as long as the executor is. Termination calls this, and so does a
+     * submitter that offers its lane only after termination (see Engine#makeReady). After {@code shutdown()} no lane
+     * is queued at termination: it comes only once none has work. Unordered tasks stay: one queued now is a refused
+     * submitter's, which takes it back itself (see Engine#attemptPlain).
      */
     void dropLanes() {
         for (Node p = head.next; p != null; ) {
