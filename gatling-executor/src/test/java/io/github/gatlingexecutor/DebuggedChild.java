@@ -145,6 +145,42 @@ final class DebuggedChild {
         return out.toString();
     }
 
+    /**
+     * A thread of the executor in the window a test holds open, and the child's main thread at the spot where it is
+     * about to race it (with a shutdown, a submit): neither goes on before both are there, whichever the scheduler
+     * brings first. Then the main thread goes on, and the one in the window stays held until the test lets it go.
+     */
+    static final class Meeting {
+        private ThreadReference inWindow;
+        private ThreadReference main;
+
+        /** For a {@link Hit}: the executor's thread has reached the window. It stays; a main thread waiting goes on. */
+        boolean windowReached(ThreadReference thread, List<ThreadReference> held) {
+            inWindow = thread;
+            if (main != null && held.remove(main)) {
+                main.resume();
+            }
+            return false;
+        }
+
+        /** For a {@link Hit}: the main thread is ready. It goes on if the other is in the window, else it waits. */
+        boolean mainReady(ThreadReference thread) {
+            main = thread;
+            return inWindow != null;
+        }
+
+        /** Whether the executor's thread has reached the window (a later hit of the same spot is another pass). */
+        boolean reached() {
+            return inWindow != null;
+        }
+
+        /** Lets the thread in the window go on, alone. */
+        void releaseWindow(List<ThreadReference> held) {
+            held.remove(inWindow);
+            inWindow.resume();
+        }
+    }
+
     /** Lets every held thread go. */
     static void resumeAll(List<ThreadReference> held) {
         for (ThreadReference t : held) {

@@ -12,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.sun.jdi.ThreadReference;
 import io.github.gatlingexecutor.TestSupport.Coal;
 import io.github.gatlingexecutor.TestSupport.Seq;
 import java.time.Duration;
@@ -484,8 +483,7 @@ class SemanticsLaneLifecycleTest {
         // Whichever of the worker (at its first idle transition) and the child's main thread comes first is held until
         // the other is there; then only the main thread goes on, to submit, and the worker once the submit returned.
         List<String> hits = new ArrayList<>();
-        ThreadReference[] worker = new ThreadReference[1];
-        ThreadReference[] main = new ThreadReference[1];
+        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
         String out = DebuggedChild.run(GoingIdleChild.class, List.of(
                 DebuggedChild.Spot.line("idle", CoalescingLane.class, "idleSince = worker.clock;"),
                 DebuggedChild.Spot.entry("ready", GoingIdleChild.class, "ready"),
@@ -494,18 +492,12 @@ class SemanticsLaneLifecycleTest {
                     hits.add(spot);
                     switch (spot) {
                         case "idle":
-                            if (worker[0] != null) {
+                            if (meeting.reached()) {
                                 return true; // a later idle transition: not the window
                             }
-                            worker[0] = thread;
-                            if (main[0] != null) { // the main thread waits for us: it goes on, we stay
-                                held.remove(main[0]);
-                                main[0].resume();
-                            }
-                            return false;
+                            return meeting.windowReached(thread, held);
                         case "ready":
-                            main[0] = thread;
-                            return worker[0] != null; // the worker is held: submit now; else wait for it
+                            return meeting.mainReady(thread); // the worker is held: submit now; else wait for it
                         default: // submitted
                             DebuggedChild.resumeAll(held);
                             return true;

@@ -635,8 +635,7 @@ class SemanticsShutdownTest {
     void aTaskWhoseTakeHadBegunWhenShutdownNowCameIsRunOrReturnedNotBoth() throws Exception {
         List<String> hits = new ArrayList<>();
         int[] takes = new int[1];
-        ThreadReference[] worker = new ThreadReference[1];
-        ThreadReference[] main = new ThreadReference[1];
+        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
         String out = DebuggedChild.run(TakeUnderWayChild.class, List.of(
                 DebuggedChild.Spot.line("take", SequentialLane.class, "if (worker.engine.laneHeadPerTask)"),
                 DebuggedChild.Spot.entry("ready", TakeUnderWayChild.class, "ready"),
@@ -649,15 +648,9 @@ class SemanticsShutdownTest {
                             if (++takes[0] != 2) {
                                 return true; // the first task's take, or one after the window
                             }
-                            worker[0] = thread;
-                            if (main[0] != null) { // the main thread waits for us: it goes on, we stay
-                                held.remove(main[0]);
-                                main[0].resume();
-                            }
-                            return false;
+                            return meeting.windowReached(thread, held);
                         case "ready":
-                            main[0] = thread;
-                            return worker[0] != null;
+                            return meeting.mainReady(thread);
                         default: // waits (shutdownNow waits for the take), or returned (it did not)
                             DebuggedChild.resumeAll(held);
                             return true;
@@ -852,8 +845,7 @@ class SemanticsShutdownTest {
     @Test
     void aCoalescingSubmitRacingTheQuiescenceCloseOfItsIdleLaneRuns() throws Exception {
         List<String> hits = new ArrayList<>();
-        ThreadReference[] submitter = new ThreadReference[1];
-        ThreadReference[] main = new ThreadReference[1];
+        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
         String out = DebuggedChild.run(QuiescenceCloseChild.class, List.of(
                 DebuggedChild.Spot.line("installs", CoalescingLane.class,
                         "PENDING_SINCE.setOpaque(this, engine.stamp());"),
@@ -866,24 +858,17 @@ class SemanticsShutdownTest {
                     if (spot.startsWith("install") != bySubmitter) {
                         return true; // not the window: another thread's install, or the submitter closing
                     }
-                    if (spot.equals("closes") && (submitter[0] == null || hits.contains("closes"))) {
+                    if (spot.equals("closes") && (!meeting.reached() || hits.contains("closes"))) {
                         return true; // a check before the submitter is there (none: not shut down yet), or a later one
                     }
                     hits.add(spot);
                     switch (spot) {
-                        case "installs": // held until the check is at its CAS
-                            submitter[0] = thread;
-                            if (main[0] != null) { // the main thread waits for us: it goes on, to shut down
-                                held.remove(main[0]);
-                                main[0].resume();
-                            }
-                            return false;
+                        case "installs": // held until the check is at its CAS; the main thread goes on, to shut down
+                            return meeting.windowReached(thread, held);
                         case "ready":
-                            main[0] = thread;
-                            return submitter[0] != null;
+                            return meeting.mainReady(thread);
                         case "closes": // the submitter makes its CAS now; the check waits for it
-                            held.remove(submitter[0]);
-                            submitter[0].resume();
+                            meeting.releaseWindow(held);
                             return false;
                         default: // installed: the submitter's CAS is made, the check goes on
                             DebuggedChild.resumeAll(held);
@@ -949,8 +934,7 @@ class SemanticsShutdownTest {
     void aCoalescingTaskItsOwnerTookWhileShutdownNowClosedTheLaneIsRunNotReturned() throws Exception {
         List<String> hits = new ArrayList<>();
         int[] takes = new int[1];
-        ThreadReference[] worker = new ThreadReference[1];
-        ThreadReference[] main = new ThreadReference[1];
+        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
         String out = DebuggedChild.run(CoalescingTakeChild.class, List.of(
                 DebuggedChild.Spot.line("takes", CoalescingLane.class, "if (SLOT.compareAndSet(this, s, BUSY)) {"),
                 DebuggedChild.Spot.line("closes", CoalescingLane.class, "SLOT.compareAndSet(this, s, CLOSED)"),
@@ -963,23 +947,16 @@ class SemanticsShutdownTest {
                                 return true; // the first task's take, or one after the window
                             }
                             hits.add(spot);
-                            worker[0] = thread;
-                            if (main[0] != null) { // the main thread waits for us: it goes on, we stay
-                                held.remove(main[0]);
-                                main[0].resume();
-                            }
-                            return false;
+                            return meeting.windowReached(thread, held);
                         case "ready":
                             hits.add(spot);
-                            main[0] = thread;
-                            return worker[0] != null;
+                            return meeting.mainReady(thread);
                         case "closes": // shutdownNow has read the task: the owner takes it now, shutdownNow waits
                             if (hits.contains(spot)) {
                                 return true; // its CAS failed: it reads the slot again
                             }
                             hits.add(spot);
-                            held.remove(worker[0]);
-                            worker[0].resume();
+                            meeting.releaseWindow(held);
                             return false;
                         default: // running: the owner's CAS is made, shutdownNow goes on
                             hits.add(spot);
