@@ -874,7 +874,7 @@ class BackPressureTest {
     @Test
     void aWaiterRefusedAsTheShutdownComesIsCountedBeforeTheExecutorTerminates() throws Exception {
         List<String> hits = new ArrayList<>();
-        boolean[] decided = {false};
+        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
         String out = DebuggedChild.run(TimedOutWaiterChild.class, List.of(
                 DebuggedChild.Spot.line("decided", Admission.class, "refused = REFUSED_MAX_WAIT;"),
                 DebuggedChild.Spot.entry("counting", Admission.class, "countRejected"),
@@ -883,15 +883,13 @@ class BackPressureTest {
                 DebuggedChild.Spot.entry("read", TimedOutWaiterChild.class, "read")),
                 (spot, thread, held) -> {
                     if (spot.equals("held")) { // the child's main thread, waiting for the waiter to be held
-                        return decided[0];
+                        return meeting.mainReady(thread);
                     }
                     hits.add(spot);
                     switch (spot) {
                         case "decided":
-                        case "counting":
-                            decided[0] = true;
-                            DebuggedChild.resumeAll(held); // the child's main thread, if it waits, goes on
-                            return false; // the waiter stays
+                        case "counting": // the waiter stays; the child's main thread, if it waits, goes on
+                            return meeting.windowReached(thread, held);
                         case "release":
                             DebuggedChild.resumeAll(held); // the waiter goes on to its count...
                             return false; // ...while the child's main thread waits for it
@@ -916,20 +914,18 @@ class BackPressureTest {
     @Test
     void aRefusalForCapacityRacingTheEndIsCountedBeforeTheExecutorTerminates() throws Exception {
         List<String> hits = new ArrayList<>();
-        boolean[] entered = {false};
+        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
         String out = DebuggedChild.run(RefusedAtTheEndChild.class, List.of(
                 DebuggedChild.Spot.entry("refusing", Admission.class, "rejectNow"),
                 DebuggedChild.Spot.entry("held", RefusedAtTheEndChild.class, "held"),
                 DebuggedChild.Spot.entry("read", RefusedAtTheEndChild.class, "read")),
                 (spot, thread, held) -> {
                     if (spot.equals("held")) { // the child's main thread, waiting for the submitter to be held
-                        return entered[0];
+                        return meeting.mainReady(thread);
                     }
                     hits.add(spot);
                     if (spot.equals("refusing")) {
-                        entered[0] = true;
-                        DebuggedChild.resumeAll(held);
-                        return false; // the submitter stays
+                        return meeting.windowReached(thread, held); // the submitter stays
                     }
                     DebuggedChild.resumeAll(held);
                     return true;

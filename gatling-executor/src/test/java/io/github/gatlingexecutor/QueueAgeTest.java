@@ -484,7 +484,7 @@ class QueueAgeTest {
     @Test
     void aRefusedUnorderedTaskInTransitShowsNoAgeOnATerminatedExecutor() throws Exception {
         List<String> hits = new ArrayList<>();
-        boolean[] made = {false};
+        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
         String out = DebuggedChild.run(LatePlainChild.class, List.of(
                 DebuggedChild.Spot.line("made", Engine.class, "PlainTask item = new PlainTask(task, stamp());"),
                 DebuggedChild.Spot.line("offered", Engine.class, "readyQueue.takeBack(item)"),
@@ -497,15 +497,13 @@ class QueueAgeTest {
                         return true; // the child's own submits
                     }
                     if (spot.equals("held")) { // the child's main thread, waiting for the submitter to be held
-                        return made[0];
+                        return meeting.mainReady(thread);
                     }
                     hits.add(spot);
                     switch (spot) {
                         case "made":
-                        case "offered":
-                            made[0] = true;
-                            DebuggedChild.resumeAll(held); // the child's main thread, if it waits, goes on
-                            return false; // the submitter stays
+                        case "offered": // the submitter stays; the child's main thread, if it waits, goes on
+                            return meeting.windowReached(thread, held);
                         case "terminated":
                             DebuggedChild.resumeAll(held); // the submitter goes on to its offer...
                             return false; // ...while the child's main thread waits for it
