@@ -932,7 +932,39 @@ class BackPressureTest {
                 });
         assertEquals(List.of("refusing", "read"), hits, out);
         assertTrue(out.contains(RefusedAtTheEndChild.HELD + "terminated true, rejected 1"), out);
-        assertTrue(out.contains(RefusedAtTheEndChild.AFTER + "rejected 1, refused for capacity true"), out);
+        assertTrue(out.contains(RefusedAtTheEndChild.AFTER + "terminated true, rejected 1, refused for capacity true"),
+                out);
+    }
+
+    /**
+     * As above, one step earlier: the submitter has read RUNNING for the last time and not yet counted its refusal
+     * ({@code Engine#countedAsRefusedForCapacity}). Termination waits for these few instructions: with the submitter
+     * held there, the executor does not terminate; let go, it counts the refusal and the executor terminates with it
+     * counted. Without that wait, the executor terminated with {@code rejected()} 0, which read 1 a moment later.
+     */
+    @Test
+    void aRefusalBetweenItsLastLookAtTheStateAndItsCountHoldsTerminationBack() throws Exception {
+        List<String> hits = new ArrayList<>();
+        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
+        String out = DebuggedChild.run(RefusedAtTheEndChild.class, List.of(
+                DebuggedChild.Spot.line("counting", Engine.class, "admission.countRejected();"),
+                DebuggedChild.Spot.entry("held", RefusedAtTheEndChild.class, "held"),
+                DebuggedChild.Spot.entry("read", RefusedAtTheEndChild.class, "read")),
+                (spot, thread, held) -> {
+                    if (spot.equals("held")) { // the child's main thread, waiting for the submitter to be held
+                        return meeting.mainReady(thread);
+                    }
+                    hits.add(spot);
+                    if (spot.equals("counting")) {
+                        return meeting.windowReached(thread, held); // the submitter stays
+                    }
+                    DebuggedChild.resumeAll(held);
+                    return true;
+                });
+        assertEquals(List.of("counting", "read"), hits, out);
+        assertTrue(out.contains(RefusedAtTheEndChild.HELD + "terminated false, rejected 0"), out);
+        assertTrue(out.contains(RefusedAtTheEndChild.AFTER + "terminated true, rejected 1, refused for capacity true"),
+                out);
     }
 
     /** The child JVM of {@link #aRefusalForCapacityRacingTheEndIsCountedBeforeTheExecutorTerminates}. */
@@ -961,15 +993,16 @@ class BackPressureTest {
             }, "refused");
             submitter.setDaemon(true);
             submitter.start();
-            held(); // until the submitter is held as it enters its refusal
+            held(); // until the submitter is held in its refusal, where the test says
             e.shutdownNow();
             gate.countDown();
-            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            boolean terminated = e.awaitTermination(1, TimeUnit.SECONDS);
             System.out.println(HELD + "terminated " + terminated + ", rejected " + e.statistics().rejected());
             read();
             submitter.join(10_000);
-            System.out.println(AFTER + "rejected " + e.statistics().rejected() + ", refused for capacity "
-                    + String.valueOf(refusal.get()).contains("maxQueued (1)"));
+            terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println(AFTER + "terminated " + terminated + ", rejected " + e.statistics().rejected()
+                    + ", refused for capacity " + String.valueOf(refusal.get()).contains("maxQueued (1)"));
             System.exit(0);
         }
 
