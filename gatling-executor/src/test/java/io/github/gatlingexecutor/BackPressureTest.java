@@ -913,10 +913,31 @@ class BackPressureTest {
      */
     @Test
     void aRefusalForCapacityRacingTheEndIsCountedBeforeTheExecutorTerminates() throws Exception {
+        String out = refusedAtTheEnd(DebuggedChild.Spot.entry("refusing", Admission.class, "rejectNow"));
+        assertTrue(out.contains(RefusedAtTheEndChild.HELD + "terminated true, rejected 1"), out);
+    }
+
+    /**
+     * As above, one step earlier: the submitter has read RUNNING for the last time and not yet counted its refusal
+     * ({@code Engine#countedAsRefusedForCapacity}). Termination waits for these few instructions: with the submitter
+     * held there, the executor does not terminate; let go, it counts the refusal and the executor terminates with it
+     * counted. Without that wait, the executor terminated with {@code rejected()} 0, which read 1 a moment later.
+     */
+    @Test
+    void aRefusalBetweenItsLastLookAtTheStateAndItsCountHoldsTerminationBack() throws Exception {
+        String out = refusedAtTheEnd(DebuggedChild.Spot.line("refusing", Engine.class, "admission.countRejected();"));
+        assertTrue(out.contains(RefusedAtTheEndChild.HELD + "terminated false, rejected 0"), out);
+    }
+
+    /**
+     * Runs {@link RefusedAtTheEndChild} with its refused submitter held at {@code refusing} while the child's main
+     * thread ends the executor, and lets it go once the child has read the figures; checks what both tests expect at
+     * the end and returns the child's output.
+     */
+    private static String refusedAtTheEnd(DebuggedChild.Spot refusing) throws Exception {
         List<String> hits = new ArrayList<>();
         DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
-        String out = DebuggedChild.run(RefusedAtTheEndChild.class, List.of(
-                DebuggedChild.Spot.entry("refusing", Admission.class, "rejectNow"),
+        String out = DebuggedChild.run(RefusedAtTheEndChild.class, List.of(refusing,
                 DebuggedChild.Spot.entry("held", RefusedAtTheEndChild.class, "held"),
                 DebuggedChild.Spot.entry("read", RefusedAtTheEndChild.class, "read")),
                 (spot, thread, held) -> {
@@ -931,40 +952,9 @@ class BackPressureTest {
                     return true;
                 });
         assertEquals(List.of("refusing", "read"), hits, out);
-        assertTrue(out.contains(RefusedAtTheEndChild.HELD + "terminated true, rejected 1"), out);
         assertTrue(out.contains(RefusedAtTheEndChild.AFTER + "terminated true, rejected 1, refused for capacity true"),
                 out);
-    }
-
-    /**
-     * As above, one step earlier: the submitter has read RUNNING for the last time and not yet counted its refusal
-     * ({@code Engine#countedAsRefusedForCapacity}). Termination waits for these few instructions: with the submitter
-     * held there, the executor does not terminate; let go, it counts the refusal and the executor terminates with it
-     * counted. Without that wait, the executor terminated with {@code rejected()} 0, which read 1 a moment later.
-     */
-    @Test
-    void aRefusalBetweenItsLastLookAtTheStateAndItsCountHoldsTerminationBack() throws Exception {
-        List<String> hits = new ArrayList<>();
-        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
-        String out = DebuggedChild.run(RefusedAtTheEndChild.class, List.of(
-                DebuggedChild.Spot.line("counting", Engine.class, "admission.countRejected();"),
-                DebuggedChild.Spot.entry("held", RefusedAtTheEndChild.class, "held"),
-                DebuggedChild.Spot.entry("read", RefusedAtTheEndChild.class, "read")),
-                (spot, thread, held) -> {
-                    if (spot.equals("held")) { // the child's main thread, waiting for the submitter to be held
-                        return meeting.mainReady(thread);
-                    }
-                    hits.add(spot);
-                    if (spot.equals("counting")) {
-                        return meeting.windowReached(thread, held); // the submitter stays
-                    }
-                    DebuggedChild.resumeAll(held);
-                    return true;
-                });
-        assertEquals(List.of("counting", "read"), hits, out);
-        assertTrue(out.contains(RefusedAtTheEndChild.HELD + "terminated false, rejected 0"), out);
-        assertTrue(out.contains(RefusedAtTheEndChild.AFTER + "terminated true, rejected 1, refused for capacity true"),
-                out);
+        return out;
     }
 
     /** The child JVM of {@link #aRefusalForCapacityRacingTheEndIsCountedBeforeTheExecutorTerminates}. */
