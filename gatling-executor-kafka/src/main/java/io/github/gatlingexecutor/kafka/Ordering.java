@@ -20,7 +20,8 @@ public enum Ordering {
     /**
      * As {@link #KEY}, but when several records of a key are waiting (polled and not started), only the newest runs;
      * the others are superseded, never run, and count as completed at once, so the committed offset moves past them.
-     * A key with nothing running runs its record at once: there is no debounce window.
+     * Records of an idle key polled together are waiting too, until a worker takes one. A key with nothing running
+     * hands its record to the executor at once: there is no debounce window.
      */
     KEY_LATEST,
 
