@@ -257,7 +257,7 @@ class UserProgramsTest {
      * key in two topics is two keys: a tick of one venue runs while the same instrument's tick of the other venue
      * runs. Each instrument of each venue ends on its newest tick and never goes back; every record either ran or was
      * superseded; a tick whose handler keeps failing reaches the failure handler after the retries, and the commit
-     * passes it only then.
+     * passes it only then. No handler runs on the polling thread, though that thread routes this mode's records.
      */
     @Test
     void latestPricesFromTwoVenuesNeverGoBackAndTheSameKeyInTwoTopicsIsTwoKeys() throws Exception {
@@ -284,6 +284,9 @@ class UserProgramsTest {
                 .retryBackoff(Duration.ofMillis(10))
                 .commitInterval(Duration.ofMillis(50))
                 .handler(r -> {
+                    if (Thread.currentThread().getName().equals("kafka-" + group + "-poll")) {
+                        violations.add(r + " ran on the polling thread, which routes KEY_LATEST's records");
+                    }
                     String where = r.topic() + "/" + r.key();
                     AtomicInteger inKey = running.computeIfAbsent(where, k -> new AtomicInteger());
                     if (inKey.incrementAndGet() != 1) {
