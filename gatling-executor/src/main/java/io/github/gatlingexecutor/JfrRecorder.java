@@ -67,11 +67,25 @@ final class JfrRecorder {
         poll();
     }
 
+    /**
+     * Takes the executor out of the periodic reports and records its final figures once: the periodic hook reports
+     * live executors only, so without this event a recording kept no figure an executor reached after its last period
+     * (one that lived less than a period was never reported). Taken by the terminating thread, before awaitTermination
+     * returns; a snapshot of a terminated executor walks nothing.
+     */
     static void executorTerminated(Engine engine) {
         synchronized (JfrRecorder.class) {
             LIVE.remove(engine);
         }
         removeHookIfNoneLive();
+        if (!inUse()) {
+            return;
+        }
+        StatisticsEvent e = new StatisticsEvent();
+        if (e.isEnabled()) {
+            fill(e, engine.settings.name, engine.snapshots.executor());
+            e.commit();
+        }
     }
 
     /**

@@ -1,0 +1,278 @@
+package io.github.gatlingexecutor;
+
+import static io.github.gatlingexecutor.TestSupport.await;
+import static io.github.gatlingexecutor.TestSupport.gatling;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.lang.ref.WeakReference;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import jdk.jfr.Configuration;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The JFR events of an executor as it shuts down, terminates and is dropped: its last Statistics event, the
+ * retirement of its workers at {@code shutdownNow}, the refusals of a shut-down executor (none is a TaskRejected), and
+ * whether a recording keeps a closed executor reachable.
+ */
+class JfrTerminationTest {
+
+    @RegisterExtension
+    final ExecutorValidation cleanup = new ExecutorValidation();
+
+    private static final String PREFIX = "io.github.gatlingexecutor.";
+
+    /**
+     * The periodic Statistics event reports live executors only, so an executor that terminates between two periods
+     * left its last figures out of the recording: a short-lived one (a batch's executor, say) was never reported at
+     * all, and a longer-lived one's last event missed whatever it ran in its last period. A period of an hour keeps
+     * the periodic hook out of it: only the event at termination can carry the figures asserted.
+     */
+    @Test
+    @Timeout(60)
+    void aTerminatingExecutorRecordsItsFinalFigures() throws Exception {
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream()) {
+            stream.enable(PREFIX + "Statistics").withPeriod(Duration.ofHours(1));
+            startCollecting(stream, events);
+            GatlingExecutor e = cleanup.track(gatling("jfr-final").coreThreads(2)
+                    .uncaughtExceptionHandler((t, x) -> { }).build());
+            String name = e.name();
+            for (int i = 0; i < 20; i++) {
+                e.sequential("k" + (i % 3)).execute(() -> { });
+            }
+            e.execute(() -> {
+                throw new IllegalStateException("counted in failed()");
+            });
+            e.close();
+            ExecutorStatistics s = e.statistics();
+            assertEquals(21, s.executed(), s.toString());
+            RecordedEvent last = awaitEvent(events, "Statistics", name, x -> x.getLong("executed") == 21);
+            assertEquals(21, last.getLong("submitted"), last.toString());
+            assertEquals(1, last.getLong("failed"), last.toString());
+            assertEquals(0, last.getLong("queued"), last.toString());
+            assertEquals(0, last.getInt("threads"), last.toString());
+            assertEquals(0, last.getInt("active"), last.toString());
+            assertEquals(0, last.getLong("liveContexts"), last.toString());
+            assertEquals(s.peakThreads(), last.getInt("peakThreads"), last.toString());
+        }
+    }
+
+    /**
+     * At {@code shutdownNow} every worker ends, each with one ThreadRetired event whose reason is the shutdown: a core
+     * worker interrupted in a task, an auxiliary one started beside it, and an idle core worker. The scenario of
+     * JfrEventsTest ends with {@code shutdown()} only.
+     */
+    @Test
+    @Timeout(60)
+    void everyWorkerRetiresForTheShutdownAtShutdownNow() throws Exception {
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream(shippedSettings())) {
+            startCollecting(stream, events);
+            GatlingExecutor e = cleanup.track(gatling("jfr-now").coreThreads(2).maxThreads(3)
+                    .checkPeriod(Duration.ofMillis(10)).blockedThreshold(Duration.ofMillis(20))
+                    .coreBumpThreshold(1_000).auxiliaryKeepAlive(Duration.ofMinutes(5)).build());
+            String name = e.name();
+            CountDownLatch running = new CountDownLatch(2);
+            CountDownLatch never = cleanup.gate();
+            for (int i = 0; i < 2; i++) {
+                e.sequential("held" + i).execute(() -> {
+                    running.countDown();
+                    TestSupport.blockQuietly(never); // ends at the interrupt
+                });
+            }
+            await(running, "both core workers held");
+            CountDownLatch third = new CountDownLatch(1);
+            e.sequential("other").execute(third::countDown); // every core worker is stuck: an auxiliary one runs it
+            await(third, "the task of an auxiliary worker");
+            List<Runnable> returned = e.shutdownNow();
+            assertTrue(returned.isEmpty(), returned.toString());
+            assertTrue(e.awaitTermination(20, TimeUnit.SECONDS));
+            List<RecordedEvent> started = awaitEvents(events, "ThreadStarted", name, 3);
+            List<RecordedEvent> retired = awaitEvents(events, "ThreadRetired", name, 3);
+            assertEquals(3, started.size(), events.toString());
+            assertEquals(3, retired.size(), events.toString());
+            Set<String> startedThreads = new HashSet<>();
+            for (RecordedEvent x : started) {
+                startedThreads.add(x.getThread("worker").getJavaName());
+            }
+            Set<String> retiredThreads = new HashSet<>();
+            for (RecordedEvent x : retired) {
+                assertEquals("executor shut down", x.getString("reason"), x.toString());
+                retiredThreads.add(x.getThread("worker").getJavaName());
+            }
+            assertEquals(startedThreads, retiredThreads);
+            assertTrue(retired.stream().anyMatch(x -> x.getBoolean("auxiliary")), retired.toString());
+        }
+    }
+
+    /**
+     * TaskRejected is the event of a refusal for capacity (README, "Observability: JFR"), as {@code rejected()} is its
+     * count: a submitter parked for room that the shutdown refuses, an {@code offer} and an {@code execute} after it
+     * are refusals for shutdown, and none may be recorded. A refusal for capacity made afterwards on another executor
+     * closes the check: once its event is in, so would theirs be.
+     */
+    @Test
+    @Timeout(60)
+    void refusalsForShutdownRecordNoTaskRejected() throws Exception {
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+        try (RecordingStream stream = new RecordingStream(shippedSettings())) {
+            startCollecting(stream, events);
+            GatlingExecutor e = cleanup.track(gatling("jfr-shut").coreThreads(1).maxThreads(1).maxQueued(1)
+                    .overflow(Overflow.block(Duration.ofMinutes(5))).build());
+            String name = e.name();
+            CountDownLatch gate = cleanup.occupy(e);
+            e.execute(() -> { }); // the executor's one place
+            AtomicInteger refusedForShutdown = new AtomicInteger();
+            List<Thread> waiters = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                String context = "w" + i;
+                Thread t = new Thread(() -> {
+                    try {
+                        e.sequential(context).execute(() -> { });
+                    } catch (RejectedExecutionException expected) {
+                        refusedForShutdown.incrementAndGet();
+                    }
+                }, name + "-waiter-" + i);
+                t.start();
+                waiters.add(t);
+            }
+            TestSupport.waitUntil("three submitters parked", () -> e.statistics().waitingSubmitters() == 3);
+            e.shutdown();
+            for (Thread t : waiters) {
+                t.join(TimeUnit.SECONDS.toMillis(20));
+                assertFalse(t.isAlive(), t.getName());
+            }
+            assertEquals(3, refusedForShutdown.get());
+            assertFalse(e.offer(() -> { }));
+            assertThrows(RejectedExecutionException.class, () -> e.sequential("late").execute(() -> { }));
+            gate.countDown();
+            assertTrue(e.awaitTermination(20, TimeUnit.SECONDS));
+            assertEquals(0, e.statistics().rejected(), e.statistics().toString());
+
+            GatlingExecutor full = cleanup.track(gatling("jfr-capacity").coreThreads(1).maxThreads(1).maxQueued(1)
+                    .build());
+            CountDownLatch fullGate = cleanup.occupy(full);
+            full.execute(() -> { });
+            assertFalse(full.offer(() -> { }));
+            awaitEvent(events, "TaskRejected", full.name(), x -> true);
+            fullGate.countDown();
+            List<RecordedEvent> ofShutDown = new ArrayList<>();
+            for (RecordedEvent x : events) {
+                if (is(x, "TaskRejected", name)) {
+                    ofShutDown.add(x);
+                }
+            }
+            assertTrue(ofShutDown.isEmpty(), ofShutDown.toString());
+        }
+    }
+
+    /**
+     * A recording reports live executors and holds them weakly: a closed executor that nothing else references is
+     * collected while the recording runs on and another executor keeps the Statistics hook registered.
+     */
+    @Test
+    @Timeout(60)
+    void aRecordingKeepsNoClosedExecutorReachable() throws Exception {
+        try (RecordingStream stream = new RecordingStream(shippedSettings())) {
+            stream.enable(PREFIX + "Statistics").withPeriod(Duration.ofMillis(10));
+            stream.startAsync();
+            GatlingExecutor other = cleanup.track(gatling("jfr-other").coreThreads(1).build());
+            other.submit(() -> { }).get(20, TimeUnit.SECONDS);
+            assertTrue(JfrRecorder.periodicRegistered());
+            WeakReference<GatlingExecutor> closed = useAndClose();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            WeakReference<Object> canary = new WeakReference<>(new Object());
+            while ((closed.get() != null || canary.get() != null) && System.nanoTime() - deadline < 0) {
+                System.gc();
+                TestSupport.sleep(10);
+            }
+            assertNull(canary.get(), "no collection took a weakly held object");
+            assertNull(closed.get(), "the closed executor is still reachable");
+            assertTrue(JfrRecorder.periodicRegistered(), "the live executor's hook went");
+        }
+    }
+
+    /** Apart, so that no frame of the test keeps the executor. */
+    private static WeakReference<GatlingExecutor> useAndClose() throws Exception {
+        GatlingExecutor e = gatling("jfr-dropped").coreThreads(2).maxQueued(100).build();
+        for (int i = 0; i < 10; i++) {
+            e.sequential("k" + i).execute(() -> { });
+        }
+        e.submit(() -> { }).get(20, TimeUnit.SECONDS);
+        e.close();
+        return new WeakReference<>(e);
+    }
+
+    private static void startCollecting(RecordingStream stream, List<RecordedEvent> events) {
+        stream.setReuse(false);
+        stream.onEvent(e -> {
+            if (e.getEventType().getName().startsWith(PREFIX)) {
+                events.add(e);
+            }
+        });
+        stream.startAsync();
+    }
+
+    private static Configuration shippedSettings() throws Exception {
+        try (Reader r = new InputStreamReader(GatlingExecutor.class.getResourceAsStream("jfr/gatling.jfc"),
+                StandardCharsets.UTF_8)) {
+            return Configuration.create(r);
+        }
+    }
+
+    private static boolean is(RecordedEvent e, String type, String executor) {
+        return e.getEventType().getName().equals(PREFIX + type) && executor.equals(e.getString("executor"));
+    }
+
+    /** The events of {@code type} from {@code executor} once there are {@code n} (or all there are after 20 s). */
+    private static List<RecordedEvent> awaitEvents(List<RecordedEvent> events, String type, String executor, int n) {
+        List<RecordedEvent> found = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (found.size() < n && System.nanoTime() - deadline < 0) {
+            TestSupport.sleep(20);
+            found.clear();
+            for (RecordedEvent x : events) {
+                if (is(x, type, executor)) {
+                    found.add(x);
+                }
+            }
+        }
+        return found;
+    }
+
+    private static RecordedEvent awaitEvent(List<RecordedEvent> events, String type, String executor,
+                                            Predicate<RecordedEvent> match) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() - deadline < 0) {
+            for (RecordedEvent e : events) {
+                if (is(e, type, executor) && match.test(e)) {
+                    return e;
+                }
+            }
+            TestSupport.sleep(20);
+        }
+        throw new AssertionError("no matching " + type + " event for " + executor + " among " + events.size()
+                + " events: " + events);
+    }
+}
