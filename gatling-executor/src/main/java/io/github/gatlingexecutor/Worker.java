@@ -208,6 +208,10 @@ final class Worker implements Runnable {
         CURRENT.set(this);
         try {
             pool.running(this); // inside: if its JFR event throws, exited() still gives the slot back
+            // Recorded here, not by the thread that started it: that one went on after the start, and a worker that
+            // ran and retired before it did was recorded as retired, then as started.
+            Jfr.threadStarted(engine, this, core ? "below the core size"
+                    : "work waits and fewer workers run than cores (the others stuck or blocked, or the pool smaller)");
             Jfr.refreshSlowTask(); // a recording started since the executor was built times this worker's first task
             for (;;) {
                 if (engine.stopping()) {

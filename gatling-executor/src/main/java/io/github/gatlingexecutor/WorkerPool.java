@@ -466,8 +466,6 @@ final class WorkerPool {
         synchronized (this) {
             engine.starved(false); // see startFailed
         }
-        Jfr.threadStarted(engine, w, core ? "below the core size"
-                : "work waits and fewer workers run than cores (the others stuck or blocked, or the pool smaller)");
         return true;
     }
 

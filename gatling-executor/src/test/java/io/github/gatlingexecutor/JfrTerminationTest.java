@@ -209,6 +209,93 @@ class JfrTerminationTest {
     }
 
     /**
+     * A worker's ThreadStarted comes before its ThreadRetired. The thread that started the worker recorded the event
+     * after the start, so a worker that ended before that thread went on (descheduled there, it ran its task and
+     * retired at a {@code shutdownNow}) was recorded as retired, then as started: a consumer that counts workers from
+     * the events read one below zero, and the event named a thread that had ended. No caller's code runs in that window:
+     * the debugger holds the first thread that enters the event's recording while {@code shutdownNow} ends the
+     * executor.
+     */
+    @Test
+    @Timeout(60)
+    void aWorkerIsRecordedAsStartedBeforeItIsRecordedAsRetired() throws Exception {
+        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
+        String out = DebuggedChild.run(StartedLateChild.class, List.of(
+                DebuggedChild.Spot.entry("starting", Jfr.class, "threadStarted"),
+                DebuggedChild.Spot.entry("held", StartedLateChild.class, "held"),
+                DebuggedChild.Spot.entry("release", StartedLateChild.class, "release")),
+                (spot, thread, held) -> {
+                    switch (spot) {
+                        case "held": // the child's main thread, waiting for the recording thread to be held
+                            return meeting.mainReady(thread);
+                        case "starting":
+                            return meeting.reached() || meeting.windowReached(thread, held); // the first one stays
+                        default:
+                            DebuggedChild.resumeAll(held);
+                            return true;
+                    }
+                });
+        assertTrue(out.contains(StartedLateChild.ORDER + "[ThreadStarted, ThreadRetired]"), out);
+    }
+
+    /** The child JVM of {@link #aWorkerIsRecordedAsStartedBeforeItIsRecordedAsRetired}. */
+    static final class StartedLateChild {
+        static final String ORDER = "child: the worker's events in time order: ";
+
+        public static void main(String[] args) throws Exception {
+            try (jdk.jfr.Recording recording = new jdk.jfr.Recording()) {
+                recording.enable(PREFIX + "ThreadStarted");
+                recording.enable(PREFIX + "ThreadRetired");
+                recording.start();
+                GatlingExecutor e = GatlingExecutor.builder().name("started-late").coreThreads(1).build();
+                Thread starter = new Thread(() -> e.execute(() -> { }), "starter");
+                starter.setDaemon(true);
+                starter.start();
+                held(); // until a thread is held as it records the worker's start
+                e.shutdownNow();
+                e.awaitTermination(1, TimeUnit.SECONDS);
+                release();
+                starter.join(10_000);
+                if (!e.awaitTermination(10, TimeUnit.SECONDS)) {
+                    System.out.println("child: not terminated");
+                    System.exit(2);
+                }
+                recording.stop();
+                java.nio.file.Path file = java.nio.file.Files.createTempFile("started-late", ".jfr");
+                try {
+                    recording.dump(file);
+                    List<RecordedEvent> events = new ArrayList<>();
+                    for (RecordedEvent x : jdk.jfr.consumer.RecordingFile.readAllEvents(file)) {
+                        String type = x.getEventType().getName();
+                        if ((type.equals(PREFIX + "ThreadStarted") || type.equals(PREFIX + "ThreadRetired"))
+                                && e.name().equals(x.getString("executor"))) {
+                            events.add(x);
+                        }
+                    }
+                    events.sort(java.util.Comparator.comparing(RecordedEvent::getStartTime));
+                    List<String> order = new ArrayList<>();
+                    for (RecordedEvent x : events) {
+                        order.add(x.getEventType().getName().substring(PREFIX.length()));
+                    }
+                    System.out.println(ORDER + order);
+                } finally {
+                    java.nio.file.Files.deleteIfExists(file);
+                }
+            }
+            System.exit(0);
+        }
+
+        static void held() {
+        }
+
+        static void release() {
+        }
+
+        private StartedLateChild() {
+        }
+    }
+
+    /**
      * A recording reports live executors and holds them weakly: a closed executor that nothing else references is
      * collected while the recording runs on and another executor keeps the Statistics hook registered.
      */
