@@ -921,7 +921,9 @@ class BackPressureTest {
      * As above, one step earlier: the submitter has read RUNNING for the last time and not yet counted its refusal
      * ({@code Engine#countedAsRefusedForCapacity}). Termination waits for these few instructions: with the submitter
      * held there, the executor does not terminate; let go, it counts the refusal and the executor terminates with it
-     * counted. Without that wait, the executor terminated with {@code rejected()} 0, which read 1 a moment later.
+     * counted. Without that wait, the executor terminated with {@code rejected()} 0, which read 1 a moment later. The
+     * checker, which looked while the submitter was held, sleeps for its 30 s period: the submitter that counted last
+     * must wake it, or the executor terminated only at its next round, long after every figure was in.
      */
     @Test
     void aRefusalBetweenItsLastLookAtTheStateAndItsCountHoldsTerminationBack() throws Exception {
@@ -963,8 +965,10 @@ class BackPressureTest {
         static final String AFTER = "child: at the end: ";
 
         public static void main(String[] args) throws Exception {
+            // The checker does not come round again on its own during the test: once the worker has ended, only the
+            // refusal's own wake-up lets the executor terminate while the submitter is held no more.
             GatlingExecutor e = GatlingExecutor.builder().name("refused-at-the-end").coreThreads(1).maxThreads(1)
-                    .maxQueued(1).build();
+                    .maxQueued(1).checkPeriod(Duration.ofSeconds(30)).build();
             CountDownLatch gate = new CountDownLatch(1);
             CountDownLatch running = new CountDownLatch(1);
             e.execute(() -> {
