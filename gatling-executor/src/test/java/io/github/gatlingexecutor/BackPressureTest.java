@@ -913,7 +913,8 @@ class BackPressureTest {
      */
     @Test
     void aRefusalForCapacityRacingTheEndIsCountedBeforeTheExecutorTerminates() throws Exception {
-        String out = refusedAtTheEnd(DebuggedChild.Spot.entry("refusing", Admission.class, "rejectNow"));
+        String out = refusedAtTheEnd(DebuggedChild.Spot.entry("refusing", Admission.class, "rejectNow"),
+                COUNTED_AT_THE_END);
         assertTrue(out.contains(RefusedAtTheEndChild.HELD + "terminated true, rejected 1"), out);
     }
 
@@ -927,16 +928,35 @@ class BackPressureTest {
      */
     @Test
     void aRefusalBetweenItsLastLookAtTheStateAndItsCountHoldsTerminationBack() throws Exception {
-        String out = refusedAtTheEnd(DebuggedChild.Spot.line("refusing", Engine.class, "admission.countRejected();"));
+        String out = refusedAtTheEnd(DebuggedChild.Spot.line("refusing", Engine.class, "admission.countRejected();"),
+                COUNTED_AT_THE_END);
         assertTrue(out.contains(RefusedAtTheEndChild.HELD + "terminated false, rejected 0"), out);
     }
 
     /**
-     * Runs {@link RefusedAtTheEndChild} with its refused submitter held at {@code refusing} while the child's main
-     * thread ends the executor, and lets it go once the child has read the figures; checks what both tests expect at
-     * the end and returns the child's output.
+     * One step earlier still: the submitter, refused for capacity, has neither announced its refusal to termination
+     * nor looked at the state. The announcement comes first ({@code Engine#countedAsRefusedForCapacity}): the look
+     * after it then sees the shutdown, which makes the refusal one for shutdown, not counted, and termination owes it
+     * nothing. Looked at first, a state read RUNNING before the shutdown let termination pass the refusal by, and
+     * its count came after: the terminated executor read {@code rejected()} 0, then 1.
      */
-    private static String refusedAtTheEnd(DebuggedChild.Spot refusing) throws Exception {
+    @Test
+    void aRefusalThatHasNotYetLookedAtTheStateIsOneForShutdownOnceTheExecutorEnds() throws Exception {
+        String out = refusedAtTheEnd(DebuggedChild.Spot.line("refusing", Engine.class,
+                "refusalsInFlight.incrementAndGet();"), "terminated true, rejected 0, refused for capacity false");
+        assertTrue(out.contains(RefusedAtTheEndChild.HELD + "terminated true, rejected 0"), out);
+        assertTrue(out.contains("has been shut down"), out);
+    }
+
+    /** What the child reads at the end once the refusal for capacity it held is counted. */
+    private static final String COUNTED_AT_THE_END = "terminated true, rejected 1, refused for capacity true";
+
+    /**
+     * Runs {@link RefusedAtTheEndChild} with its refused submitter held at {@code refusing} while the child's main
+     * thread ends the executor, and lets it go once the child has read the figures; checks that it reads {@code atEnd}
+     * at the end and returns the child's output.
+     */
+    private static String refusedAtTheEnd(DebuggedChild.Spot refusing, String atEnd) throws Exception {
         List<String> hits = new ArrayList<>();
         DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
         String out = DebuggedChild.run(RefusedAtTheEndChild.class, List.of(refusing,
@@ -954,8 +974,7 @@ class BackPressureTest {
                     return true;
                 });
         assertEquals(List.of("refusing", "read"), hits, out);
-        assertTrue(out.contains(RefusedAtTheEndChild.AFTER + "terminated true, rejected 1, refused for capacity true"),
-                out);
+        assertTrue(out.contains(RefusedAtTheEndChild.AFTER + atEnd), out);
         return out;
     }
 
@@ -996,7 +1015,8 @@ class BackPressureTest {
             submitter.join(10_000);
             terminated = e.awaitTermination(10, TimeUnit.SECONDS);
             System.out.println(AFTER + "terminated " + terminated + ", rejected " + e.statistics().rejected()
-                    + ", refused for capacity " + String.valueOf(refusal.get()).contains("maxQueued (1)"));
+                    + ", refused for capacity " + String.valueOf(refusal.get()).contains("maxQueued (1)") + ": "
+                    + refusal.get());
             System.exit(0);
         }
 
