@@ -1318,4 +1318,76 @@ class SemanticsShutdownTest {
         assertEquals(1, s.executed(), s.toString());
         assertEquals(0, s.returned(), s.toString());
     }
+
+    /**
+     * A submit that activates its lane owns it until it puts it in the ready queue, and nothing waits for it: a
+     * {@code shutdownNow()} in between closes the lane and returns its task, and the executor may terminate before the
+     * submitter's offer. The lane then lies in the ready queue of a terminated executor, where nothing polls, closed
+     * and empty, keeping its context reachable for as long as the executor is. The submitter takes it out again when
+     * it finds the executor terminated after its offer ({@code Engine#makeReady}): after, or a termination between
+     * its look and its offer left the lane there. No caller's code runs between the activation and the offer, so the
+     * debugger holds the submitter just before the offer until the executor has terminated.
+     */
+    @Test
+    void aLaneQueuedOnlyAfterTerminationDoesNotStayInTheReadyQueue() throws Exception {
+        List<String> hits = new ArrayList<>();
+        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
+        String out = DebuggedChild.run(QueuedAfterTerminationChild.class, List.of(
+                DebuggedChild.Spot.line("activated", Engine.class, "readyQueue.offerLane(lane, stamp());"),
+                DebuggedChild.Spot.entry("held", QueuedAfterTerminationChild.class, "held"),
+                DebuggedChild.Spot.entry("release", QueuedAfterTerminationChild.class, "release")),
+                (spot, thread, held) -> {
+                    if (spot.equals("held")) { // the child's main thread, waiting for the submitter to be held
+                        return meeting.mainReady(thread);
+                    }
+                    hits.add(spot);
+                    if (spot.equals("activated")) {
+                        return meeting.windowReached(thread, held); // the submitter stays
+                    }
+                    DebuggedChild.resumeAll(held); // the submitter goes on to its offer
+                    return true;
+                });
+        assertEquals(List.of("activated", "release"), hits, out);
+        assertTrue(out.contains(QueuedAfterTerminationChild.TERMINATED + "true, returned 1"), out);
+        assertTrue(out.contains(QueuedAfterTerminationChild.AFTER + "accepted true, ready queue empty true"), out);
+    }
+
+    /** The child JVM of {@link #aLaneQueuedOnlyAfterTerminationDoesNotStayInTheReadyQueue}. */
+    static final class QueuedAfterTerminationChild {
+        static final String TERMINATED = "child: terminated with the activated lane not yet queued: ";
+        static final String AFTER = "child: once the submitter has queued it: ";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("queued-after-termination").coreThreads(1)
+                    .maxThreads(1).build();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread submitter = new Thread(() -> {
+                try {
+                    e.sequential("late").execute(() -> { });
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            }, "submitter");
+            submitter.setDaemon(true);
+            submitter.start();
+            held(); // until the submitter is held with the lane it activated
+            List<Runnable> returned = e.shutdownNow();
+            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println(TERMINATED + terminated + ", returned " + returned.size());
+            release(); // the submitter queues its lane
+            submitter.join(10_000);
+            System.out.println(AFTER + "accepted " + (failure.get() == null) + ", ready queue empty "
+                    + e.engine().readyQueue.isEmpty() + (failure.get() == null ? "" : ": " + failure.get()));
+            System.exit(0);
+        }
+
+        static void held() {
+        }
+
+        static void release() {
+        }
+
+        private QueuedAfterTerminationChild() {
+        }
+    }
 }
