@@ -1390,4 +1390,111 @@ class SemanticsShutdownTest {
         private QueuedAfterTerminationChild() {
         }
     }
+
+    /**
+     * An unordered submit that reads RUNNING, then queues its task after {@code shutdownNow()}'s drain, takes it back
+     * when it reads the state again and is refused. The executor may terminate in between: nothing waits for that
+     * submitter. Termination takes the closed lanes out of the ready queue ({@code ReadyQueue#dropLanes}) but must
+     * leave such a task, its submitter's to take back: taken out with the lanes, the take-back failed, the submit
+     * returned as accepted, and its task neither ran nor was returned. No caller's code runs there, so the debugger
+     * holds the submitter past its first read of the state while {@code shutdownNow()} runs, then between its offer
+     * and its take-back while the executor terminates (its last task, which ignores the interrupt, holding termination
+     * until then).
+     */
+    @Test
+    void anUnorderedTaskQueuedAfterShutdownNowsDrainIsTakenBackAfterTermination() throws Exception {
+        List<String> hits = new ArrayList<>();
+        DebuggedChild.Meeting made = new DebuggedChild.Meeting();
+        DebuggedChild.Meeting offered = new DebuggedChild.Meeting();
+        String out = DebuggedChild.run(TakenBackAfterTerminationChild.class, List.of(
+                DebuggedChild.Spot.line("made", Engine.class, "PlainTask item = new PlainTask(task, stamp());"),
+                DebuggedChild.Spot.line("offered", Engine.class, "readyQueue.takeBack(item)"),
+                DebuggedChild.Spot.entry("held", TakenBackAfterTerminationChild.class, "held"),
+                DebuggedChild.Spot.entry("stopped", TakenBackAfterTerminationChild.class, "stopped"),
+                DebuggedChild.Spot.entry("read", TakenBackAfterTerminationChild.class, "read")),
+                (spot, thread, held) -> {
+                    boolean submitter = "submitter".equals(thread.name());
+                    if ((spot.equals("made") || spot.equals("offered")) && !submitter) {
+                        return true; // the child's own submits
+                    }
+                    if (spot.equals("held")) { // the child's main thread, waiting for the submitter to be held
+                        return made.mainReady(thread);
+                    }
+                    hits.add(spot);
+                    switch (spot) {
+                        case "made":
+                            return made.windowReached(thread, held);
+                        case "offered":
+                            return offered.windowReached(thread, held);
+                        case "stopped":
+                            made.releaseWindow(held); // the submitter goes on to its offer...
+                            return offered.mainReady(thread); // ...while the child's main thread waits for it
+                        default:
+                            DebuggedChild.resumeAll(held); // the submitter goes on to its take-back
+                            return true;
+                    }
+                });
+        assertEquals(List.of("made", "stopped", "offered", "read"), hits, out);
+        assertTrue(out.contains(TakenBackAfterTerminationChild.TERMINATED + "true, returned 0"), out);
+        assertTrue(out.contains(TakenBackAfterTerminationChild.AFTER + "refused true, ran 0, submitted 1"), out);
+    }
+
+    /** The child JVM of {@link #anUnorderedTaskQueuedAfterShutdownNowsDrainIsTakenBackAfterTermination}. */
+    static final class TakenBackAfterTerminationChild {
+        static final String TERMINATED = "child: terminated with the task queued: ";
+        static final String AFTER = "child: once its submitter took it back: ";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("taken-back-after-termination").coreThreads(1)
+                    .maxThreads(1).build();
+            CountDownLatch running = new CountDownLatch(1);
+            CountDownLatch gate = new CountDownLatch(1);
+            e.sequential("busy").execute(() -> {
+                running.countDown();
+                for (;;) { // through shutdownNow's interrupt: the executor stops, and does not terminate yet
+                    try {
+                        gate.await();
+                        return;
+                    } catch (InterruptedException stopped) {
+                        // wait on
+                    }
+                }
+            });
+            running.await();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            AtomicInteger ran = new AtomicInteger();
+            Thread submitter = new Thread(() -> {
+                try {
+                    e.execute(ran::incrementAndGet);
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            }, "submitter");
+            submitter.setDaemon(true);
+            submitter.start();
+            held(); // until the submitter is held past its first read of the state
+            List<Runnable> returned = e.shutdownNow();
+            stopped(); // until the submitter has queued its task, held before its take-back
+            gate.countDown(); // the last task returns: the executor terminates
+            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println(TERMINATED + terminated + ", returned " + returned.size());
+            read();
+            submitter.join(10_000);
+            System.out.println(AFTER + "refused " + (failure.get() instanceof RejectedExecutionException) + ", ran "
+                    + ran.get() + ", submitted " + e.statistics().submitted() + ": " + failure.get());
+            System.exit(0);
+        }
+
+        static void held() {
+        }
+
+        static void stopped() {
+        }
+
+        static void read() {
+        }
+
+        private TakenBackAfterTerminationChild() {
+        }
+    }
 }
