@@ -5,6 +5,7 @@ import static io.github.gatlingexecutor.TestSupport.awaitQuiescent;
 import static io.github.gatlingexecutor.TestSupport.gatling;
 import static io.github.gatlingexecutor.TestSupport.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -471,6 +472,67 @@ class QueueAgeTest {
         assertEquals(0, s.queued());
         assertEquals(Duration.ZERO, s.oldestQueuedAge(), "a terminated executor has nothing waiting: " + s);
         assertTrue(ex.busiestContexts(1).isEmpty(), "no lane waits");
+    }
+
+    /**
+     * As above, with a task still running once {@code shutdownNow()} has returned (it ignores the interrupt), so the
+     * executor is stopping, not terminated, and the lane queued after the drain is still in the ready queue (only
+     * termination takes it out). The walk must read that lane itself, emptied by the close, not the stamp it was
+     * queued with: taken as waiting work, that stamp gave an executor with nothing waiting an age that grew until the
+     * last task returned.
+     */
+    @Test
+    void aLaneQueuedAgainDuringShutdownNowShowsNoAgeWhileATaskStillRuns() throws InterruptedException {
+        GatlingExecutor ex = v.track(oneWorker("late-offer-running").build());
+        Engine engine = ex.engine();
+        CountDownLatch gate = v.gate();
+        CountDownLatch running = new CountDownLatch(1);
+        ex.execute(() -> {
+            running.countDown();
+            awaitIgnoringInterrupts(gate); // keeps the executor from terminating after shutdownNow
+        });
+        await(running, "the holding task to start");
+        ex.coalescing("k").execute(() -> { });
+        Lane k = engine.lanes(true).get("k");
+        AtomicBoolean armed = new AtomicBoolean();
+        Object late = new Object() {
+            @Override
+            public int hashCode() {
+                if (armed.getAndSet(false)) {
+                    engine.readyQueue.offerLane(k, engine.stamp()); // k still has its task waiting
+                }
+                return 1;
+            }
+        };
+        ex.sequential(late).execute(() -> { });
+        armed.set(true);
+        List<Runnable> back = ex.shutdownNow();
+        assertEquals(2, back.size(), "the waiting tasks of k and of the other lane are returned");
+        assertFalse(engine.readyQueue.isEmpty(), "k was queued after the drain");
+        TestSupport.sleep(60); // what a stamp taken as waiting work would age by
+        ExecutorStatistics s = ex.statistics();
+        assertFalse(ex.isTerminated());
+        assertEquals(0, s.queued(), s.toString());
+        assertEquals(Duration.ZERO, s.oldestQueuedAge(), "nothing waits in a stopping executor: " + s);
+        assertTrue(ex.busiestContexts(1).isEmpty(), "no lane waits");
+        gate.countDown();
+        assertTrue(ex.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    /** Waits for {@code gate} through interrupts (shutdownNow's), and keeps the status. */
+    private static void awaitIgnoringInterrupts(CountDownLatch gate) {
+        boolean interrupted = false;
+        for (;;) {
+            try {
+                gate.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**
