@@ -1,5 +1,11 @@
 package io.github.gatlingexecutor;
 
+import static io.github.gatlingexecutor.RecordedEvents.PREFIX;
+import static io.github.gatlingexecutor.RecordedEvents.awaitEvent;
+import static io.github.gatlingexecutor.RecordedEvents.awaitEvents;
+import static io.github.gatlingexecutor.RecordedEvents.is;
+import static io.github.gatlingexecutor.RecordedEvents.shippedSettings;
+import static io.github.gatlingexecutor.RecordedEvents.startCollecting;
 import static io.github.gatlingexecutor.TestSupport.await;
 import static io.github.gatlingexecutor.TestSupport.gatling;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -8,12 +14,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.jfr.StatisticsEvent;
-import java.io.InputStreamReader;
-import java.io.Reader;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -25,7 +28,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Predicate;
 import jdk.jfr.Configuration;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingStream;
@@ -45,7 +47,6 @@ class JfrEventsTest {
     @RegisterExtension
     final ExecutorValidation cleanup = new ExecutorValidation();
 
-    private static final String PREFIX = "io.github.gatlingexecutor.";
 
     /** A plain task that blocks: its class is what WorkerBlocked must name. */
     static final class BlockingTask implements Runnable {
@@ -901,64 +902,8 @@ class JfrEventsTest {
         };
     }
 
-    /** Starts {@code stream}, each of this executor's events going into {@code events}. */
-    private static void startCollecting(RecordingStream stream, List<RecordedEvent> events) {
-        // Kept past the callback: by default the stream may hand the same object over again for a later event.
-        stream.setReuse(false);
-        stream.onEvent(e -> {
-            if (e.getEventType().getName().startsWith(PREFIX)) {
-                events.add(e);
-            }
-        });
-        stream.startAsync();
-    }
-
-    /** The settings file shipped in the jar. */
-    private static Configuration shippedSettings() throws Exception {
-        try (Reader r = new InputStreamReader(GatlingExecutor.class.getResourceAsStream("jfr/gatling.jfc"),
-                StandardCharsets.UTF_8)) {
-            return Configuration.create(r);
-        }
-    }
-
     private static boolean isClass(RecordedEvent e, Class<?> type) {
         return e.getClass("taskClass") != null && e.getClass("taskClass").getName().equals(type.getName());
     }
 
-    /** Whether {@code e} is an event of {@code type} (the name after the prefix) from {@code executor}. */
-    private static boolean is(RecordedEvent e, String type, String executor) {
-        return e.getEventType().getName().equals(PREFIX + type) && executor.equals(e.getString("executor"));
-    }
-
-    /** The events of {@code type} from {@code executor} once there are {@code n} (or all there are after 20 s). */
-    private static List<RecordedEvent> awaitEvents(List<RecordedEvent> events, String type, String executor, int n) {
-        List<RecordedEvent> found = new java.util.ArrayList<>();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (found.size() < n && System.nanoTime() - deadline < 0) {
-            TestSupport.sleep(20);
-            found.clear();
-            for (RecordedEvent x : events) {
-                if (is(x, type, executor)) {
-                    found.add(x);
-                }
-            }
-        }
-        return found;
-    }
-
-    private static RecordedEvent awaitEvent(List<RecordedEvent> events, String type, String executor,
-                                            Predicate<RecordedEvent> match) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (System.nanoTime() - deadline < 0) {
-            for (RecordedEvent e : events) {
-                if (is(e, type, executor) && match.test(e)) {
-                    assertEquals("GatlingExecutor", e.getEventType().getCategoryNames().get(0));
-                    return e;
-                }
-            }
-            TestSupport.sleep(20);
-        }
-        throw new AssertionError("no " + type + " event for " + executor + " among " + events.size() + " events: "
-                + events);
-    }
 }

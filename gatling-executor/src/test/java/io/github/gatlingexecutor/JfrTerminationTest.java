@@ -1,5 +1,11 @@
 package io.github.gatlingexecutor;
 
+import static io.github.gatlingexecutor.RecordedEvents.PREFIX;
+import static io.github.gatlingexecutor.RecordedEvents.awaitEvent;
+import static io.github.gatlingexecutor.RecordedEvents.awaitEvents;
+import static io.github.gatlingexecutor.RecordedEvents.is;
+import static io.github.gatlingexecutor.RecordedEvents.shippedSettings;
+import static io.github.gatlingexecutor.RecordedEvents.startCollecting;
 import static io.github.gatlingexecutor.TestSupport.await;
 import static io.github.gatlingexecutor.TestSupport.gatling;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -8,10 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.InputStreamReader;
-import java.io.Reader;
 import java.lang.ref.WeakReference;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -22,8 +25,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Predicate;
-import jdk.jfr.Configuration;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingStream;
 import org.junit.jupiter.api.Test;
@@ -40,7 +41,6 @@ class JfrTerminationTest {
     @RegisterExtension
     final ExecutorValidation cleanup = new ExecutorValidation();
 
-    private static final String PREFIX = "io.github.gatlingexecutor.";
 
     /**
      * The periodic Statistics event reports live executors only, so an executor that terminates between two periods
@@ -332,55 +332,4 @@ class JfrTerminationTest {
         return new WeakReference<>(e);
     }
 
-    private static void startCollecting(RecordingStream stream, List<RecordedEvent> events) {
-        stream.setReuse(false);
-        stream.onEvent(e -> {
-            if (e.getEventType().getName().startsWith(PREFIX)) {
-                events.add(e);
-            }
-        });
-        stream.startAsync();
-    }
-
-    private static Configuration shippedSettings() throws Exception {
-        try (Reader r = new InputStreamReader(GatlingExecutor.class.getResourceAsStream("jfr/gatling.jfc"),
-                StandardCharsets.UTF_8)) {
-            return Configuration.create(r);
-        }
-    }
-
-    private static boolean is(RecordedEvent e, String type, String executor) {
-        return e.getEventType().getName().equals(PREFIX + type) && executor.equals(e.getString("executor"));
-    }
-
-    /** The events of {@code type} from {@code executor} once there are {@code n} (or all there are after 20 s). */
-    private static List<RecordedEvent> awaitEvents(List<RecordedEvent> events, String type, String executor, int n) {
-        List<RecordedEvent> found = new ArrayList<>();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (found.size() < n && System.nanoTime() - deadline < 0) {
-            TestSupport.sleep(20);
-            found.clear();
-            for (RecordedEvent x : events) {
-                if (is(x, type, executor)) {
-                    found.add(x);
-                }
-            }
-        }
-        return found;
-    }
-
-    private static RecordedEvent awaitEvent(List<RecordedEvent> events, String type, String executor,
-                                            Predicate<RecordedEvent> match) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (System.nanoTime() - deadline < 0) {
-            for (RecordedEvent e : events) {
-                if (is(e, type, executor) && match.test(e)) {
-                    return e;
-                }
-            }
-            TestSupport.sleep(20);
-        }
-        throw new AssertionError("no matching " + type + " event for " + executor + " among " + events.size()
-                + " events: " + events);
-    }
 }
