@@ -449,24 +449,8 @@ class QueueAgeTest {
     @Test
     void aLaneQueuedAgainDuringShutdownNowLeavesNoAgeBehind() throws InterruptedException {
         GatlingExecutor ex = v.track(oneWorker("late-offer").build());
-        Engine engine = ex.engine();
         holdWorker(ex, v.gate()); // its worker, interrupted by shutdownNow, sees the stop and takes nothing more
-        ex.coalescing("k").execute(() -> { });
-        Lane k = engine.lanes(true).get("k");
-        AtomicBoolean armed = new AtomicBoolean();
-        Object late = new Object() {
-            @Override
-            public int hashCode() {
-                if (armed.getAndSet(false)) {
-                    engine.readyQueue.offerLane(k, engine.stamp()); // k still has its task waiting
-                }
-                return 1;
-            }
-        };
-        ex.sequential(late).execute(() -> { });
-        armed.set(true);
-        List<Runnable> back = ex.shutdownNow();
-        assertEquals(2, back.size(), "the waiting tasks of k and of the other lane are returned");
+        shutDownNowQueueingALaneAfterItsDrain(ex);
         assertTrue(ex.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
         ExecutorStatistics s = ex.statistics();
         assertEquals(0, s.queued());
@@ -492,6 +476,25 @@ class QueueAgeTest {
             awaitIgnoringInterrupts(gate); // keeps the executor from terminating after shutdownNow
         });
         await(running, "the holding task to start");
+        shutDownNowQueueingALaneAfterItsDrain(ex);
+        assertFalse(engine.readyQueue.isEmpty(), "k was queued after the drain");
+        TestSupport.sleep(60); // what a stamp taken as waiting work would age by
+        ExecutorStatistics s = ex.statistics();
+        assertFalse(ex.isTerminated());
+        assertEquals(0, s.queued(), s.toString());
+        assertEquals(Duration.ZERO, s.oldestQueuedAge(), "nothing waits in a stopping executor: " + s);
+        assertTrue(ex.busiestContexts(1).isEmpty(), "no lane waits");
+        gate.countDown();
+        assertTrue(ex.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    /**
+     * Makes a coalescing lane wait with a task, and a sequential one whose context's hashCode, which
+     * {@code shutdownNow()} runs as it unmaps that lane (after its drain of the ready queue, before it closes the
+     * coalescing lanes), puts the coalescing lane back in the ready queue; then shuts the executor down now.
+     */
+    private static void shutDownNowQueueingALaneAfterItsDrain(GatlingExecutor ex) {
+        Engine engine = ex.engine();
         ex.coalescing("k").execute(() -> { });
         Lane k = engine.lanes(true).get("k");
         AtomicBoolean armed = new AtomicBoolean();
@@ -508,15 +511,6 @@ class QueueAgeTest {
         armed.set(true);
         List<Runnable> back = ex.shutdownNow();
         assertEquals(2, back.size(), "the waiting tasks of k and of the other lane are returned");
-        assertFalse(engine.readyQueue.isEmpty(), "k was queued after the drain");
-        TestSupport.sleep(60); // what a stamp taken as waiting work would age by
-        ExecutorStatistics s = ex.statistics();
-        assertFalse(ex.isTerminated());
-        assertEquals(0, s.queued(), s.toString());
-        assertEquals(Duration.ZERO, s.oldestQueuedAge(), "nothing waits in a stopping executor: " + s);
-        assertTrue(ex.busiestContexts(1).isEmpty(), "no lane waits");
-        gate.countDown();
-        assertTrue(ex.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
     }
 
     /** Waits for {@code gate} through interrupts (shutdownNow's), and keeps the status. */
