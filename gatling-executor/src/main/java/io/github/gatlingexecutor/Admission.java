@@ -498,8 +498,12 @@ final class Admission {
             // or the factory at a dispatch): every schedule* and shutdown() would wait for it. On the checker's thread
             // (those, and the factory of an auxiliary worker): no stuck worker would be looked for, no worker started,
             // no waiter woken by its tick, the very help room may need. Each for the whole maxWait. Refused at once,
-            // as under reject.
-            countRejected();
+            // as under reject, and counted the same way (Engine#countedAsRefusedForCapacity): under the admission
+            // lock, a new submitter's look may have found the last waiter gone, and nothing then keeps the executor
+            // from ending between the submit's look at the state and this count.
+            if (!engine.countedAsRefusedForCapacity()) {
+                throw engine.rejectShutdown(task);
+            }
             throw refused(task, shown, why, "; called back from code the executor runs where "
                     + "it cannot wait for room (a context's equals or hashCode, or the thread factory, while it admits "
                     + "waiting submitters, dispatches a scheduled task or checks its workers)");

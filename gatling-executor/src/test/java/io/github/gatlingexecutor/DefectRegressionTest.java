@@ -2837,4 +2837,154 @@ class DefectRegressionTest {
             assertFalse(t.isAlive(), () -> t.getName() + " alive after termination was reported");
         }
     }
+
+    /**
+     * A submit under {@link Overflow#block} made from a context's {@code hashCode} that the executor runs under its
+     * admission lock (a new submitter's look for waiters of its context) cannot wait for room there, and is refused at
+     * once. That refusal was counted in {@code rejected()} without a look at the state after the submit's own, and
+     * without termination waiting for it, as it waits for the reject policy's refusals: the look for waiters takes
+     * the lock once someone waits, and the last waiter may leave just before it gets it, after which the executor can
+     * end without that lock (no waiter to wake, no worker or checker needing it). Here the debugger holds the new
+     * submitter before the lock while the waiter leaves, then the submit its context's {@code hashCode} makes, past its
+     * look at the state, while the executor shuts down and terminates. Before the fix the terminated executor read
+     * {@code rejected()} 1 (the waiter, interrupted), then 2 once the held submit went on, refused for
+     * {@code maxQueued} although the executor had shut down.
+     */
+    @Test
+    void aSubmitCalledBackUnderTheAdmissionLockIsNotCountedAfterTermination() throws Exception {
+        List<String> hits = new ArrayList<>();
+        DebuggedChild.Meeting looking = new DebuggedChild.Meeting();
+        DebuggedChild.Meeting calledBack = new DebuggedChild.Meeting();
+        String out = DebuggedChild.run(CalledBackRefusalChild.class, List.of(
+                DebuggedChild.Spot.entry("looking", Admission.class, "lockUnlessTimerHeld"),
+                DebuggedChild.Spot.line("called back", Admission.class,
+                        "if (lock.isHeldByCurrentThread() || engine.timer.isHeldByCurrentThread()"),
+                DebuggedChild.Spot.entry("looker held", CalledBackRefusalChild.class, "lookerHeld"),
+                DebuggedChild.Spot.entry("waiter gone", CalledBackRefusalChild.class, "waiterGone"),
+                DebuggedChild.Spot.entry("held", CalledBackRefusalChild.class, "held"),
+                DebuggedChild.Spot.entry("read", CalledBackRefusalChild.class, "read")),
+                (spot, thread, held) -> {
+                    boolean looker = CalledBackRefusalChild.LOOKER.equals(thread.name());
+                    switch (spot) {
+                        case "looking":
+                            if (!looker || looking.reached()) {
+                                return true;
+                            }
+                            hits.add(spot);
+                            return looking.windowReached(thread, held);
+                        case "called back":
+                            if (!looker) {
+                                return true; // the waiter, on its way in
+                            }
+                            hits.add(spot);
+                            return calledBack.windowReached(thread, held);
+                        case "looker held":
+                            return looking.mainReady(thread);
+                        case "waiter gone":
+                            hits.add(spot);
+                            looking.releaseWindow(held);
+                            return true;
+                        case "held":
+                            return calledBack.mainReady(thread);
+                        default:
+                            hits.add(spot);
+                            DebuggedChild.resumeAll(held);
+                            return true;
+                    }
+                });
+        assertEquals(List.of("looking", "waiter gone", "called back", "read"), hits, out);
+        assertTrue(out.contains(CalledBackRefusalChild.HELD + "terminated true, rejected 1"), out);
+        assertTrue(out.contains(CalledBackRefusalChild.AFTER
+                + "terminated true, rejected 1, refused for shutdown true"), out);
+    }
+
+    /** The child JVM of {@link #aSubmitCalledBackUnderTheAdmissionLockIsNotCountedAfterTermination}. */
+    static final class CalledBackRefusalChild {
+        static final String LOOKER = "looker";
+        static final String HELD = "child: while the called-back submit is held: ";
+        static final String AFTER = "child: at the end: ";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("called-back-refusal").coreThreads(1).maxThreads(1)
+                    .maxQueued(1).overflow(Overflow.block(Duration.ofSeconds(30))).build();
+            CountDownLatch gate = new CountDownLatch(1);
+            CountDownLatch running = new CountDownLatch(1);
+            e.execute(() -> {
+                running.countDown();
+                TestSupport.blockQuietly(gate);
+            });
+            running.await();
+            e.execute(() -> { }); // waits: the executor is full
+            Thread waiter = new Thread(() -> {
+                try {
+                    e.execute(() -> { });
+                } catch (RejectedExecutionException interrupted) {
+                    // expected: interrupted below
+                }
+            }, "waiter");
+            waiter.setDaemon(true);
+            waiter.start();
+            TestSupport.waitUntil("the waiter to park", () -> e.statistics().waitingSubmitters() == 1);
+            AtomicReference<Throwable> calledBackRefusal = new AtomicReference<>();
+            AtomicBoolean armed = new AtomicBoolean(true);
+            Object context = new Object() {
+                @Override
+                public int hashCode() {
+                    if (Thread.currentThread().getName().equals(LOOKER) && armed.getAndSet(false)) {
+                        try {
+                            e.execute(() -> { }); // the executor is full: refused at once, under the lock
+                        } catch (RejectedExecutionException refused) {
+                            calledBackRefusal.set(refused);
+                        }
+                    }
+                    return 1;
+                }
+
+                @Override
+                public boolean equals(Object o) {
+                    return o == this;
+                }
+            };
+            Thread looker = new Thread(() -> {
+                try {
+                    e.sequential(context).execute(() -> { });
+                } catch (RejectedExecutionException shutDown) {
+                    // expected: refused for the shutdown
+                }
+            }, LOOKER);
+            looker.setDaemon(true);
+            looker.start();
+            lookerHeld(); // until the looker, having seen a waiter, is held before it takes the admission lock
+            waiter.interrupt();
+            waiter.join(10_000);
+            waiterGone(); // the looker goes on: it takes the lock with nobody waiting, and its context calls back
+            held(); // until the called-back submit is held past its look at the state
+            e.shutdown();
+            gate.countDown();
+            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println(HELD + "terminated " + terminated + ", rejected " + e.statistics().rejected());
+            read();
+            looker.join(10_000);
+            terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println(AFTER + "terminated " + terminated + ", rejected " + e.statistics().rejected()
+                    + ", refused for shutdown " + String.valueOf(calledBackRefusal.get()).contains("shut down")
+                    + " (" + calledBackRefusal.get() + ")");
+            System.exit(0);
+        }
+
+        static void lookerHeld() {
+        }
+
+        static void waiterGone() {
+        }
+
+        static void held() {
+        }
+
+        static void read() {
+        }
+
+        private CalledBackRefusalChild() {
+        }
+    }
 }
