@@ -392,13 +392,13 @@ final class Engine {
 
     /**
      * For a submit refused for capacity without a wait (the reject policy, an offer, or a submit under block called
-     * back where it cannot wait, see Admission#await): counts it in {@code rejected()} and returns true if the
-     * executor still runs; false if it has been shut down since the submit looked, which makes it a refusal for
-     * shutdown, not counted. The state is read last, so a count made after it
-     * could come after termination, which waits for no submitter: a terminated executor read {@code rejected()} one
-     * lower than a moment later. Termination waits for these few instructions instead ({@link #readyToTerminate});
-     * their count is taken before the state is read, as a waiter's count is before it reads the state (see Admission),
-     * so either this sees the shutdown or the shutdown's look for termination sees this. Only refusals pay for it.
+     * back where it cannot wait, see Admission#await): counts it in {@code rejected()} and returns true if the executor
+     * still runs; false if it has been shut down since the submit looked, which makes it a refusal for shutdown, not
+     * counted. The state is read last, so a count made after it could come after termination, which waits for no
+     * submitter: a terminated executor read {@code rejected()} one lower than a moment later. Termination waits for
+     * these few instructions instead ({@link #readyToTerminate}); their count is taken before the state is read, as a
+     * waiter's count is before it reads the state (see Admission), so either this sees the shutdown or the shutdown's
+     * look for termination sees this. Only refusals pay for it.
      */
     boolean countedAsRefusedForCapacity() {
         refusalsInFlight.incrementAndGet();
