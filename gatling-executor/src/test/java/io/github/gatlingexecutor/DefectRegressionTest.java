@@ -1812,6 +1812,53 @@ class DefectRegressionTest {
     }
 
     /**
+     * As above, with two lanes queued after the drain: termination must take every lane out of the ready queue, not
+     * only the first it meets (a drop that stopped there left the second lane, and its context, kept by the
+     * terminated executor).
+     */
+    @Test
+    @Timeout(30)
+    void aTerminatedExecutorDoesNotKeepTheContextsOfTwoLanesQueuedDuringShutdownNow() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("kept-lanes").coreThreads(1).maxThreads(1).build());
+        Engine engine = e.engine();
+        cleanup.occupy(e); // its worker, interrupted by shutdownNow, sees the stop and takes nothing more
+        Object first = new byte[1 << 20];
+        Object second = new byte[1 << 20];
+        WeakReference<Object> firstRef = new WeakReference<>(first);
+        WeakReference<Object> secondRef = new WeakReference<>(second);
+        e.coalescing(first).execute(() -> { });
+        e.coalescing(second).execute(() -> { });
+        AtomicReference<Lane> firstLane = new AtomicReference<>(engine.lanes(true).get(first));
+        AtomicReference<Lane> secondLane = new AtomicReference<>(engine.lanes(true).get(second));
+        first = null;
+        second = null;
+        AtomicBoolean armed = new AtomicBoolean();
+        Object late = new Object() {
+            @Override
+            public int hashCode() {
+                if (armed.getAndSet(false)) { // both tasks still wait
+                    engine.readyQueue.offerLane(firstLane.getAndSet(null), engine.stamp());
+                    engine.readyQueue.offerLane(secondLane.getAndSet(null), engine.stamp());
+                }
+                return 1;
+            }
+        };
+        e.sequential(late).execute(() -> { });
+        armed.set(true);
+        List<Runnable> returned = e.shutdownNow();
+        assertEquals(3, returned.size(), () -> "returned " + returned);
+        assertNull(secondLane.get(), "the lanes were offered during shutdownNow");
+        returned.clear();
+        assertTrue(e.awaitTermination(10, TimeUnit.SECONDS));
+        assertTrue(engine.readyQueue.isEmpty(), "a lane queued during shutdownNow is still in the ready queue");
+        waitUntil("the contexts of both lanes queued during shutdownNow to be collected", () -> {
+            System.gc();
+            return firstRef.get() == null && secondRef.get() == null;
+        });
+        Reference.reachabilityFence(e); // the executor is referenced all along
+    }
+
+    /**
      * A worker stuck in one long task kept the contexts of lanes the checker had released: its idle ring still named
      * the released lanes (279 to 1,721 contexts of 16 KB, with liveContexts() 0, until the task returned).
      */
