@@ -865,6 +865,39 @@ class BackPressureTest {
     }
 
     /**
+     * Termination waits for the last woken waiter to leave, and that waiter wakes it as it goes. With a checker thread
+     * the wake-up went unseen: while a submitter is counted as waiting the checker looks again every clock tick (the
+     * tick is the waiters' backstop), so it ended the executor a tick after the waiter left, with or without it. With
+     * no checker thread (its factory fails it) nobody ticks: the worker, ending after {@code shutdownNow()}, finds the
+     * waiter still counted and leaves termination alone, and only the waiter's own wake-up, on its way out, can claim
+     * it. The debugger holds the waiter on its way to park until the worker has ended.
+     */
+    @Test
+    void theLastWokenWaiterOutEndsAnExecutorWithoutACheckerThread() throws Exception {
+        List<String> hits = new ArrayList<>();
+        DebuggedChild.Meeting meeting = new DebuggedChild.Meeting();
+        String out = DebuggedChild.run(LastWaiterOutChild.class, List.of(
+                DebuggedChild.Spot.line("park", Admission.class, "LockSupport.parkNanos(this, remaining);"),
+                DebuggedChild.Spot.entry("held", LastWaiterOutChild.class, "held"),
+                DebuggedChild.Spot.entry("release", LastWaiterOutChild.class, "release")),
+                (spot, thread, held) -> {
+                    hits.add(spot);
+                    switch (spot) {
+                        case "held": // the child's main thread, waiting for the waiter to be held
+                            return meeting.mainReady(thread);
+                        case "park": // held the first time, on its way to park; later passes go on
+                            return meeting.reached() || meeting.windowReached(thread, held);
+                        default:
+                            DebuggedChild.resumeAll(held);
+                            return true;
+                    }
+                });
+        assertEquals("release", hits.get(hits.size() - 1), hits + "\n" + out);
+        assertTrue(out.contains(LastWaiterOutChild.HELD + "terminated false, waiting 1, checker absent true"), out);
+        assertTrue(out.contains(LastWaiterOutChild.LEFT + "refused true, terminated true, waiting 0"), out);
+    }
+
+    /**
      * A waiter whose {@code maxWait} ran out just as {@code shutdown()} came stopped counting as waiting, and only then
      * counted its refusal in {@code rejected()}; termination, which waits for no submitter once none is counted as
      * waiting, could come in between (on the waiter's own thread, whose leaving lets it terminate). Held there under
@@ -1138,6 +1171,73 @@ class BackPressureTest {
         }
 
         private WokenWaiterChild() {
+        }
+    }
+
+    /** The child JVM of {@link #theLastWokenWaiterOutEndsAnExecutorWithoutACheckerThread}. */
+    static final class LastWaiterOutChild {
+        static final String HELD = "child: with the worker ended and the woken waiter held: ";
+        static final String LEFT = "child: once the waiter has left: ";
+
+        public static void main(String[] args) throws Exception {
+            ThreadFactory noChecker = r -> {
+                if (TestSupport.isChecker(r)) {
+                    throw new IllegalStateException("no checker thread (on purpose)");
+                }
+                Thread t = new Thread(r);
+                t.setDaemon(true);
+                return t;
+            };
+            GatlingExecutor e = GatlingExecutor.builder().name("last-waiter-out").coreThreads(1).maxThreads(1)
+                    .maxQueued(1).overflow(Overflow.block(Duration.ofSeconds(30))).threadFactory(noChecker).build();
+            AtomicReference<Thread> worker = new AtomicReference<>();
+            CountDownLatch running = new CountDownLatch(1);
+            CountDownLatch never = new CountDownLatch(1);
+            e.execute(() -> {
+                worker.set(Thread.currentThread());
+                running.countDown();
+                try {
+                    never.await(); // until shutdownNow's interrupt
+                } catch (InterruptedException stopped) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            running.await();
+            e.execute(() -> { }); // queued: the executor is full
+            AtomicReference<Throwable> refusal = new AtomicReference<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    e.execute(() -> { });
+                } catch (Throwable t) {
+                    refusal.set(t);
+                }
+            }, "waiter");
+            waiter.setDaemon(true);
+            waiter.start();
+            held(); // until the waiter is held on its way to park
+            e.shutdownNow();
+            // The worker's end looks for termination as its last act; the waiter, still counted, holds it back.
+            worker.get().join(10_000);
+            System.out.println(HELD + "terminated " + e.isTerminated() + ", waiting "
+                    + e.statistics().waitingSubmitters() + ", checker absent " + e.engine().checker.absent());
+            release();
+            waiter.join(10_000);
+            // Read at once: nobody but the waiter, on its way out, is left to claim termination.
+            boolean terminated = e.isTerminated();
+            System.out.println(LEFT + "refused " + (refusal.get() instanceof RejectedExecutionException)
+                    + ", terminated " + terminated + ", waiting " + e.statistics().waitingSubmitters());
+            System.exit(0);
+        }
+
+        /** Where the child's main thread meets the waiter held on its way to park. */
+        static void held() {
+        }
+
+        /** Where the debugger lets the waiter go on. */
+        static void release() {
+        }
+
+        private LastWaiterOutChild() {
         }
     }
 
