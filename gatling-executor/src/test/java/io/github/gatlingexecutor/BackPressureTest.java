@@ -1022,23 +1022,9 @@ class BackPressureTest {
             GatlingExecutor e = GatlingExecutor.builder().name("refused-at-the-end").coreThreads(1).maxThreads(1)
                     .maxQueued(1).checkPeriod(Duration.ofSeconds(30)).build();
             CountDownLatch gate = new CountDownLatch(1);
-            CountDownLatch running = new CountDownLatch(1);
-            e.execute(() -> {
-                running.countDown();
-                TestSupport.blockQuietly(gate);
-            });
-            running.await();
-            e.execute(() -> { }); // waits: the executor is full
+            TestSupport.fillOneWorker(e, () -> TestSupport.blockQuietly(gate));
             AtomicReference<Throwable> refusal = new AtomicReference<>();
-            Thread submitter = new Thread(() -> {
-                try {
-                    e.execute(() -> { });
-                } catch (Throwable t) {
-                    refusal.set(t);
-                }
-            }, "refused");
-            submitter.setDaemon(true);
-            submitter.start();
+            Thread submitter = TestSupport.startSubmitter(e, "refused", refusal);
             held(); // until the submitter is held in its refusal, where the test says
             e.shutdownNow();
             gate.countDown();
@@ -1072,23 +1058,9 @@ class BackPressureTest {
             GatlingExecutor e = GatlingExecutor.builder().name("timed-out-waiter").coreThreads(1).maxThreads(1)
                     .maxQueued(1).overflow(Overflow.block(Duration.ofMillis(50))).build();
             CountDownLatch gate = new CountDownLatch(1);
-            CountDownLatch running = new CountDownLatch(1);
-            e.execute(() -> {
-                running.countDown();
-                TestSupport.blockQuietly(gate);
-            });
-            running.await();
-            e.execute(() -> { }); // waits: the executor is full
+            TestSupport.fillOneWorker(e, () -> TestSupport.blockQuietly(gate));
             AtomicReference<Throwable> refusal = new AtomicReference<>();
-            Thread waiter = new Thread(() -> {
-                try {
-                    e.execute(() -> { });
-                } catch (Throwable t) {
-                    refusal.set(t);
-                }
-            }, "waiter");
-            waiter.setDaemon(true);
-            waiter.start();
+            Thread waiter = TestSupport.startSubmitter(e, "waiter", refusal);
             held(); // until the waiter, its maxWait run out, is held where it decided its refusal
             Thread closer = new Thread(e::shutdown, "closer"); // waits for the admission lock the waiter holds
             closer.setDaemon(true);
@@ -1130,28 +1102,10 @@ class BackPressureTest {
         public static void main(String[] args) throws Exception {
             GatlingExecutor e = GatlingExecutor.builder().name("woken-waiter").coreThreads(1).maxThreads(1)
                     .maxQueued(1).overflow(Overflow.block(Duration.ofSeconds(30))).build();
-            CountDownLatch running = new CountDownLatch(1);
             CountDownLatch never = new CountDownLatch(1);
-            e.execute(() -> {
-                running.countDown();
-                try {
-                    never.await(); // until shutdownNow's interrupt
-                } catch (InterruptedException stopped) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-            running.await();
-            e.execute(() -> { }); // waits: the executor is full
+            TestSupport.fillOneWorker(e, () -> TestSupport.blockQuietly(never)); // until shutdownNow's interrupt
             AtomicReference<Throwable> refusal = new AtomicReference<>();
-            Thread waiter = new Thread(() -> {
-                try {
-                    e.execute(() -> { });
-                } catch (Throwable t) {
-                    refusal.set(t);
-                }
-            }, "waiter");
-            waiter.setDaemon(true);
-            waiter.start();
+            Thread waiter = TestSupport.startSubmitter(e, "waiter", refusal);
             TestSupport.waitUntil("the waiter counted", () -> e.statistics().waitingSubmitters() == 1);
             e.shutdownNow();
             // Long enough for the executor to end its worker and claim termination, which it did while the waiter was
@@ -1191,29 +1145,14 @@ class BackPressureTest {
             GatlingExecutor e = GatlingExecutor.builder().name("last-waiter-out").coreThreads(1).maxThreads(1)
                     .maxQueued(1).overflow(Overflow.block(Duration.ofSeconds(30))).threadFactory(noChecker).build();
             AtomicReference<Thread> worker = new AtomicReference<>();
-            CountDownLatch running = new CountDownLatch(1);
             CountDownLatch never = new CountDownLatch(1);
-            e.execute(() -> {
+            TestSupport.fillOneWorker(e, () -> {
                 worker.set(Thread.currentThread());
-                running.countDown();
-                try {
-                    never.await(); // until shutdownNow's interrupt
-                } catch (InterruptedException stopped) {
-                    Thread.currentThread().interrupt();
-                }
+                TestSupport.blockQuietly(never); // until shutdownNow's interrupt
             });
-            running.await();
-            e.execute(() -> { }); // queued: the executor is full
+            TestSupport.waitUntil("the worker known", () -> worker.get() != null);
             AtomicReference<Throwable> refusal = new AtomicReference<>();
-            Thread waiter = new Thread(() -> {
-                try {
-                    e.execute(() -> { });
-                } catch (Throwable t) {
-                    refusal.set(t);
-                }
-            }, "waiter");
-            waiter.setDaemon(true);
-            waiter.start();
+            Thread waiter = TestSupport.startSubmitter(e, "waiter", refusal);
             held(); // until the waiter is held on its way to park
             e.shutdownNow();
             // The worker's end looks for termination as its last act; the waiter, still counted, holds it back.

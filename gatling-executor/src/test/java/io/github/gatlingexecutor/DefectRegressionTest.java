@@ -2955,22 +2955,8 @@ class DefectRegressionTest {
             GatlingExecutor e = GatlingExecutor.builder().name("called-back-refusal").coreThreads(1).maxThreads(1)
                     .maxQueued(1).overflow(Overflow.block(Duration.ofSeconds(30))).build();
             CountDownLatch gate = new CountDownLatch(1);
-            CountDownLatch running = new CountDownLatch(1);
-            e.execute(() -> {
-                running.countDown();
-                TestSupport.blockQuietly(gate);
-            });
-            running.await();
-            e.execute(() -> { }); // waits: the executor is full
-            Thread waiter = new Thread(() -> {
-                try {
-                    e.execute(() -> { });
-                } catch (RejectedExecutionException interrupted) {
-                    // expected: interrupted below
-                }
-            }, "waiter");
-            waiter.setDaemon(true);
-            waiter.start();
+            TestSupport.fillOneWorker(e, () -> TestSupport.blockQuietly(gate));
+            Thread waiter = TestSupport.startSubmitter(e, "waiter", new AtomicReference<>()); // interrupted below
             TestSupport.waitUntil("the waiter to park", () -> e.statistics().waitingSubmitters() == 1);
             AtomicReference<Throwable> calledBackRefusal = new AtomicReference<>();
             AtomicBoolean armed = new AtomicBoolean(true);

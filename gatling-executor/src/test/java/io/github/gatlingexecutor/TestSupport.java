@@ -17,6 +17,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -208,6 +209,34 @@ final class TestSupport {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Fills an executor of one worker and {@code maxQueued(1)}: {@code holding} runs on the worker (it blocks until the
+     * test lets it go) and one more task waits behind it. Returns once the holding task has started.
+     */
+    static void fillOneWorker(GatlingExecutor e, Runnable holding) throws InterruptedException {
+        CountDownLatch running = new CountDownLatch(1);
+        e.execute(() -> {
+            running.countDown();
+            holding.run();
+        });
+        running.await();
+        e.execute(() -> { }); // waits: the executor is full
+    }
+
+    /** Starts a daemon thread named {@code name} that submits one task to {@code e}, keeping what refused it. */
+    static Thread startSubmitter(GatlingExecutor e, String name, AtomicReference<Throwable> refusal) {
+        Thread t = new Thread(() -> {
+            try {
+                e.execute(() -> { });
+            } catch (Throwable x) {
+                refusal.set(x);
+            }
+        }, name);
+        t.setDaemon(true);
+        t.start();
+        return t;
     }
 
     static <T> T get(Future<T> future) throws Exception {
