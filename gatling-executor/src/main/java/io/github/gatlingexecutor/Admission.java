@@ -114,6 +114,11 @@ final class Admission {
      * {@link #dropTablesOnceNobodyWaits}). Guarded by lock.
      */
     private boolean tablesDropped;
+    /**
+     * The executor has terminated: a holder that lets the lock go drops the tables if nobody waits (see
+     * {@link #unlock}). Written before termination tries the lock; read by each holder after it has let it go.
+     */
+    private volatile boolean dropLeftToHolders;
 
     /**
      * A sequential context as the admission maps key it. Its hash is taken once, by the submitter that makes the key
@@ -401,7 +406,7 @@ final class Admission {
                     || (total > 0 && !executorQueue.isEmpty());
             return behind ? BEHIND_WAITERS : ADMITTED;
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -425,7 +430,7 @@ final class Admission {
             }
             return false;
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -888,7 +893,7 @@ final class Admission {
         try {
             wakeAll();
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -925,17 +930,45 @@ final class Admission {
                 dropTablesOnceNobodyWaits();
             }
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
-    /** At termination: see {@link #dropTablesOnceNobodyWaits}; left to the holder if the lock is taken. */
+    /** At termination: see {@link #dropTablesOnceNobodyWaits}; left to the holder if the lock is taken (see unlock). */
     void terminated() {
-        if (lock.tryLock()) {
+        dropLeftToHolders = true;
+        dropIfLeftToHolders();
+    }
+
+    /**
+     * Lets the lock go: every holder but the drop below lets it go through here. Termination drops the tables only if
+     * it gets the lock at once (a holder may be running a context's hashCode or equals, which may wait for anything,
+     * this termination included), and left to the holder, the drop was lost whenever that holder did not see the end:
+     * the last waiter out, which saw the executor running just before it let the lock go, or a new submitter's look for
+     * waiters, which took the lock as the last one left and never looks at the state. So termination marks first and
+     * then tries the lock, and a holder lets the lock go first and then reads the mark. A try that fails found the lock
+     * held (the lock's state is volatile): that holder's unlock comes after the try in the one order of volatile
+     * accesses, its read of the mark later still, so it sees the mark and tries in turn, and a try of its that fails
+     * hands the drop to a later holder still. Before termination this is one volatile read, paid by holders only: never
+     * by a worker, nor by a submit while nobody waits.
+     */
+    private void unlock() {
+        lock.unlock();
+        dropIfLeftToHolders();
+    }
+
+    /**
+     * Drops the tables if termination has left that to holders, unless the lock is busy (its holder's unlock comes
+     * here too) or still held by this thread (a reentrant hold, from a context's code called back under the lock:
+     * the outer unlock comes here, and a drop now would swap the tables under the look that holds them). Only a try:
+     * a thread holding the timer's lock may get here (see {@link #lockUnlessTimerHeld}); and it wakes nobody.
+     */
+    private void dropIfLeftToHolders() {
+        if (dropLeftToHolders && !lock.isHeldByCurrentThread() && lock.tryLock()) {
             try {
                 dropTablesOnceNobodyWaits();
             } finally {
-                lock.unlock();
+                lock.unlock(); // dropped, or a late waiter is in: the last one out drops them (unlockWakingIfShutDown)
             }
         }
     }
@@ -946,8 +979,9 @@ final class Admission {
      * them sized for the most submitters ever parked at once (4 MB after 100,000 virtual submitters waited for room in
      * as many contexts). After shutdown no submitter parks: a late one that looked at the state before it joins the
      * new, small ones and leaves at once (see await), and whoever reads a map without the lock reads one that is
-     * empty. Called by termination and by the last waiter out (each holder lets the lock go through
-     * unlockWakingIfShutDown), so whichever comes last finds nobody waiting.
+     * empty. Called by the last waiter out once the executor is shut down (see unlockWakingIfShutDown), and at
+     * termination, which waits for nobody to wait: by termination itself or, if the lock is held then, by its holder
+     * as it lets it go (see unlock).
      */
     private void dropTablesOnceNobodyWaits() {
         if (tablesDropped || waitingCell.get(2 * PAD) != 0 || !executorQueue.isEmpty() || !contextQueues.isEmpty()) {
@@ -993,13 +1027,26 @@ final class Admission {
         return waitingCell.get(2 * PAD) == 0;
     }
 
+    /**
+     * Whether the waiters' tables have been replaced by empty ones (for tests in this package): read before this call's
+     * own unlock, which may drop them after termination (see unlock), so the answer is what earlier holders left.
+     */
+    boolean tablesDropped() {
+        lock.lock();
+        try {
+            return tablesDropped;
+        } finally {
+            unlock();
+        }
+    }
+
     /** Context queues mapped now (for tests in this package). */
     int contextQueueCount() {
         lock.lock();
         try {
             return contextQueues.size();
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 }

@@ -3020,4 +3020,113 @@ class DefectRegressionTest {
         private CalledBackRefusalChild() {
         }
     }
+
+    /**
+     * The waiters' tables are dropped at termination even when a new submitter's look for waiters holds the admission
+     * lock then. Termination takes that lock only if it is free (its holder may run a context's {@code hashCode},
+     * which may wait for anything), and leaves the drop to the holder; a holder that had seen the executor running, or
+     * a look for waiters, which never looked at the state, let the lock go with the tables kept for good. The look
+     * takes the lock once someone waits, and the last waiter may leave while the executor still runs, just before
+     * the look gets it. Here the debugger holds the new submitter before the lock while the waiter leaves; then its
+     * context's {@code hashCode}, run under the lock, holds it while the executor shuts down and terminates. Before
+     * the fix the tables were never dropped.
+     */
+    @Test
+    void theWaitersTablesAreDroppedWhenALookForWaitersHoldsTheLockAsTheExecutorTerminates() throws Exception {
+        List<String> hits = new ArrayList<>();
+        DebuggedChild.Meeting looking = new DebuggedChild.Meeting();
+        String out = DebuggedChild.run(LookAtTerminationChild.class, List.of(
+                DebuggedChild.Spot.entry("looking", Admission.class, "lockUnlessTimerHeld"),
+                DebuggedChild.Spot.entry("looker held", LookAtTerminationChild.class, "lookerHeld"),
+                DebuggedChild.Spot.entry("waiter gone", LookAtTerminationChild.class, "waiterGone")),
+                (spot, thread, held) -> {
+                    switch (spot) {
+                        case "looking":
+                            if (!LookAtTerminationChild.LOOKER.equals(thread.name()) || looking.reached()) {
+                                return true;
+                            }
+                            hits.add(spot);
+                            return looking.windowReached(thread, held);
+                        case "looker held":
+                            return looking.mainReady(thread);
+                        default:
+                            hits.add(spot);
+                            looking.releaseWindow(held);
+                            return true;
+                    }
+                });
+        assertEquals(List.of("looking", "waiter gone"), hits, out);
+        assertTrue(out.contains(LookAtTerminationChild.HELD + "terminated true, waiting 0"), out);
+        assertTrue(out.contains(LookAtTerminationChild.AFTER + "looker refused for shutdown true, tables dropped true"),
+                out);
+    }
+
+    /** The child JVM of {@link #theWaitersTablesAreDroppedWhenALookForWaitersHoldsTheLockAsTheExecutorTerminates}. */
+    static final class LookAtTerminationChild {
+        static final String LOOKER = "looker";
+        static final String HELD = "child: while the look holds the admission lock: ";
+        static final String AFTER = "child: at the end: ";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("look-at-termination").coreThreads(1).maxThreads(1)
+                    .maxQueued(1).overflow(Overflow.block(Duration.ofSeconds(30))).build();
+            CountDownLatch gate = new CountDownLatch(1);
+            TestSupport.fillOneWorker(e, () -> TestSupport.blockQuietly(gate));
+            Thread waiter = TestSupport.startSubmitter(e, "waiter", new AtomicReference<>()); // interrupted below
+            TestSupport.waitUntil("the waiter to park", () -> e.statistics().waitingSubmitters() == 1);
+            Admission admission = e.engine().admission;
+            CountDownLatch lookHolds = new CountDownLatch(1);
+            CountDownLatch lookGoesOn = new CountDownLatch(1);
+            AtomicBoolean armed = new AtomicBoolean(true);
+            Object context = new Object() {
+                @Override
+                public int hashCode() {
+                    if (admission.lock.isHeldByCurrentThread() && armed.getAndSet(false)) {
+                        lookHolds.countDown();
+                        TestSupport.blockQuietly(lookGoesOn);
+                    }
+                    return 1;
+                }
+
+                @Override
+                public boolean equals(Object o) {
+                    return o == this;
+                }
+            };
+            AtomicReference<Throwable> lookerRefusal = new AtomicReference<>();
+            Thread looker = new Thread(() -> {
+                try {
+                    e.sequential(context).execute(() -> { });
+                } catch (RejectedExecutionException shutDown) {
+                    lookerRefusal.set(shutDown); // expected: the executor has terminated by the time it attempts
+                }
+            }, LOOKER);
+            looker.setDaemon(true);
+            looker.start();
+            lookerHeld(); // until the looker, having seen a waiter, is held before it takes the admission lock
+            waiter.interrupt(); // it leaves while the executor runs: no drop by the last waiter out
+            waiter.join(10_000);
+            waiterGone(); // the looker goes on: it takes the lock with nobody waiting; its context's hashCode holds it
+            lookHolds.await();
+            e.shutdown();
+            gate.countDown();
+            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println(HELD + "terminated " + terminated + ", waiting " + e.statistics().waitingSubmitters());
+            lookGoesOn.countDown();
+            looker.join(10_000);
+            System.out.println(AFTER + "looker refused for shutdown "
+                    + String.valueOf(lookerRefusal.get()).contains("shut down") + ", tables dropped "
+                    + admission.tablesDropped() + " (" + lookerRefusal.get() + ")");
+            System.exit(0);
+        }
+
+        static void lookerHeld() {
+        }
+
+        static void waiterGone() {
+        }
+
+        private LookAtTerminationChild() {
+        }
+    }
 }
