@@ -33,7 +33,8 @@ import org.junit.jupiter.api.Timeout;
  */
 class LincheckLaneTest {
 
-    private static final int INVOCATIONS = Integer.getInteger("lincheck.invocations", 300);
+    /** Per scenario in the default build; {@link #deepModelCheckOfTheRealEngine} runs each with 3,000 under -Pstress. */
+    private static final int INVOCATIONS = Integer.getInteger("lincheck.invocations", 100);
     private static final int BROKEN_INVOCATIONS = Integer.getInteger("lincheck.brokenInvocations", 3_000);
 
     static Engine engine() {
@@ -766,7 +767,11 @@ class LincheckLaneTest {
     @Timeout(120)
     void statisticsVersusOwnerCuttingAChunk() {
         check(SequentialLane.FIRST_CHUNK == 4, "the scenario is built for a first chunk of four slots");
-        Lincheck.runConcurrentTest(INVOCATIONS, () -> {
+        Lincheck.runConcurrentTest(INVOCATIONS, statisticsVersusChunkCut());
+    }
+
+    static Runnable statisticsVersusChunkCut() {
+        return () -> {
             Engine e = engine();
             Worker w = worker(e, new Thread(() -> { }));
             set(e.pool, "workers", new Worker[] {w});
@@ -788,7 +793,7 @@ class LincheckLaneTest {
             });
             check(ran[0] == tasks, "ran " + ran[0]);
             check(seen[0] >= 0 && seen[0] <= tasks, "queued " + seen[0]);
-        });
+        };
     }
 
     /**
@@ -808,8 +813,12 @@ class LincheckLaneTest {
     void deepModelCheckOfTheRealEngine() {
         int n = Integer.getInteger("lincheck.deepInvocations", 3_000);
         Lincheck.runConcurrentTest(n, sequentialOfferVersusIdleAndRelease(ran -> realSequential(ran)));
+        Lincheck.runConcurrentTest(n, sequentialOffersAcrossAChunk(() -> realSequential(null)));
         Lincheck.runConcurrentTest(n, coalescingReplaceVersusTake(() -> realCoalescing()));
         Lincheck.runConcurrentTest(n, shutdownNowVersusTake(false));
+        Lincheck.runConcurrentTest(n, shutdownNowVersusTake(false, 6, 2));
+        Lincheck.runConcurrentTest(n, statisticsVersusChunkCut());
+        Lincheck.runConcurrentTest(n, startedCountVersusWorkerEnd());
         Lincheck.runConcurrentTest(n, idleHandshake(true));
         Lincheck.runConcurrentTest(n, burstWakeUp(true));
         Lincheck.runConcurrentTest(n, submitReleaseAndMove(false));
@@ -1200,7 +1209,11 @@ class LincheckLaneTest {
     @Test
     @Timeout(120)
     void startedCountReadWhileAWorkerEndsCountsItsTasksOnce() {
-        Lincheck.runConcurrentTest(INVOCATIONS, () -> {
+        Lincheck.runConcurrentTest(INVOCATIONS, startedCountVersusWorkerEnd());
+    }
+
+    static Runnable startedCountVersusWorkerEnd() {
+        return () -> {
             Engine e = engine();
             Worker w = worker(e, new Thread(() -> { }));
             set(e.pool, "workers", new Worker[] {w});
@@ -1216,7 +1229,7 @@ class LincheckLaneTest {
             runBoth(() -> e.pool.exited(w), () -> seen[0] = e.pool.startedTasks());
             check(seen[0] == tasks, "read " + seen[0] + " of " + tasks);
             check(e.pool.startedTasks() == tasks, "after the end, read " + e.pool.startedTasks() + " of " + tasks);
-        });
+        };
     }
 
     // ---- 4d. the checker's sweep of a stuck worker's idle ring ------------------------------------------------------

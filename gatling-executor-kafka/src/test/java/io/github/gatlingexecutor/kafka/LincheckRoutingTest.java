@@ -8,6 +8,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.jetbrains.lincheck.Lincheck;
 import org.jetbrains.lincheck.LincheckAssertionError;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -52,7 +53,11 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class LincheckRoutingTest {
 
-    private static final int INVOCATIONS = Integer.getInteger("lincheck.invocations", 300);
+    /**
+     * Per scenario in the default build, whose time a scenario's invocations set (about 6 s a hundred here, on top of
+     * some 2 s of instrumenting); {@link #deepModelCheckOfTheRouting} runs each with more under {@code -Pstress}.
+     */
+    private static final int INVOCATIONS = Integer.getInteger("lincheck.invocations", 100);
     private static final int BROKEN_INVOCATIONS = Integer.getInteger("lincheck.brokenInvocations", 3_000);
 
     private static final String TOPIC = "t";
@@ -497,7 +502,9 @@ class LincheckRoutingTest {
         Lincheck.runConcurrentTest(INVOCATIONS, sharedKey(true, false, true, false));
     }
 
+    /** Stress-tagged: Lincheck needs a thousand invocations or more to reach it (54 s of the default build's 3 min). */
     @Test
+    @Tag("stress")
     @Timeout(300)
     void sharedKeyScenarioFindsALaneThatStopsAtAnEmptyQueue() {
         Assumptions.assumeTrue(Runtime.version().feature() < 25,
@@ -650,6 +657,20 @@ class LincheckRoutingTest {
     @Timeout(300)
     void compactionThatUnlinksTheLastEntryIsFound() {
         assertFinds(compaction(true), "past the incomplete record at 2");
+    }
+
+    /** Stress-tagged: every scenario above that must pass, with a larger invocation budget. */
+    @Test
+    @Tag("stress")
+    void deepModelCheckOfTheRouting() {
+        int n = Integer.getInteger("lincheck.deepInvocations", 1_000);
+        Lincheck.runConcurrentTest(n, sharedKey(false, false, false, false));
+        Lincheck.runConcurrentTest(n, sharedKey(true, false, false, false));
+        Lincheck.runConcurrentTest(n, sharedKey(true, true, false, false));
+        Lincheck.runConcurrentTest(n, sharedKey(true, false, true, false));
+        Lincheck.runConcurrentTest(n, longCall(false));
+        Lincheck.runConcurrentTest(n, longCall(true));
+        Lincheck.runConcurrentTest(n, compaction(false));
     }
 
     // ------------------------------------------------------------------------------------------------------------
