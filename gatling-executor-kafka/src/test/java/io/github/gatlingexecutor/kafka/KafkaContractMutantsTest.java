@@ -1,0 +1,92 @@
+package io.github.gatlingexecutor.kafka;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Points of the Kafka contract (the committed prefix, what counts as completed, the orderings) that a pass of
+ * hand-made mutants over the module found no test to fail on. No broker: one partition's {@link Router} over the model
+ * executor of {@link LincheckRoutingTest}, whose queue this thread runs, so each step happens when the test says.
+ */
+class KafkaContractMutantsTest {
+
+    /**
+     * A handler that throws because its partition was let go while it ran (the interrupt of a revocation or close past
+     * its closeTimeout) has its record dropped, not completed: the next owner processes it, and this processor counts
+     * it nowhere ({@link KafkaStatistics#completed()}), under every ordering. Counted as done where the router ran it
+     * (on the spot, or in partition order), the record read as completed and no longer pending, beside a commit that
+     * stops short of it.
+     */
+    @ParameterizedTest
+    @EnumSource(Ordering.class)
+    void aRecordWhoseHandlerThrowsAfterItsPartitionWasLetGoIsNotCountedCompleted(Ordering ordering) {
+        Harness h = new Harness(ordering);
+        h.handler = r -> {
+            if (r.offset() == 1) {
+                h.ps.revoked = true; // the revocation's timeout passed while the handler ran
+                throw new IllegalStateException("interrupted as its partition was let go");
+            }
+        };
+        h.poll(new ConsumerRecord<>("t", 0, 0, "a", "a@0"), new ConsumerRecord<>("t", 0, 1, "b", "b@1"));
+        assertEquals(List.of("a@0", "b@1"), h.ran);
+        assertEquals(1, h.runner.completed.sum(), "a@0 only: b@1 is its next owner's");
+        assertEquals(1, h.ps.pending(), "b@1 was not completed here");
+        assertTrue(h.ps.advance() <= 1, "the commit passed the dropped record");
+    }
+
+    /** A handler that may throw, as the tests give it. */
+    interface Handler {
+        void handle(ConsumerRecord<String, String> r) throws Exception;
+    }
+
+    /** A router of partition t-0 on the model executor, its retry timers held for the test, records run in order. */
+    private static final class Harness {
+        final List<String> ran = new ArrayList<>();
+        final LincheckRoutingTest.ModelExecutor executor = new LincheckRoutingTest.ModelExecutor();
+        final ConcurrentHashMap<Object, Slot<String, String>> keys = new ConcurrentHashMap<>();
+        final PartitionState ps = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1024);
+        final RecordRunner<String, String> runner;
+        final Router<String, String> router;
+        Handler handler = r -> { };
+
+        Harness(Ordering ordering) {
+            executor.timersHeld = true;
+            runner = new RecordRunner<>(r -> {
+                ran.add(r.value());
+                handler.handle(r);
+            }, null, 3, Duration.ofMillis(100));
+            runner.executor(executor);
+            router = new Router<>(ps, runner, executor, ordering, keys);
+            ps.router = router;
+        }
+
+        /** The polling thread's part of a poll that returned these records, then the work they made runnable. */
+        @SafeVarargs
+        final void poll(ConsumerRecord<String, String>... records) {
+            long next = records[records.length - 1].offset() + 1;
+            ps.dispatched += records.length;
+            ps.sentUpTo = next;
+            ps.nextOffset = next;
+            router.offer(List.of(records));
+            assertTrue(router.schedule(), "the router's run was refused");
+            for (int n = 0; n < 1_000; n++) {
+                Runnable task = executor.queue.poll();
+                if (task == null) {
+                    return;
+                }
+                task.run();
+            }
+            throw new AssertionError("tasks still coming after 1000: one resubmits itself for ever");
+        }
+    }
+}
