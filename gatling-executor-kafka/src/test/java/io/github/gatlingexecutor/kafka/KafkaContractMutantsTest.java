@@ -1,15 +1,24 @@
 package io.github.gatlingexecutor.kafka;
 
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
+import static io.github.gatlingexecutor.kafka.EmbeddedKafka.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -42,6 +51,57 @@ class KafkaContractMutantsTest {
         assertEquals(1, h.runner.completed.sum(), "a@0 only: b@1 is its next owner's");
         assertEquals(1, h.ps.pending(), "b@1 was not completed here");
         assertTrue(h.ps.advance() <= 1, "the commit passed the dropped record");
+    }
+
+    /**
+     * The revocation's commit is sent whenever the completed prefix moved past what was last committed, not only for a
+     * partition that never had a commit: here a periodic commit of 0 lands while k@0 runs, the revocation lets k@0 and
+     * the two records queued behind it finish, and must commit 3. A commit that skipped every partition already
+     * committed for left the group at 0, and the next owner ran all three again. (The scripted consumer revokes the
+     * partition inside a poll, and commits at once.)
+     */
+    @Test
+    void theRevocationCommitsPastWhatAPeriodicCommitAlreadyCommitted() throws Exception {
+        TopicPartition tp = new TopicPartition("revoked-after-commit", 0);
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicReference<GroupTest.ScriptedConsumer> consumer = new AtomicReference<>();
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9"); // never reached
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, "g");
+        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(config)
+                .topics(tp.topic())
+                .commitInterval(Duration.ofMillis(10))
+                .closeTimeout(Duration.ofSeconds(30))
+                .consumerMaker((c, keys, values) -> {
+                    GroupTest.ScriptedConsumer made = new GroupTest.ScriptedConsumer(c, keys, values, tp, 3);
+                    made.limit = 3;
+                    consumer.set(made);
+                    return made;
+                })
+                .handler(r -> {
+                    if (r.offset() == 0) {
+                        running.countDown();
+                        assertTrue(release.await(60, TimeUnit.SECONDS), "k@0 released");
+                    }
+                })
+                .build();
+        try {
+            processor.start();
+            assertTrue(running.await(30, TimeUnit.SECONDS), "k@0 runs");
+            await(Duration.ofSeconds(30), "a periodic commit of 0 acknowledged",
+                    () -> Map.of(tp, 0L).equals(processor.statistics().committedOffsets()));
+            consumer.get().revokeAtNextPoll = true;
+            await(Duration.ofSeconds(30), "the revocation under way", () -> consumer.get().revoking);
+            release.countDown();
+            await(Duration.ofSeconds(30), "the revocation's end", () -> consumer.get().revoked);
+            assertEquals(3L, consumer.get().committed.get(tp), "the revocation commits past the three records");
+        } finally {
+            release.countDown();
+            processor.close();
+        }
     }
 
     /** A handler that may throw, as the tests give it. */
