@@ -1,22 +1,38 @@
 package io.github.gatlingexecutor.kafka;
 
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetCommitCallback;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordDeserializationException;
+import org.apache.kafka.common.errors.RecordDeserializationException.DeserializationExceptionOrigin;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.github.gatlingexecutor.kafka.EmbeddedKafka.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -66,12 +82,7 @@ class KafkaContractMutantsTest {
         CountDownLatch running = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         AtomicReference<GroupTest.ScriptedConsumer> consumer = new AtomicReference<>();
-        Map<String, Object> config = new HashMap<>();
-        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9"); // never reached
-        config.put(ConsumerConfig.GROUP_ID_CONFIG, "g");
-        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(config)
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(scriptedConfig())
                 .topics(tp.topic())
                 .commitInterval(Duration.ofMillis(10))
                 .closeTimeout(Duration.ofSeconds(30))
@@ -101,6 +112,131 @@ class KafkaContractMutantsTest {
         } finally {
             release.countDown();
             processor.close();
+        }
+    }
+
+    /**
+     * A record that cannot be deserialized, whose failure handler throws, is read again after each backoff: it counts
+     * once in {@code failed()} however often it is read, and each read again counts in {@code retries()}, as a
+     * handler's failing record does. Counted at every read, failed() read 3 here for one record.
+     */
+    @Test
+    void anUnreadableRecordReadAgainAfterItsFailureHandlerThrewCountsOnceAsFailed() throws Exception {
+        TopicPartition tp = new TopicPartition("unreadable", 0);
+        AtomicInteger failureHandlerCalls = new AtomicInteger();
+        AtomicReference<UnreadableConsumer> consumer = new AtomicReference<>();
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(scriptedConfig())
+                .topics(tp.topic())
+                .retryBackoff(Duration.ofMillis(1))
+                .consumerMaker((c, keys, values) -> {
+                    UnreadableConsumer made = new UnreadableConsumer(c, keys, values, tp);
+                    consumer.set(made);
+                    return made;
+                })
+                .handler(r -> { })
+                .onFailure((r, e) -> {
+                    if (failureHandlerCalls.incrementAndGet() < 3) {
+                        throw new IllegalStateException("the dead-letter topic is down");
+                    }
+                })
+                .build()) {
+            processor.start();
+            await(Duration.ofSeconds(30), "the three records done", () -> processor.statistics().completed() == 3);
+            KafkaStatistics s = processor.statistics();
+            assertEquals(3, failureHandlerCalls.get());
+            assertEquals(3, consumer.get().unreadableReads.get(), "read once, then again after each throw");
+            assertEquals(1, s.failed(), s.toString());
+            assertEquals(2, s.retries(), s.toString());
+            assertEquals(3, s.polled(), s.toString());
+        }
+    }
+
+    /** Settings for a processor whose consumer is the test's: the broker they name is never reached. */
+    private static Map<String, Object> scriptedConfig() {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9");
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, "g");
+        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        return config;
+    }
+
+    /**
+     * A consumer of one partition of three records, offsets 0 to 2, assigned at its first poll, whose record at offset
+     * 1 cannot be deserialized: a poll at that position throws, as Kafka's consumer does, until a seek moves past it.
+     */
+    private static final class UnreadableConsumer extends KafkaConsumer<String, String> {
+        private final TopicPartition tp;
+        private ConsumerRebalanceListener listener;
+        private boolean assigned;
+        private volatile long next;
+        private boolean paused;
+        final AtomicInteger unreadableReads = new AtomicInteger();
+
+        UnreadableConsumer(Map<String, Object> config, Deserializer<String> keys, Deserializer<String> values,
+                           TopicPartition tp) {
+            super(config, keys, values);
+            this.tp = tp;
+        }
+
+        @Override
+        public void subscribe(Collection<String> topics, ConsumerRebalanceListener listener) {
+            this.listener = listener;
+        }
+
+        @Override
+        public ConsumerRecords<String, String> poll(Duration timeout) {
+            if (!assigned) {
+                assigned = true;
+                listener.onPartitionsAssigned(List.of(tp));
+            }
+            if (paused || next >= 3) {
+                LockSupport.parkNanos(Math.min(timeout.toNanos(), TimeUnit.MILLISECONDS.toNanos(1)));
+                return ConsumerRecords.empty();
+            }
+            if (next == 1) {
+                unreadableReads.incrementAndGet();
+                throw new RecordDeserializationException(DeserializationExceptionOrigin.VALUE, tp, 1, 0,
+                        TimestampType.CREATE_TIME, null, ByteBuffer.wrap(new byte[] {1}), new RecordHeaders(),
+                        "unreadable", new SerializationException("unreadable"));
+            }
+            long offset = next++;
+            return new ConsumerRecords<>(Map.of(tp, List.of(new ConsumerRecord<>(tp.topic(), tp.partition(), offset,
+                    "k", Long.toString(offset)))), Map.of());
+        }
+
+        @Override
+        public void seek(TopicPartition partition, long offset) {
+            next = offset;
+        }
+
+        @Override
+        public void pause(Collection<TopicPartition> partitions) {
+            paused |= partitions.contains(tp);
+        }
+
+        @Override
+        public void resume(Collection<TopicPartition> partitions) {
+            paused &= !partitions.contains(tp);
+        }
+
+        @Override
+        public long position(TopicPartition partition, Duration timeout) {
+            return next;
+        }
+
+        @Override
+        public void commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets, OffsetCommitCallback callback) {
+            callback.onComplete(offsets, null);
+        }
+
+        @Override
+        public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets, Duration timeout) {
+        }
+
+        @Override
+        public void close(CloseOptions options) {
+            super.close(CloseOptions.timeout(Duration.ZERO)); // it never joined a group
         }
     }
 
