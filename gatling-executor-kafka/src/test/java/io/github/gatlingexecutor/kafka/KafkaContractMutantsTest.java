@@ -41,7 +41,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Points of the Kafka contract (the committed prefix, what counts as completed, the orderings) that a pass of
  * hand-made mutants over the module found no test to fail on. No broker: one partition's {@link Router} over the model
- * executor of {@link LincheckRoutingTest}, whose queue this thread runs, so each step happens when the test says.
+ * executor of {@link LincheckRoutingTest}, whose queue this thread runs, so each step happens when the test says; or a
+ * whole processor over a consumer the test scripts.
  */
 class KafkaContractMutantsTest {
 
