@@ -110,7 +110,7 @@ final class Admission {
      */
     private ConcurrentHashMap<ContextKey, Thread> coalescingWaiters = new ConcurrentHashMap<>();
     /**
-     * The four structures above, which never shrink, have been replaced by empty ones after shutdown (see
+     * The four structures above, which never shrink, have been replaced by empty ones at termination (see
      * {@link #dropTablesOnceNobodyWaits}). Guarded by lock.
      */
     private boolean tablesDropped;
@@ -927,7 +927,6 @@ final class Admission {
             VarHandle.fullFence();
             if (engine.state() != Engine.RUNNING) {
                 wakeAll();
-                dropTablesOnceNobodyWaits();
             }
         } finally {
             unlock();
@@ -968,20 +967,20 @@ final class Admission {
             try {
                 dropTablesOnceNobodyWaits();
             } finally {
-                lock.unlock(); // dropped, or a late waiter is in: the last one out drops them (unlockWakingIfShutDown)
+                lock.unlock(); // dropped, or a late waiter is in: the last one out drops them as it lets the lock go
             }
         }
     }
 
     /**
-     * Under the lock, once the executor is shut down: when no submitter waits, replaces the waiters' queue and maps
+     * Under the lock, once the executor has terminated: when no submitter waits, replaces the waiters' queue and maps
      * with empty ones. Their tables never shrink, and a terminated executor kept through a future or a lane handle kept
      * them sized for the most submitters ever parked at once (4 MB after 100,000 virtual submitters waited for room in
      * as many contexts). After shutdown no submitter parks: a late one that looked at the state before it joins the
      * new, small ones and leaves at once (see await), and whoever reads a map without the lock reads one that is
-     * empty. Called by the last waiter out once the executor is shut down (see unlockWakingIfShutDown), and at
-     * termination, which waits for nobody to wait: by termination itself or, if the lock is held then, by its holder
-     * as it lets it go (see unlock).
+     * empty. Called at termination, which waits for nobody to wait: by termination itself or, if the lock is held
+     * then, by its holder as it lets it go; and by a late waiter, the last one out, as it lets the lock go (see
+     * unlock). One way for every case: the mark termination leaves.
      */
     private void dropTablesOnceNobodyWaits() {
         if (tablesDropped || waitingCell.get(2 * PAD) != 0 || !executorQueue.isEmpty() || !contextQueues.isEmpty()) {
