@@ -473,7 +473,7 @@ final class Checker implements Runnable {
             nextInspection = now + period;
             inspections = inspections + 1; // one writer: no lost update
         }
-        if (engine.readyToTerminate()) {
+        if (engine.readyToTerminate() && engine.submitsSettled()) {
             engine.threadExiting(); // before the claim: awaitTermination then waits for this thread to end
             if (engine.terminated(true)) {
                 return true;

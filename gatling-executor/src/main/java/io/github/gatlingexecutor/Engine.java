@@ -429,10 +429,22 @@ final class Engine {
         if (lane == null) {
             lane = coalescingLanes.get(context);
         }
-        if (lane == null || state != RUNNING || !((CoalescingLane) lane).replacePending(task)) {
+        if (lane == null || state != RUNNING) {
             return false;
         }
-        submitted.increment();
+        SubmitCounter.Cell counting = submitted.begin();
+        boolean replaced;
+        try {
+            replaced = ((CoalescingLane) lane).replacePending(task);
+        } catch (RuntimeException | Error unexpected) {
+            settle(submitted.abort(counting));
+            throw unexpected;
+        }
+        if (!replaced) {
+            settle(submitted.abort(counting));
+            return false;
+        }
+        settle(submitted.commit(counting));
         if (handle != null) {
             handle.cacheLaneRelease(lane);
         }
@@ -473,6 +485,8 @@ final class Engine {
         // Forced, the limit is passed negated: the lane's CAS that accepts the task also says if it went over.
         int limit = adm == null || coalescing ? 0 : force ? -adm.perContext : adm.perContext;
         boolean over = false;
+        boolean activated = false;
+        SubmitCounter.Cell counting;
         for (;;) {
             if (lane == null) {
                 lane = laneOf(coalescing, context);
@@ -489,16 +503,29 @@ final class Engine {
             } else if (state != RUNNING) {
                 throw rejectLooked(lane, reserved, task);
             }
-            if (reserving && reserved == NOT_RESERVED) {
-                reserved = reserve(adm, coalescing, lane, task, limit, force);
-                if (reserved == REPLACED_WAITING) {
-                    break;
+            // From here to the count, the task may be seen by a worker before this thread knows it was accepted:
+            // termination waits (see SubmitCounter#begin). None of the caller's code runs in between.
+            counting = submitted.begin();
+            int outcome;
+            try {
+                if (reserving && reserved == NOT_RESERVED) {
+                    reserved = reserve(adm, coalescing, lane, task, limit, force);
+                    if (reserved == REPLACED_WAITING) {
+                        break;
+                    }
+                    if (reserved == Admission.FULL_CONTEXT || reserved == Admission.FULL_EXECUTOR) {
+                        settle(submitted.abort(counting));
+                        if (reserved == Admission.FULL_EXECUTOR) {
+                            discardIfUnused(lane); // it may have been created just now
+                        }
+                        return reserved;
+                    }
                 }
-                if (reserved == Admission.FULL_CONTEXT || reserved == Admission.FULL_EXECUTOR) {
-                    return reserved;
-                }
+                outcome = lane.offer(task, limit);
+            } catch (RuntimeException | Error unexpected) {
+                settle(submitted.abort(counting));
+                throw unexpected;
             }
-            int outcome = lane.offer(task, limit);
             if (outcome == Lane.ACCEPTED) {
                 break;
             }
@@ -507,9 +534,17 @@ final class Engine {
                 break;
             }
             if (outcome == Lane.ACTIVATED) {
-                makeReady(lane);
+                activated = true;
                 break;
             }
+            if (outcome == Lane.REPLACED) {
+                if (reserved >= 0) {
+                    adm.release(); // the replaced task's place is ours: the one reserved is not needed
+                    reserved = NOT_RESERVED;
+                }
+                break;
+            }
+            settle(submitted.abort(counting)); // not accepted this time round
             if (outcome == Lane.RELEASED) {
                 if (internal) {
                     timer.takeOff(task); // in no queue again while the context is looked up once more
@@ -526,16 +561,12 @@ final class Engine {
                 }
                 continue;
             }
-            if (outcome == Lane.REPLACED) {
-                if (reserved >= 0) {
-                    adm.release(); // the replaced task's place is ours: the one reserved is not needed
-                    reserved = NOT_RESERVED;
-                }
-                break;
-            }
             return refused(outcome, reserved, task);
         }
-        submitted.increment(); // accepted: counted only now, whatever place it took (see submittedCount)
+        settle(submitted.commit(counting)); // accepted: counted only now, whatever place it took (see submittedCount)
+        if (activated) {
+            makeReady(lane); // after the count: the lane is in no queue yet, so nothing can end before it
+        }
         if (handle != null && lane != cached) {
             handle.cacheLaneRelease(lane); // not a store per task: producers on other cores may read the handle too
         }
@@ -583,11 +614,7 @@ final class Engine {
             // submit both limits refuse still meets the executor's first, as it did.
             return Admission.FULL_CONTEXT;
         }
-        int reserved = adm.reserve(force);
-        if (reserved == Admission.FULL_EXECUTOR) {
-            discardIfUnused(lane); // it may have been created just now
-        }
-        return reserved;
+        return adm.reserve(force);
     }
 
     /** A submit the state refused after its lane was looked up: its place is given back, its lane not left behind. */
@@ -627,15 +654,24 @@ final class Engine {
             }
         }
         PlainTask item = new PlainTask(task, stamp());
-        readyQueue.offerTask(item);
-        pool.signalWork();
+        SubmitCounter.Cell counting = submitted.begin(); // see attemptLane
+        try {
+            readyQueue.offerTask(item);
+        } catch (RuntimeException | Error unexpected) {
+            settle(submitted.abort(counting));
+            throw unexpected;
+        }
         if (!internal && state != RUNNING && readyQueue.takeBack(item)) {
+            settle(submitted.abort(counting));
             if (adm != null && adm.total > 0) {
                 adm.release();
             }
             throw reject(task); // shut down meanwhile and nobody took it: it was never accepted
         }
-        submitted.increment(); // accepted: counted only now, whatever place it took (see submittedCount)
+        settle(submitted.commit(counting)); // accepted: counted only now, whatever place it took (see submittedCount)
+        // After the count, as a lane's activation: a thread start runs the caller's thread factory, which termination
+        // must not wait for as it waits for a submit in flight.
+        pool.signalWork();
         return reserved;
     }
 
@@ -900,6 +936,15 @@ final class Engine {
         return submitted.sum();
     }
 
+    /**
+     * For the checker, once {@link #readyToTerminate}: waits for the submits in flight, whose tasks may already have
+     * run (see {@link SubmitCounter#othersSettled}); false if a virtual thread's is, which looks for termination again
+     * after its count.
+     */
+    boolean submitsSettled() {
+        return submitted.othersSettled();
+    }
+
     long coalescedCount() {
         return coalesced.sum();
     }
@@ -1082,8 +1127,20 @@ final class Engine {
      */
     void wakeForTermination() {
         pool.wakeAll();
-        if (!checker.wake() && readyToTerminate()) {
+        if (!checker.wake() && readyToTerminate() && submitted.othersSettled()) {
             terminated(false); // no checker thread: claimed here instead (safe from any thread)
+        }
+    }
+
+    /**
+     * After a submit's {@link SubmitCounter#commit} or {@link SubmitCounter#abort}: {@code lookAgain} (the call's
+     * result) says termination may have been put off for it, and then, if the executor is shut down, it is looked for.
+     * Not otherwise: a platform thread's commit is two plain stores, not the fence a read of the state after them
+     * would need; termination's claimer waits for them instead (see {@link SubmitCounter#othersSettled}).
+     */
+    private void settle(boolean lookAgain) {
+        if (lookAgain && state != RUNNING) {
+            wakeForTermination();
         }
     }
 
@@ -1095,7 +1152,8 @@ final class Engine {
      * cancelled (see {@link #completionBegins}), read last: after the walk or drain that saw its replacement; and no
      * submitter still counted as waiting for room, on its way out after the shutdown woke it (see
      * {@link Admission#nobodyWaits}), nor a refusal for capacity not yet counted (see
-     * {@link #countedAsRefusedForCapacity}).
+     * {@link #countedAsRefusedForCapacity}). Whoever claims termination on this answer then waits for the submits in
+     * flight ({@link SubmitCounter#othersSettled}), which it may only do once this holds.
      */
     boolean readyToTerminate() {
         return state >= SHUTDOWN && pool.threads() == 0
@@ -1144,7 +1202,8 @@ final class Engine {
 
     /** A worker ended, or failed to start. */
     void threadsChanged() {
-        if (state >= SHUTDOWN && pool.threads() == 0 && !checker.wake() && readyToTerminate()) {
+        if (state >= SHUTDOWN && pool.threads() == 0 && !checker.wake() && readyToTerminate()
+                && submitted.othersSettled()) {
             terminated(false); // no checker thread to do it
         }
     }

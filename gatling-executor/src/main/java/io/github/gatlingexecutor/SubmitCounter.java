@@ -6,6 +6,7 @@ import java.lang.invoke.MethodType;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.WeakReference;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -24,8 +25,13 @@ import java.util.concurrent.atomic.LongAdder;
  * request, and a cell each would cost more than the adder's CAS.
  *
  * <p>Reads are exact once the submitters are done, and otherwise a moment old, as an adder's sum is: a cell is read
- * with an opaque load. The lock is taken by readers (statistics, and the checker once per tick) and by a thread's first
- * increment, never by the others.
+ * with an opaque load. The lock is taken by readers (statistics, and the checker once per tick, and a claim of
+ * termination) and by a thread's first submit, never by the others.
+ *
+ * <p>A cell also marks its thread's submit in flight, from just before the offer that may let a worker see the task
+ * to the count ({@link #begin}, then {@link #commit} or {@link #abort}), so that termination can wait for the count
+ * ({@link #othersSettled}): two more stores to a line the thread already owns, where a shared count of submits in
+ * flight would be two atomics on a line every submitter writes.
  */
 final class SubmitCounter {
 
@@ -39,6 +45,18 @@ final class SubmitCounter {
     static final class Cell extends WeakReference<Thread> {
         @SuppressWarnings("unused") // accessed through COUNT
         private long count;
+        /**
+         * Submits of the owner between {@link #begin} and {@link #commit} or {@link #abort}: more than one when a
+         * caller's code run inside that span (a replaced future's {@code done()}) submits again.
+         */
+        @SuppressWarnings("unused") // accessed through IN_FLIGHT
+        private int inFlight;
+        /**
+         * Set by the owner when it found itself in flight as it was about to claim termination (see
+         * {@link #othersSettled}); its commit or abort then says so to its caller, which claims it. Only the owner
+         * reads or writes it.
+         */
+        private boolean claimSkipped;
 
         Cell(Thread owner) {
             super(owner);
@@ -46,12 +64,14 @@ final class SubmitCounter {
     }
 
     private static final VarHandle COUNT;
+    private static final VarHandle IN_FLIGHT;
     /** {@code Thread::isVirtual} where the JDK has it (21+), else null; a constant, so the JIT folds the test away. */
     private static final MethodHandle IS_VIRTUAL;
 
     static {
         try {
             COUNT = MethodHandles.lookup().findVarHandle(Cell.class, "count", long.class);
+            IN_FLIGHT = MethodHandles.lookup().findVarHandle(Cell.class, "inFlight", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -67,6 +87,8 @@ final class SubmitCounter {
 
     private final ThreadLocal<Cell> mine = ThreadLocal.withInitial(this::register);
     private final LongAdder virtualThreads = new LongAdder();
+    /** Virtual threads between {@link #begin} and {@link #commit} or {@link #abort}. */
+    private final AtomicInteger virtualInFlight = new AtomicInteger();
     private final long foldEveryNanos;
 
     // Guarded by this.
@@ -80,16 +102,119 @@ final class SubmitCounter {
         this.foldEveryNanos = foldEveryNanos;
     }
 
-    /** Counts one submit of the calling thread. */
-    void increment() {
+    /**
+     * The calling thread is about to make a task visible to the workers (the offer to its lane or to the ready queue)
+     * and has not yet decided whether it was accepted: until its {@link #commit} or {@link #abort},
+     * {@link #othersSettled} waits for it. Returns the thread's cell, or null for a virtual thread, to pass to either.
+     *
+     * <p>Why: the count used to come after the offer. The task could run, or be returned by {@code shutdownNow}, and
+     * the executor terminate between the two, so a thread that had seen termination read {@code submitted()} (and,
+     * for a replacement, {@code coalesced()}) one lower than a moment later.
+     */
+    Cell begin() {
         if (IS_VIRTUAL != null && isVirtual(Thread.currentThread())) {
-            virtualThreads.increment();
-            return;
+            virtualInFlight.getAndIncrement();
+            return null;
         }
         Cell c = mine.get();
+        // Opaque is enough: no ordering is needed before the offer that follows, because what termination must see is
+        // this mark only when the task got through, and then it sees it by happens-before: the offer's release (the
+        // lane's CAS or the queue's) is acquired by the worker that takes the task, or by the shutdownNow that drains
+        // it, and termination comes after both.
+        IN_FLIGHT.setOpaque(c, (int) IN_FLIGHT.getOpaque(c) + 1);
+        return c;
+    }
+
+    /**
+     * The submit {@link #begin} marked was accepted: counted, then no longer in flight. Returns true if the caller
+     * must look for termination: its thread put a claim off while it was in flight, or, a virtual thread, termination
+     * may have looked while it was.
+     */
+    boolean commit(Cell c) {
+        if (c == null) {
+            virtualThreads.increment();
+            virtualInFlight.getAndDecrement(); // after the count; a full fence, so the caller's read of the state after
+            return true;                       // it cannot miss a shutdown that missed this (see othersSettled)
+        }
         // Opaque: only this thread writes the cell; readers need an untorn, eventually visible value, not ordering
-        // (a plain store on x86, where the adder's CAS was a locked instruction).
+        // (a plain store on x86, where an adder's CAS is a locked instruction).
         COUNT.setOpaque(c, (long) COUNT.getOpaque(c) + 1);
+        return settled(c);
+    }
+
+    /** The submit {@link #begin} marked was not accepted: no longer in flight, not counted. As {@link #commit}. */
+    boolean abort(Cell c) {
+        if (c == null) {
+            virtualInFlight.getAndDecrement();
+            return true;
+        }
+        return settled(c);
+    }
+
+    private static boolean settled(Cell c) {
+        // Release: a waiter that reads the mark cleared (acquire) then reads the count made before it.
+        IN_FLIGHT.setRelease(c, (int) IN_FLIGHT.getOpaque(c) - 1);
+        if (c.claimSkipped) {
+            c.claimSkipped = false;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Called by a thread about to claim termination, once nothing else holds it back: waits until no other platform
+     * thread is between {@link #begin} and {@link #commit} or {@link #abort}, then returns true. Returns false, at
+     * once, if the calling thread is itself in flight (it claims at its own commit instead: its call tells it to), or
+     * if a virtual thread is (each one looks for termination after its commit, behind a full fence).
+     *
+     * <p>Spinning is safe here: once the executor is otherwise ready to terminate, every lane is closed, so what a
+     * thread in flight has left to do is a few instructions of a lock-free step, with none of the caller's code and
+     * nothing to wait for from us (a replacement that got in before the close, and runs a replaced future's
+     * {@code done()}, is waited for apart, by {@code Engine#completionBegins}). The thread that claims is the checker,
+     * which never submits at that point, or, when it has no thread, any thread that found the executor ready; one
+     * that is in flight itself does not wait, so two such threads cannot wait for each other. The cells are read with
+     * acquire, so a cleared mark brings the count made before it.
+     */
+    boolean othersSettled() {
+        if (virtualInFlight.get() != 0) {
+            return false;
+        }
+        Thread me = Thread.currentThread();
+        for (int waits = 0;;) {
+            Cell busy = othersInFlight(me);
+            if (busy == null) {
+                return true;
+            }
+            if (busy.get() == me) {
+                busy.claimSkipped = true; // our own mark: the commit or abort that clears it says to claim
+                return false;
+            }
+            while ((int) IN_FLIGHT.getAcquire(busy) != 0 && isAlive(busy)) {
+                waits = Waiting.pause(waits);
+            }
+        }
+    }
+
+    /** A cell in flight: the caller's own if it is, else another live thread's; null if none. */
+    private synchronized Cell othersInFlight(Thread me) {
+        Cell found = null;
+        for (int i = 0; i < size; i++) {
+            Cell c = cells[i];
+            if ((int) IN_FLIGHT.getAcquire(c) != 0) {
+                if (c.get() == me) {
+                    return c;
+                }
+                if (found == null && isAlive(c)) {
+                    found = c; // a thread that died in flight (killed between two instructions) holds nothing back
+                }
+            }
+        }
+        return found;
+    }
+
+    private static boolean isAlive(Cell c) {
+        Thread owner = c.get();
+        return owner != null && owner.isAlive();
     }
 
     /** Submits counted so far; first folds the cells of threads that have ended, if the last fold is old enough. */

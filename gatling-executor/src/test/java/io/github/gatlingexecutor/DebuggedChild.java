@@ -76,9 +76,14 @@ final class DebuggedChild {
      * A child ends with {@code System.exit}, which ends the threads still held too.
      */
     static String run(Class<?> main, List<Spot> spots, Hit onHit) throws Exception {
+        return run(main, "", spots, onHit);
+    }
+
+    /** {@link #run(Class, List, Hit)} with {@code args} (separated by spaces) for the child's {@code main}. */
+    static String run(Class<?> main, String args, List<Spot> spots, Hit onHit) throws Exception {
         LaunchingConnector launcher = Bootstrap.virtualMachineManager().defaultConnector();
         Map<String, Connector.Argument> arguments = launcher.defaultArguments();
-        arguments.get("main").setValue(main.getName());
+        arguments.get("main").setValue(args.isEmpty() ? main.getName() : main.getName() + " " + args);
         arguments.get("options").setValue("-cp \"" + System.getProperty("java.class.path") + "\"");
         VirtualMachine vm = launcher.launch(arguments); // suspended before its main class loads
         StringBuffer out = new StringBuffer();

@@ -887,7 +887,7 @@ class DefectRegressionTest {
     }
 
     /** Two distinct tasks that are equal. */
-    private static final class EqualTask implements Runnable {
+    static final class EqualTask implements Runnable {
         final AtomicInteger runs = new AtomicInteger();
 
         @Override
@@ -909,46 +909,79 @@ class DefectRegressionTest {
     /**
      * Item 7: a submit that saw shutdown after queueing its task took it back with {@code remove(Object)}, which
      * removes the first <em>equal</em> element: another caller's accepted task was lost and the rejected one ran.
-     * Deterministic: the thread factory, asked for a worker inside the second submit, shuts the executor down. The
-     * checker is held until then: its look 5 ms after the failed start of the first submit refills the worker, and a
-     * test thread descheduled that long inside the first submit had that refill shut the executor down under it.
+     * No caller's code runs between the queueing and the look at the state (the wake-up of a worker, which may run the
+     * thread factory, comes after the count), so the debugger holds the second submit there while the executor shuts
+     * down, the first, equal, task still queued behind the one worker's running task.
      */
     @Test
-    @Timeout(20)
     void aRejectedSubmitTakesBackItsOwnTaskNotAnEqualOne() throws Exception {
-        AtomicInteger workerCalls = new AtomicInteger();
-        AtomicReference<GatlingExecutor> self = new AtomicReference<>();
-        CountDownLatch checkerGate = cleanup.gate();
-        ThreadFactory factory = r -> {
-            if (TestSupport.isChecker(r)) {
-                return TestSupport.heldChecker(r, checkerGate);
-            }
-            int n = workerCalls.incrementAndGet();
-            if (n == 2) {
-                return null;
-            }
-            if (n == 3) {
-                self.get().shutdown();
-                return null;
-            }
-            Thread t = new Thread(r);
-            t.setDaemon(true);
-            return t;
-        };
-        GatlingExecutor e = cleanup.track(gatling("equal").coreThreads(2).threadFactory(factory)
-                .checkPeriod(Duration.ofMinutes(10)).build());
-        self.set(e);
-        CountDownLatch gate = cleanup.occupy(e);
-        EqualTask accepted = new EqualTask();
-        EqualTask rejected = new EqualTask();
-        e.execute(accepted);                                                    // worker call 2 fails
-        assertThrows(RejectedExecutionException.class, () -> e.execute(rejected)); // call 3 shuts down
-        assertEquals(3, workerCalls.get(), "the construction did not go as planned");
-        checkerGate.countDown(); // the executor's termination is the checker's to declare
-        gate.countDown();
-        assertTrue(e.awaitTermination(5, TimeUnit.SECONDS));
-        assertEquals(1, accepted.runs.get(), "the accepted task was lost");
-        assertEquals(0, rejected.runs.get(), "the rejected task ran");
+        DebuggedChild.Meeting queued = new DebuggedChild.Meeting();
+        String out = DebuggedChild.run(TakeBackChild.class, List.of(
+                DebuggedChild.Spot.line("queued", Engine.class,
+                        "if (!internal && state != RUNNING && readyQueue.takeBack(item)) {"),
+                DebuggedChild.Spot.entry("shut", TakeBackChild.class, "shut"),
+                DebuggedChild.Spot.entry("release", TakeBackChild.class, "release")),
+                (spot, thread, held) -> {
+                    switch (spot) {
+                        case "queued":
+                            if (!TakeBackChild.SUBMITTER.equals(thread.name()) || queued.reached()) {
+                                return true;
+                            }
+                            return queued.windowReached(thread, held);
+                        case "shut":
+                            return queued.mainReady(thread);
+                        default:
+                            DebuggedChild.resumeAll(held);
+                            return true;
+                    }
+                });
+        assertTrue(out.contains("child: rejected true, accepted ran 1, rejected ran 0, terminated true"), out);
+    }
+
+    /** The child JVM of {@link #aRejectedSubmitTakesBackItsOwnTaskNotAnEqualOne}. */
+    static final class TakeBackChild {
+        static final String SUBMITTER = "submitter";
+
+        public static void main(String[] args) throws Exception {
+            GatlingExecutor e = GatlingExecutor.builder().name("equal").coreThreads(1).maxThreads(1).build();
+            CountDownLatch gate = new CountDownLatch(1);
+            CountDownLatch running = new CountDownLatch(1);
+            e.execute(() -> {
+                running.countDown();
+                TestSupport.blockQuietly(gate);
+            });
+            running.await();
+            EqualTask accepted = new EqualTask();
+            EqualTask rejected = new EqualTask();
+            e.execute(accepted); // queued behind the running task
+            AtomicBoolean refused = new AtomicBoolean();
+            Thread submitter = new Thread(() -> {
+                try {
+                    e.execute(rejected);
+                } catch (RejectedExecutionException expected) {
+                    refused.set(true);
+                }
+            }, SUBMITTER);
+            submitter.start();
+            shut(); // until the submitter is held between its queueing and its look at the state
+            e.shutdown();
+            release();
+            submitter.join(10_000);
+            gate.countDown();
+            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println("child: rejected " + refused.get() + ", accepted ran " + accepted.runs.get()
+                    + ", rejected ran " + rejected.runs.get() + ", terminated " + terminated);
+            System.exit(0);
+        }
+
+        static void shut() {
+        }
+
+        static void release() {
+        }
+
+        private TakeBackChild() {
+        }
     }
 
     /**

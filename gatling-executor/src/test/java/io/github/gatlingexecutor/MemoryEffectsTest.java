@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * What a thread sees of the tasks' effects through each edge a {@code java.util.concurrent} user relies on (the
@@ -25,6 +27,117 @@ class MemoryEffectsTest {
 
     @RegisterExtension
     final ExecutorValidation cleanup = new ExecutorValidation();
+
+    /**
+     * A thread that has seen the executor terminate sees its figures final: a submit counts its task once it knows
+     * it was accepted, after the offer that let a worker see it, and the task could run (or be returned by
+     * {@code shutdownNow}) and the executor terminate in between. The submit's own count then came after termination
+     * (hidden in {@code submitted()}, which is never read below what ran, was returned or coalesced), and so did a
+     * replacement's count in {@code coalesced()}, which rose after termination. No caller's code runs there, so the
+     * debugger holds the submitter there while the executor shuts down and its one worker, let go, runs what is
+     * queued: a sequential task behind a running one, a plain task, and a coalescing task that replaced a pending one
+     * (held just after its CAS, before it counts the task it replaced).
+     */
+    @ParameterizedTest
+    @CsvSource({"sequential, shutdown", "sequential, shutdownNow", "plain, shutdown", "plain, shutdownNow",
+                "coalescing, shutdown", "coalescing, shutdownNow"})
+    void aSubmitIsCountedBeforeTheExecutorTerminates(String kind, String stop) throws Exception {
+        List<String> hits = new ArrayList<>();
+        DebuggedChild.Meeting counting = new DebuggedChild.Meeting();
+        String out = DebuggedChild.run(CountedAtTerminationChild.class, kind + " " + stop, List.of(
+                DebuggedChild.Spot.entry("count", SubmitCounter.class, "commit"),
+                DebuggedChild.Spot.line("count", CoalescingLane.class, "SUBMITTED.getAndAdd(this, 1L);"),
+                DebuggedChild.Spot.entry("held", CountedAtTerminationChild.class, "held"),
+                DebuggedChild.Spot.entry("read", CountedAtTerminationChild.class, "read")),
+                (spot, thread, held) -> {
+                    switch (spot) {
+                        case "count":
+                            if (!CountedAtTerminationChild.SUBMITTER.equals(thread.name()) || counting.reached()) {
+                                return true;
+                            }
+                            hits.add(spot);
+                            return counting.windowReached(thread, held);
+                        case "held":
+                            return counting.mainReady(thread);
+                        default:
+                            hits.add(spot);
+                            DebuggedChild.resumeAll(held);
+                            return true;
+                    }
+                });
+        assertEquals(List.of("count", "read"), hits, out);
+        boolean now = stop.equals("shutdownNow");
+        boolean coalescing = kind.equals("coalescing");
+        // The first task ran; with shutdownNow the held submitter's task was returned, else it ran.
+        String figures = "submitted " + (coalescing ? 3 : 2) + ", executed " + (now ? 1 : 2) + ", coalesced "
+                + (coalescing ? 1 : 0) + ", returned " + (now ? 1 : 0);
+        assertTrue(out.contains(CountedAtTerminationChild.AFTER + "terminated true, " + figures), out);
+        // Before the fix: "terminated true" here, and for the replacement "coalesced 0", then 1.
+        assertTrue(out.contains(CountedAtTerminationChild.HELD + "terminated false"), out);
+    }
+
+    /** The child JVM of {@link #aSubmitIsCountedBeforeTheExecutorTerminates}: its kind and its stop as arguments. */
+    static final class CountedAtTerminationChild {
+        static final String SUBMITTER = "submitter";
+        static final String HELD = "child: while the count is held: ";
+        static final String AFTER = "child: at the end: ";
+
+        public static void main(String[] args) throws Exception {
+            String kind = args[0];
+            boolean now = args[1].equals("shutdownNow");
+            GatlingExecutor e = GatlingExecutor.builder().name("counted-at-termination").coreThreads(1).maxThreads(1)
+                    .build();
+            CountDownLatch gate = new CountDownLatch(1);
+            CountDownLatch running = new CountDownLatch(1);
+            Runnable blocking = () -> {
+                running.countDown();
+                TestSupport.blockQuietly(gate);
+            };
+            Runnable queued;
+            if (kind.equals("coalescing")) {
+                e.execute(new TestSupport.Coal("k", blocking));
+                running.await();
+                e.execute(new TestSupport.Coal("k", () -> { })); // pending behind the running task
+                queued = new TestSupport.Coal("k", () -> { });   // replaces it
+            } else {
+                e.execute(new TestSupport.Seq("k", blocking));
+                running.await();
+                // Behind the running task: the lane is active, so the task is queued before the submit counts it.
+                queued = kind.equals("plain") ? () -> { } : new TestSupport.Seq("k", () -> { });
+            }
+            Thread submitter = new Thread(() -> e.execute(queued), SUBMITTER);
+            submitter.setDaemon(true);
+            submitter.start();
+            held(); // until the submitter is held at its count
+            if (now) {
+                System.out.println("child: returned " + e.shutdownNow().size());
+            } else {
+                e.shutdown();
+            }
+            gate.countDown(); // the worker runs what is queued (unless returned), then finds nothing left
+            boolean terminated = e.awaitTermination(1, TimeUnit.SECONDS);
+            System.out.println(HELD + "terminated " + terminated + ", " + figures(e.statistics()));
+            read();
+            submitter.join(10_000);
+            terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            System.out.println(AFTER + "terminated " + terminated + ", " + figures(e.statistics()));
+            System.exit(0);
+        }
+
+        private static String figures(ExecutorStatistics s) {
+            return "submitted " + s.submitted() + ", executed " + s.executed() + ", coalesced " + s.coalesced()
+                    + ", returned " + s.returned();
+        }
+
+        static void held() {
+        }
+
+        static void read() {
+        }
+
+        private CountedAtTerminationChild() {
+        }
+    }
 
     /**
      * Plain per-task state, written by the submitter before each submit and read by the task, then written by the task

@@ -1393,13 +1393,13 @@ class SemanticsShutdownTest {
 
     /**
      * An unordered submit that reads RUNNING, then queues its task after {@code shutdownNow()}'s drain, takes it back
-     * when it reads the state again and is refused. The executor may terminate in between: nothing waits for that
-     * submitter. Termination takes the closed lanes out of the ready queue ({@code ReadyQueue#dropLanes}) but must
-     * leave such a task, its submitter's to take back: taken out with the lanes, the take-back failed, the submit
-     * returned as accepted, and its task neither ran nor was returned. No caller's code runs there, so the debugger
-     * holds the submitter past its first read of the state while {@code shutdownNow()} runs, then between its offer
-     * and its take-back while the executor terminates (its last task, which ignores the interrupt, holding termination
-     * until then).
+     * when it reads the state again and is refused. The executor used to terminate in between, with nothing waiting for
+     * that submitter, and termination's sweep of the closed lanes out of the ready queue ({@code ReadyQueue#dropLanes})
+     * once took such a task with them: the take-back failed, the submit returned as accepted, and its task neither ran
+     * nor was returned. Termination now waits for a submit between its offer and its count or take-back
+     * ({@code SubmitCounter#begin}): it comes after the take-back, which finds its task. No caller's code runs there, so
+     * the debugger holds the submitter past its first read of the state while {@code shutdownNow()} runs, then between
+     * its offer and its take-back while the executor's last task, which ignores the interrupt, returns.
      */
     @Test
     void anUnorderedTaskQueuedAfterShutdownNowsDrainIsTakenBackAfterTermination() throws Exception {
@@ -1435,13 +1435,14 @@ class SemanticsShutdownTest {
                     }
                 });
         assertEquals(List.of("made", "stopped", "offered", "read"), hits, out);
-        assertTrue(out.contains(TakenBackAfterTerminationChild.TERMINATED + "true, returned 0"), out);
-        assertTrue(out.contains(TakenBackAfterTerminationChild.AFTER + "refused true, ran 0, submitted 1"), out);
+        assertTrue(out.contains(TakenBackAfterTerminationChild.TERMINATED + "false, returned 0"), out);
+        assertTrue(out.contains(TakenBackAfterTerminationChild.AFTER + "refused true, ran 0, submitted 1, terminated "
+                + "true"), out);
     }
 
     /** The child JVM of {@link #anUnorderedTaskQueuedAfterShutdownNowsDrainIsTakenBackAfterTermination}. */
     static final class TakenBackAfterTerminationChild {
-        static final String TERMINATED = "child: terminated with the task queued: ";
+        static final String TERMINATED = "child: terminated while the task is queued: ";
         static final String AFTER = "child: once its submitter took it back: ";
 
         public static void main(String[] args) throws Exception {
@@ -1475,13 +1476,15 @@ class SemanticsShutdownTest {
             held(); // until the submitter is held past its first read of the state
             List<Runnable> returned = e.shutdownNow();
             stopped(); // until the submitter has queued its task, held before its take-back
-            gate.countDown(); // the last task returns: the executor terminates
-            boolean terminated = e.awaitTermination(10, TimeUnit.SECONDS);
+            gate.countDown(); // the last task returns: only the submitter in flight holds termination back
+            boolean terminated = e.awaitTermination(1, TimeUnit.SECONDS);
             System.out.println(TERMINATED + terminated + ", returned " + returned.size());
             read();
             submitter.join(10_000);
+            terminated = e.awaitTermination(10, TimeUnit.SECONDS);
             System.out.println(AFTER + "refused " + (failure.get() instanceof RejectedExecutionException) + ", ran "
-                    + ran.get() + ", submitted " + e.statistics().submitted() + ": " + failure.get());
+                    + ran.get() + ", submitted " + e.statistics().submitted() + ", terminated " + terminated + ": "
+                    + failure.get());
             System.exit(0);
         }
 

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link SubmitCounter}: exact once the submitters are done, whichever threads they were and whether they still run;
- * the cells of ended threads folded at the next read, the live ones kept; virtual threads counted without cells.
+ * the cells of ended threads folded at the next read, the live ones kept; virtual threads counted without cells; a
+ * claim of termination held back by every submit in flight but the claimer's own.
  */
 class SubmitCounterTest {
 
@@ -34,7 +35,7 @@ class SubmitCounterTest {
             Thread thread = new Thread(() -> {
                 await(start);
                 for (int i = 0; i < each; i++) {
-                    counter.increment();
+                    count(counter);
                 }
             });
             thread.start();
@@ -69,7 +70,7 @@ class SubmitCounterTest {
     void aNewThreadFoldsTheCellsOfEndedThreadsWithoutARead() throws Exception {
         SubmitCounter counter = new SubmitCounter(0);
         for (int t = 0; t < 100; t++) {
-            Thread thread = new Thread(counter::increment);
+            Thread thread = new Thread(() -> count(counter));
             thread.start();
             thread.join();
         }
@@ -90,8 +91,8 @@ class SubmitCounterTest {
         List<WeakReference<Thread>> ended = new ArrayList<>();
         for (int t = 0; t < 20; t++) {
             Thread thread = new Thread(() -> {
-                counter.increment();
-                counter.increment();
+                count(counter);
+                count(counter);
             });
             thread.start();
             thread.join();
@@ -114,15 +115,15 @@ class SubmitCounterTest {
         CountDownLatch counted = new CountDownLatch(1);
         CountDownLatch end = new CountDownLatch(1);
         Thread thread = new Thread(() -> {
-            counter.increment();
-            counter.increment();
+            count(counter);
+            count(counter);
             counted.countDown();
             await(end);
-            counter.increment();
+            count(counter);
         });
         thread.start();
         counted.await();
-        counter.increment(); // this thread's own cell
+        count(counter); // this thread's own cell
         assertEquals(3, counter.sum());
         assertEquals(2, counter.cells(), "both threads live");
         end.countDown();
@@ -144,7 +145,7 @@ class SubmitCounterTest {
         for (int i = 0; i < submits; i++) {
             ForkJoinPool.commonPool().submit(() -> {
                 submitters.add(Thread.currentThread());
-                counter.increment();
+                count(counter);
             }).get(); // the worker then runs out of work: it goes idle, and erases its thread locals
         }
         assertEquals(submits, counter.sum());
@@ -155,7 +156,7 @@ class SubmitCounterTest {
     @Test
     void foldsNoMoreOftenThanAsked() throws Exception {
         SubmitCounter counter = new SubmitCounter(Long.MAX_VALUE);
-        Thread thread = new Thread(counter::increment);
+        Thread thread = new Thread(() -> count(counter));
         thread.start();
         thread.join();
         assertEquals(1, counter.sum());
@@ -177,7 +178,7 @@ class SubmitCounterTest {
         for (int t = 0; t < 100; t++) {
             all.add((Thread) start.invoke(null, (Runnable) () -> {
                 for (int i = 0; i < 100; i++) {
-                    counter.increment();
+                    count(counter);
                 }
             }));
         }
@@ -186,6 +187,112 @@ class SubmitCounterTest {
         }
         assertEquals(10_000, counter.sum());
         assertEquals(0, counter.cells(), "a virtual thread takes no cell");
+    }
+
+    /**
+     * A thread that claims termination waits for a submit between its offer and its count, and then reads the count
+     * made: the task may already have run, and a count made after termination made the figures of a terminated
+     * executor rise. An abort (a submit refused after all) releases it as well, counting nothing.
+     */
+    @Test
+    void aClaimWaitsForTheSubmitsInFlightOfOtherThreads() throws Exception {
+        SubmitCounter counter = new SubmitCounter(0);
+        for (boolean accepted : new boolean[] {true, false}) {
+            CountDownLatch begun = new CountDownLatch(1);
+            CountDownLatch settle = new CountDownLatch(1);
+            long before = counter.sum();
+            boolean[] told = new boolean[1];
+            Thread submitter = new Thread(() -> {
+                SubmitCounter.Cell c = counter.begin();
+                SubmitCounter.Cell nested = counter.begin(); // a submit from within the first: both hold the claim
+                begun.countDown();
+                counter.commit(nested);
+                await(settle);
+                told[0] = accepted ? counter.commit(c) : counter.abort(c);
+            });
+            submitter.start();
+            begun.await();
+            long[] seen = {-1};
+            Thread claimer = new Thread(() -> {
+                if (counter.othersSettled()) { // false would say the claimer or a virtual thread is in flight
+                    seen[0] = counter.sum();
+                }
+            });
+            claimer.start();
+            claimer.join(200); // it cannot return while the submit is in flight: a return here is the failure
+            assertTrue(claimer.isAlive(), "the claim did not wait for the submit in flight");
+            settle.countDown();
+            claimer.join();
+            submitter.join();
+            assertEquals(before + (accepted ? 2 : 1), seen[0], "the claimer reads the count made before the mark went");
+            assertTrue(!told[0], "nobody asked the submitter to claim");
+        }
+    }
+
+    /**
+     * A claimer that is itself in flight (a thread factory or a replaced future's {@code done()} that ends the
+     * executor, on a submitter's way) does not wait for its own mark, which would never clear; it is told at its own
+     * commit or abort to claim then, and only once.
+     */
+    @Test
+    void aClaimerInFlightItselfIsToldToClaimAtItsCommit() {
+        SubmitCounter counter = new SubmitCounter(0);
+        SubmitCounter.Cell c = counter.begin();
+        assertTrue(!counter.othersSettled(), "a claimer in flight must not claim");
+        assertTrue(counter.commit(c), "the commit says to claim now");
+        assertTrue(counter.othersSettled(), "settled");
+        assertTrue(!counter.commit(counter.begin()), "told once only");
+        c = counter.begin();
+        assertTrue(!counter.othersSettled(), "in flight again");
+        assertTrue(counter.abort(c), "an abort says to claim as well");
+        assertEquals(2, counter.sum());
+    }
+
+    /** A thread that died between its begin and its commit (killed between two instructions) holds nothing back. */
+    @Test
+    void aThreadThatDiedInFlightHoldsNoClaimBack() throws Exception {
+        SubmitCounter counter = new SubmitCounter(Long.MAX_VALUE);
+        Thread thread = new Thread(counter::begin);
+        thread.start();
+        thread.join();
+        assertEquals(1, counter.cells(), "its cell is still there, in flight");
+        assertTrue(counter.othersSettled());
+    }
+
+    /**
+     * A virtual thread in flight holds a claim back without being waited for (it has no cell to spin on): its commit
+     * says to look for termination again, behind the full fence of its shared count.
+     */
+    @Test
+    void aVirtualThreadInFlightPutsTheClaimOffToItsCommit() throws Exception {
+        Method start;
+        try {
+            start = Thread.class.getMethod("startVirtualThread", Runnable.class);
+        } catch (NoSuchMethodException beforeJdk21) {
+            assumeTrue(false, "no virtual threads on this JDK");
+            return;
+        }
+        SubmitCounter counter = new SubmitCounter(0);
+        CountDownLatch begun = new CountDownLatch(1);
+        CountDownLatch settle = new CountDownLatch(1);
+        boolean[] claim = new boolean[1];
+        Thread virtual = (Thread) start.invoke(null, (Runnable) () -> {
+            SubmitCounter.Cell c = counter.begin();
+            begun.countDown();
+            await(settle);
+            claim[0] = counter.commit(c);
+        });
+        begun.await();
+        assertTrue(!counter.othersSettled(), "a virtual thread in flight holds the claim back");
+        settle.countDown();
+        virtual.join();
+        assertTrue(claim[0], "its commit says to look again");
+        assertTrue(counter.othersSettled());
+        assertEquals(1, counter.sum());
+    }
+
+    private static void count(SubmitCounter counter) {
+        counter.commit(counter.begin());
     }
 
     private static void await(CyclicBarrier barrier) {
