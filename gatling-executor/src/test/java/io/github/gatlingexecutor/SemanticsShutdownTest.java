@@ -1397,9 +1397,9 @@ class SemanticsShutdownTest {
      * that submitter, and termination's sweep of the closed lanes out of the ready queue ({@code ReadyQueue#dropLanes})
      * once took such a task with them: the take-back failed, the submit returned as accepted, and its task neither ran
      * nor was returned. Termination now waits for a submit between its offer and its count or take-back
-     * ({@code SubmitCounter#begin}): it comes after the take-back, which finds its task. No caller's code runs there, so
-     * the debugger holds the submitter past its first read of the state while {@code shutdownNow()} runs, then between
-     * its offer and its take-back while the executor's last task, which ignores the interrupt, returns.
+     * ({@code SubmitCounter#begin}): it comes after the take-back, which finds its task. No caller's code runs there,
+     * so the debugger holds the submitter past its first read of the state while {@code shutdownNow()} runs, then
+     * between its offer and its take-back while the executor's last task, which ignores the interrupt, returns.
      */
     @Test
     void anUnorderedTaskQueuedAfterShutdownNowsDrainIsTakenBackAfterTermination() throws Exception {
