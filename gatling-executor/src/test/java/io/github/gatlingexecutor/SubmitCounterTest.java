@@ -166,17 +166,10 @@ class SubmitCounterTest {
 
     @Test
     void virtualThreadsCountWithoutCells() throws Exception {
-        Method start;
-        try {
-            start = Thread.class.getMethod("startVirtualThread", Runnable.class);
-        } catch (NoSuchMethodException beforeJdk21) {
-            assumeTrue(false, "no virtual threads on this JDK");
-            return;
-        }
         SubmitCounter counter = new SubmitCounter(0);
         List<Thread> all = new ArrayList<>();
         for (int t = 0; t < 100; t++) {
-            all.add((Thread) start.invoke(null, (Runnable) () -> {
+            all.add(startVirtual(() -> {
                 for (int i = 0; i < 100; i++) {
                     count(counter);
                 }
@@ -265,18 +258,11 @@ class SubmitCounterTest {
      */
     @Test
     void aVirtualThreadInFlightPutsTheClaimOffToItsCommit() throws Exception {
-        Method start;
-        try {
-            start = Thread.class.getMethod("startVirtualThread", Runnable.class);
-        } catch (NoSuchMethodException beforeJdk21) {
-            assumeTrue(false, "no virtual threads on this JDK");
-            return;
-        }
         SubmitCounter counter = new SubmitCounter(0);
         CountDownLatch begun = new CountDownLatch(1);
         CountDownLatch settle = new CountDownLatch(1);
         boolean[] claim = new boolean[1];
-        Thread virtual = (Thread) start.invoke(null, (Runnable) () -> {
+        Thread virtual = startVirtual(() -> {
             SubmitCounter.Cell c = counter.begin();
             begun.countDown();
             await(settle);
@@ -289,6 +275,18 @@ class SubmitCounterTest {
         assertTrue(claim[0], "its commit says to look again");
         assertTrue(counter.othersSettled());
         assertEquals(1, counter.sum());
+    }
+
+    /** Starts {@code body} on a virtual thread; the test is skipped on a JDK without them (before 21). */
+    private static Thread startVirtual(Runnable body) throws Exception {
+        Method start;
+        try {
+            start = Thread.class.getMethod("startVirtualThread", Runnable.class);
+        } catch (NoSuchMethodException beforeJdk21) {
+            assumeTrue(false, "no virtual threads on this JDK");
+            throw new AssertionError(beforeJdk21); // not reached: the assumption throws
+        }
+        return (Thread) start.invoke(null, body);
     }
 
     private static void count(SubmitCounter counter) {
