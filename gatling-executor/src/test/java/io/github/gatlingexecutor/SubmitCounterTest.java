@@ -223,9 +223,9 @@ class SubmitCounterTest {
     }
 
     /**
-     * A claimer that is itself in flight (a thread factory or a replaced future's {@code done()} that ends the
-     * executor, on a submitter's way) does not wait for its own mark, which would never clear; it is told at its own
-     * commit or abort to claim then, and only once.
+     * A claimer that is itself in flight (a replaced future's {@code done()}, run by the replacing submit, that ends
+     * the executor) does not wait for its own mark, which would never clear; it is told at its own commit or abort to
+     * claim then, and only once.
      */
     @Test
     void aClaimerInFlightItselfIsToldToClaimAtItsCommit() {
