@@ -449,18 +449,26 @@ class StatisticsCoherenceTest {
      * the two shows a task waiting that its submitted count does not hold yet: the snapshot raises submitted to what
      * ran and waits (see Snapshots#statisticsOf). No caller's code runs between the CAS and the count, and the
      * randomized test above submits to a sequential lane, whose count is taken before its task is stored: only a
-     * debugger holds the submitter there. Without the raise, the new lane read queued 1 and submitted 0.
+     * debugger holds the submitter there. Without the raise, the new lane read queued 1 and submitted 0. The child's
+     * main thread reads only once the submitter is held: its task waiting is seen from just after the CAS, before the
+     * submitter reaches the held line, and a read that came first met the debugger out of order (once in a CI run).
      */
     @Test
     void aCoalescingLaneReadBetweenItsSubmitsCasAndItsCountShowsNoMoreWaitingThanSubmitted() throws Exception {
         List<String> hits = new ArrayList<>();
+        DebuggedChild.Meeting counting = new DebuggedChild.Meeting();
         String out = DebuggedChild.run(CountAfterCasChild.class, List.of(
                 DebuggedChild.Spot.line("counted", CoalescingLane.class, "SUBMITTED.getAndAdd(this, 1L);"),
+                DebuggedChild.Spot.entry("held", CountAfterCasChild.class, "held"),
                 DebuggedChild.Spot.entry("read", CountAfterCasChild.class, "read")),
                 (spot, thread, held) -> {
+                    if (spot.equals("held")) { // the child's main thread, waiting for the submitter to be held
+                        return counting.mainReady(thread);
+                    }
                     hits.add(spot + (held.isEmpty() ? "" : " (holding " + held.size() + ")"));
                     if (spot.equals("counted")) {
-                        return hits.size() > 1; // the first submitter waits between its CAS and its count
+                        // the first submitter waits between its CAS and its count; the second goes on
+                        return counting.reached() || counting.windowReached(thread, held);
                     }
                     DebuggedChild.resumeAll(held); // the child has read the lane
                     return true;
@@ -482,6 +490,7 @@ class StatisticsCoherenceTest {
                 ContextStatistics c = lane(e, "c", true);
                 return c != null && c.queued() == 1;
             });
+            held(); // until the submitter is held between its CAS and its count
             ContextStatistics c = lane(e, "c", true);
             System.out.println(c.submitted() >= c.executed() + c.queued() ? COHERENT : "child: " + c);
             read();
@@ -491,6 +500,10 @@ class StatisticsCoherenceTest {
             e.shutdown();
             System.out.println("child: terminated " + e.awaitTermination(10, TimeUnit.SECONDS));
             System.exit(0);
+        }
+
+        /** Where the main thread waits until the debugger holds the submitter. */
+        static void held() {
         }
 
         /** Where the debugger lets the submitter go on. */
