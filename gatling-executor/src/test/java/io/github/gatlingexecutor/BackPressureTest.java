@@ -3,6 +3,7 @@ package io.github.gatlingexecutor;
 import static io.github.gatlingexecutor.TestSupport.await;
 import static io.github.gatlingexecutor.TestSupport.awaitQuiescent;
 import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.hold;
 import static io.github.gatlingexecutor.TestSupport.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -37,16 +38,6 @@ class BackPressureTest {
     final ExecutorValidation v = new ExecutorValidation();
 
     private static final Duration LONG_WAIT = Duration.ofSeconds(30);
-
-    /** Holds context {@code ctx}'s lane with a running task that waits for {@code gate}; returns once it runs. */
-    private static void hold(Executor lane, CountDownLatch gate) {
-        CountDownLatch running = new CountDownLatch(1);
-        lane.execute(() -> {
-            running.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(running, "the holding task to start");
-    }
 
     /**
      * A fresh executor (per-context limit 1, {@code block} with {@code maxWait}) whose lane {@code context} is held by

@@ -945,12 +945,7 @@ class DefectRegressionTest {
         public static void main(String[] args) throws Exception {
             GatlingExecutor e = GatlingExecutor.builder().name("equal").coreThreads(1).maxThreads(1).build();
             CountDownLatch gate = new CountDownLatch(1);
-            CountDownLatch running = new CountDownLatch(1);
-            e.execute(() -> {
-                running.countDown();
-                TestSupport.blockQuietly(gate);
-            });
-            running.await();
+            TestSupport.hold(e, gate);
             EqualTask accepted = new EqualTask();
             EqualTask rejected = new EqualTask();
             e.execute(accepted); // queued behind the running task
@@ -2545,12 +2540,7 @@ class DefectRegressionTest {
                 .overflow(Overflow.block(Duration.ofSeconds(60))).threadFactory(daemons).build();
         ReentrantLock timerLock = timerLock(e);
         CountDownLatch gate = cleanup.gate();
-        CountDownLatch running = new CountDownLatch(1);
-        e.execute(() -> {
-            running.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(running, "the task that holds the only worker");
+        TestSupport.hold(e, gate);
         e.execute(NOOP); // the executor is full
         // The waiter must make no attempt of its own between its first and the one the hashCode below asks for: one
         // made meanwhile would replace the pending task at once, with nobody holding the timer's lock. While no

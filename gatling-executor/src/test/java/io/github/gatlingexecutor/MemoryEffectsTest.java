@@ -88,20 +88,13 @@ class MemoryEffectsTest {
             GatlingExecutor e = GatlingExecutor.builder().name("counted-at-termination").coreThreads(1).maxThreads(1)
                     .build();
             CountDownLatch gate = new CountDownLatch(1);
-            CountDownLatch running = new CountDownLatch(1);
-            Runnable blocking = () -> {
-                running.countDown();
-                TestSupport.blockQuietly(gate);
-            };
             Runnable queued;
             if (kind.equals("coalescing")) {
-                e.execute(new TestSupport.Coal("k", blocking));
-                running.await();
+                TestSupport.hold(e.coalescing("k"), gate);
                 e.execute(new TestSupport.Coal("k", () -> { })); // pending behind the running task
                 queued = new TestSupport.Coal("k", () -> { });   // replaces it
             } else {
-                e.execute(new TestSupport.Seq("k", blocking));
-                running.await();
+                TestSupport.hold(e.sequential("k"), gate);
                 // Behind the running task: the lane is active, so the task is queued before the submit counts it.
                 queued = kind.equals("plain") ? () -> { } : new TestSupport.Seq("k", () -> { });
             }

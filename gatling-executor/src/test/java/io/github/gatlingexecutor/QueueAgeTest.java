@@ -3,6 +3,7 @@ package io.github.gatlingexecutor;
 import static io.github.gatlingexecutor.TestSupport.await;
 import static io.github.gatlingexecutor.TestSupport.awaitQuiescent;
 import static io.github.gatlingexecutor.TestSupport.gatling;
+import static io.github.gatlingexecutor.TestSupport.hold;
 import static io.github.gatlingexecutor.TestSupport.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -44,16 +45,6 @@ class QueueAgeTest {
         long bound = after - before + TimeUnit.MILLISECONDS.toNanos(100);
         assertTrue(age.toNanos() <= bound, task + ": an age of " + age + ", read " + Duration.ofNanos(after - before)
                 + " after its submit");
-    }
-
-    /** Occupies the executor's only worker until {@code gate} opens. */
-    private static void holdWorker(GatlingExecutor ex, CountDownLatch gate) {
-        CountDownLatch running = new CountDownLatch(1);
-        ex.execute(() -> {
-            running.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(running, "the holding task to start");
     }
 
     private static GatlingExecutor.Builder oneWorker(String name) {
@@ -106,12 +97,7 @@ class QueueAgeTest {
         await(ran, "a first task");
         waitUntil("the checker to doze, every worker parked", () -> ex.engine().checker.isDozing());
         CountDownLatch gate = v.gate();
-        CountDownLatch running = new CountDownLatch(1);
-        ex.sequential("a").execute(() -> {
-            running.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(running, "the woken worker's long first item");
+        hold(ex.sequential("a"), gate);
         ex.sequential("a").execute(() -> { }); // restarts the clock the woken worker marked stale
         TestSupport.sleep(300);
         long before = System.nanoTime();
@@ -153,12 +139,7 @@ class QueueAgeTest {
     void aRunningTaskIsNotQueued() {
         GatlingExecutor ex = v.track(gatling("running").build());
         CountDownLatch gate = v.gate();
-        CountDownLatch running = new CountDownLatch(1);
-        ex.sequential("k").execute(() -> {
-            running.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(running, "the first task");
+        hold(ex.sequential("k"), gate);
         ex.sequential("k").execute(() -> { });
         ex.sequential("k").execute(() -> { });
         assertEquals(2, ex.statistics().queued());
@@ -174,7 +155,7 @@ class QueueAgeTest {
         GatlingExecutor ex = v.track(oneWorker("age").build());
         assertEquals(Duration.ZERO, ex.statistics().oldestQueuedAge());
         CountDownLatch gate = v.gate();
-        holdWorker(ex, gate);
+        hold(ex, gate);
         long before = System.nanoTime();
         ex.sequential("k").execute(() -> { });
         ex.execute(() -> { });
@@ -201,7 +182,7 @@ class QueueAgeTest {
         awaitQuiescent(ex);
         TestSupport.sleep(300); // every worker parks: nobody refreshes the coarse clock
         CountDownLatch gate = v.gate();
-        holdWorker(ex, gate);
+        hold(ex, gate);
         long before = System.nanoTime();
         ex.execute(() -> { });
         Duration age = ex.statistics().oldestQueuedAge();
@@ -223,7 +204,7 @@ class QueueAgeTest {
         awaitQuiescent(ex);
         TestSupport.sleep(300); // the worker parks and the checker dozes: its last tick grows old
         CountDownLatch gate = v.gate();
-        holdWorker(ex, gate); // the first item after the park
+        hold(ex, gate); // the first item after the park
         TestSupport.sleep(300);
         long before = System.nanoTime();
         ex.sequential("late").execute(() -> { });
@@ -237,7 +218,7 @@ class QueueAgeTest {
     void aCoalescingReplacementKeepsTheStampOfWhatItReplaced() {
         GatlingExecutor ex = v.track(oneWorker("stale").build());
         CountDownLatch gate = v.gate();
-        holdWorker(ex, gate);
+        hold(ex, gate);
         ex.coalescing("price").execute(() -> { });
         TestSupport.sleep(60);
         ex.coalescing("price").execute(() -> { }); // replaces: the lane is as stale as its oldest unserved update
@@ -252,7 +233,7 @@ class QueueAgeTest {
     void busiestContextsAreTheLanesWithTheOldestWaitingTasks() {
         GatlingExecutor ex = v.track(oneWorker("busiest").build());
         CountDownLatch gate = v.gate();
-        holdWorker(ex, gate);
+        hold(ex, gate);
         ex.sequential("a").execute(() -> { });
         TestSupport.nextStampLater(ex);
         ex.sequential("b").execute(() -> { });
@@ -283,7 +264,7 @@ class QueueAgeTest {
     void busiestContextsKeepsTheOldestKOfManyWaitingLanes() {
         GatlingExecutor ex = v.track(oneWorker("busiest-many").build());
         CountDownLatch gate = v.gate();
-        holdWorker(ex, gate);
+        hold(ex, gate);
         int lanes = 3_000;
         for (int i = 0; i < lanes; i++) {
             ex.sequential(i).execute(() -> { });
@@ -399,7 +380,7 @@ class QueueAgeTest {
     void busiestContextsKeepsTheOldestKWhenTheWalkMeetsTheYoungestFirst() {
         GatlingExecutor ex = v.track(oneWorker("busiest-reversed").batchSize(1).minTurn(Duration.ZERO).build());
         CountDownLatch first = v.gate();
-        holdWorker(ex, first);
+        hold(ex, first);
         int lanes = 12;
         for (int i = 0; i < lanes; i++) {
             ex.sequential(i).execute(() -> { }); // the lanes enter the ready queue in this order
@@ -472,7 +453,7 @@ class QueueAgeTest {
     @Test
     void aLaneQueuedAgainDuringShutdownNowLeavesNoAgeBehind() throws InterruptedException {
         GatlingExecutor ex = v.track(oneWorker("late-offer").build());
-        holdWorker(ex, v.gate()); // its worker, interrupted by shutdownNow, sees the stop and takes nothing more
+        hold(ex, v.gate()); // its worker, interrupted by shutdownNow, sees the stop and takes nothing more
         shutDownNowQueueingALaneAfterItsDrain(ex);
         assertTrue(ex.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
         ExecutorStatistics s = ex.statistics();

@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadFactory;
@@ -209,6 +210,19 @@ final class TestSupport {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Runs on {@code target} (an executor or a lane) a task that waits for {@code gate}, and returns once it runs: its
+     * worker, and for a lane its context, stay held until the gate opens.
+     */
+    static void hold(Executor target, CountDownLatch gate) {
+        CountDownLatch running = new CountDownLatch(1);
+        target.execute(() -> {
+            running.countDown();
+            blockQuietly(gate);
+        });
+        await(running, "the holding task to start");
     }
 
     /**
