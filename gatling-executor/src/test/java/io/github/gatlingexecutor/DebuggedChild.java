@@ -3,9 +3,11 @@ package io.github.gatlingexecutor;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.sun.jdi.Bootstrap;
+import com.sun.jdi.IncompatibleThreadStateException;
 import com.sun.jdi.Location;
 import com.sun.jdi.Method;
 import com.sun.jdi.ReferenceType;
+import com.sun.jdi.StackFrame;
 import com.sun.jdi.ThreadReference;
 import com.sun.jdi.VMDisconnectedException;
 import com.sun.jdi.VirtualMachine;
@@ -134,7 +136,8 @@ final class DebuggedChild {
                 }
             }
             if (!ended) {
-                fail("the debugged child did not end within 30 s (held: " + held + "):\n" + out);
+                fail("the debugged child did not end within 30 s (held: " + held + "):\n" + out + "\nits threads:\n"
+                        + threads(vm));
             }
         } finally {
             if (!ended) {
@@ -148,6 +151,48 @@ final class DebuggedChild {
             fail("the debugged child exited with " + vm.process().exitValue() + ":\n" + out);
         }
         return out.toString();
+    }
+
+    /**
+     * Every thread of a child that did not end, each with its state and stack: the child is suspended first, so that
+     * the frames can be read. A hang then says where each thread waited, which the child's output cannot.
+     */
+    private static String threads(VirtualMachine vm) {
+        StringBuilder dump = new StringBuilder();
+        try {
+            vm.suspend();
+            for (ThreadReference t : vm.allThreads()) {
+                dump.append('"').append(t.name()).append("\" ").append(state(t.status()))
+                        .append(t.isAtBreakpoint() ? ", at a breakpoint" : "").append('\n');
+                for (StackFrame frame : t.frames()) {
+                    Location at = frame.location();
+                    dump.append("    at ").append(at.declaringType().name()).append('.').append(at.method().name())
+                            .append(':').append(at.lineNumber()).append('\n');
+                }
+            }
+        } catch (IncompatibleThreadStateException | RuntimeException unreadable) {
+            dump.append("(not read: ").append(unreadable).append(")\n");
+        }
+        return dump.toString();
+    }
+
+    private static String state(int status) {
+        switch (status) {
+            case ThreadReference.THREAD_STATUS_RUNNING:
+                return "running";
+            case ThreadReference.THREAD_STATUS_SLEEPING:
+                return "sleeping";
+            case ThreadReference.THREAD_STATUS_MONITOR:
+                return "blocked on a monitor";
+            case ThreadReference.THREAD_STATUS_WAIT:
+                return "waiting";
+            case ThreadReference.THREAD_STATUS_ZOMBIE:
+                return "ended";
+            case ThreadReference.THREAD_STATUS_NOT_STARTED:
+                return "not started";
+            default:
+                return "state unknown";
+        }
     }
 
     /**
