@@ -225,11 +225,14 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      */
     public static <K, V> Builder<K, V> builder(Properties consumerProperties) {
         Objects.requireNonNull(consumerProperties, "consumerProperties");
+        // As the consumer reads Properties: a value of the table itself, of any type, before one of its defaults (a
+        // String default took the place of a typed value set over it, so the consumer saw another setting than the
+        // one given, and enable.auto.commit=true over a default of false passed the check).
         Map<String, Object> copy = new LinkedHashMap<>();
+        consumerProperties.forEach((k, v) -> copy.put(String.valueOf(k), v));
         for (String name : consumerProperties.stringPropertyNames()) {
-            copy.put(name, consumerProperties.getProperty(name));
+            copy.putIfAbsent(name, consumerProperties.getProperty(name));
         }
-        consumerProperties.forEach((k, v) -> copy.putIfAbsent(String.valueOf(k), v));
         return new Builder<>(copy);
     }
 

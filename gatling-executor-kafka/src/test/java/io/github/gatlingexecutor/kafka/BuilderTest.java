@@ -177,6 +177,35 @@ class BuilderTest {
     }
 
     /**
+     * Properties over defaults are read as the consumer reads them: a value set in the table itself, of any type, wins
+     * over the default under its name. A String default took the place of a typed value set over it (the consumer got
+     * another setting than the one given), and enable.auto.commit=true set over a default of "false" passed build().
+     */
+    @Test
+    void aValueSetOverAPropertiesDefaultWinsWhateverItsType() throws Exception {
+        Properties defaults = new Properties();
+        defaults.putAll(valid());
+        defaults.setProperty("max.poll.records", "500");
+        defaults.setProperty("key.deserializer", "no.such.Deserializer");
+        defaults.setProperty("enable.auto.commit", "false");
+        Properties p = new Properties(defaults);
+        p.put("max.poll.records", 10);
+        p.put("key.deserializer", StringDeserializer.class);
+        try (KafkaProcessor<String, String> k = KafkaProcessor.<String, String>builder(p).topics("t")
+                .handler(r -> { }).build()) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> config = (Map<String, Object>) field(k, "config");
+            assertEquals(10, config.get("max.poll.records"), "the value set, not the default");
+            assertEquals(StringDeserializer.class, config.get("key.deserializer"), "the value set, not the default");
+            assertEquals("g", config.get("group.id"), "a default with nothing set over it");
+        }
+        p.put("enable.auto.commit", Boolean.TRUE);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> KafkaProcessor.<String, String>builder(p).topics("t").handler(r -> { }).build());
+        assertTrue(e.getMessage().contains("enable.auto.commit"), e::getMessage);
+    }
+
+    /**
      * Names Kafka refuses passed build(), and the processor then logged "Poll failed" every few seconds for good. Legal
      * names are ASCII letters, digits, '.', '_' and '-', 1 to 249 characters, neither "." nor "..".
      */
