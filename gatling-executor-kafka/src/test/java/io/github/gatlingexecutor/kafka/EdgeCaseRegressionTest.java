@@ -878,7 +878,7 @@ class EdgeCaseRegressionTest {
         LogCapture logs = LogCapture.start();
         try {
             processor.start();
-            Thread poll = EmbeddedKafka.pollingThread(group);
+            Thread poll = pollThread(processor);
             ContextExecutor own = ownExecutor(processor);
             // Bounded above the old call's two closeTimeouts, so that it fails on the time measured below.
             assertTrue(closeReturned.await(90, TimeUnit.SECONDS), "the close from the handler returned");
@@ -924,7 +924,7 @@ class EdgeCaseRegressionTest {
         AtomicBoolean allEndedWhenOutsideReturned = new AtomicBoolean();
         try {
             processor.start();
-            Thread poll = EmbeddedKafka.pollingThread(group);
+            Thread poll = pollThread(processor);
             ContextExecutor own = ownExecutor(processor);
             assertTrue(closedInside.await(45, TimeUnit.SECONDS), "the close from the handler returned");
             Thread outside = new Thread(() -> {
@@ -980,7 +980,7 @@ class EdgeCaseRegressionTest {
         self.set(processor);
         try {
             processor.start();
-            Thread poll = EmbeddedKafka.pollingThread(group);
+            Thread poll = pollThread(processor);
             ContextExecutor own = ownExecutor(processor);
             assertTrue(closeReturned.await(60, TimeUnit.SECONDS), "the close from the failure handler returned");
             assertTrue(closeMillis.get() < 5_000, "close() from the failure handler took " + closeMillis.get()
@@ -1083,7 +1083,7 @@ class EdgeCaseRegressionTest {
         LogCapture logs = LogCapture.start();
         try {
             processor.start();
-            Thread poll = EmbeddedKafka.pollingThread(group);
+            Thread poll = pollThread(processor);
             ContextExecutor own = ownExecutor(processor);
             assertTrue(closedInside.await(30, TimeUnit.SECONDS), "the close from the handler returned");
             poll.join(TimeUnit.SECONDS.toMillis(20));
@@ -1127,7 +1127,7 @@ class EdgeCaseRegressionTest {
                 .handler(r -> handled.incrementAndGet()).build();
         try {
             processor.start();
-            Thread poll = EmbeddedKafka.pollingThread(group);
+            Thread poll = pollThread(processor);
             poll.join(TimeUnit.SECONDS.toMillis(30));
             assertFalse(poll.isAlive(), "the polling thread stopped by itself");
             long polled = processor.statistics().polled(); // the first poll that returned records: 20, or a part
@@ -1184,7 +1184,7 @@ class EdgeCaseRegressionTest {
                 }).build();
         try {
             processor.start();
-            Thread poll = EmbeddedKafka.pollingThread(group);
+            Thread poll = pollThread(processor);
             poll.join(TimeUnit.SECONDS.toMillis(30));
             assertFalse(poll.isAlive(), "the polling thread stopped by itself");
             assertTrue(ranAfterTheFailure.isEmpty(), "ran after the failed record: " + ranAfterTheFailure);
@@ -1224,7 +1224,7 @@ class EdgeCaseRegressionTest {
                 }).build();
         try {
             processor.start();
-            Thread poll = EmbeddedKafka.pollingThread(group);
+            Thread poll = pollThread(processor);
             poll.join(TimeUnit.SECONDS.toMillis(30));
             assertFalse(poll.isAlive(), "the polling thread stopped by itself");
             long polled = processor.statistics().polled();
@@ -1263,7 +1263,7 @@ class EdgeCaseRegressionTest {
                 }).build();
         try {
             processor.start();
-            Thread poll = EmbeddedKafka.pollingThread(group);
+            Thread poll = pollThread(processor);
             poll.join(TimeUnit.SECONDS.toMillis(30));
             assertFalse(poll.isAlive(), "the polling thread stopped by itself");
             assertEquals(20, ran.size(), "ran: " + ran);
@@ -1306,7 +1306,7 @@ class EdgeCaseRegressionTest {
                 }).build();
         try {
             processor.start();
-            Thread poll = EmbeddedKafka.pollingThread(group);
+            Thread poll = pollThread(processor);
             poll.join(TimeUnit.SECONDS.toMillis(30));
             assertFalse(poll.isAlive(), "the polling thread stopped by itself");
             assertEquals(40, processor.statistics().polled(), "one poll");
@@ -1316,6 +1316,17 @@ class EdgeCaseRegressionTest {
             processor.close();
             executor.shutdownNow();
         }
+    }
+
+    /**
+     * The processor's polling thread, from the processor itself: looked up by name after start(), it was not found when
+     * the processor had already ended it (a handler that closes at once, an executor shut down at the first poll) before
+     * the test thread got there, as a loaded machine lets it.
+     */
+    private static Thread pollThread(KafkaProcessor<?, ?> processor) throws ReflectiveOperationException {
+        Field field = KafkaProcessor.class.getDeclaredField("pollThread");
+        field.setAccessible(true);
+        return (Thread) field.get(processor);
     }
 
     private static ContextExecutor ownExecutor(KafkaProcessor<?, ?> processor) throws ReflectiveOperationException {
