@@ -13,6 +13,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
+import jdk.jfr.Event;
 import jdk.jfr.FlightRecorder;
 
 /**
@@ -53,6 +54,8 @@ final class JfrRecorder {
      * limits").
      */
     static volatile boolean slowTaskEnabled;
+    /** Whether {@link #registerTypes} has run. */
+    private static volatile boolean typesRegistered;
 
     private JfrRecorder() {
     }
@@ -120,6 +123,9 @@ final class JfrRecorder {
         if (!refreshSlowTask()) {
             return; // slowTaskEnabled is still false: it is set only once JFR is in use
         }
+        if (!typesRegistered) {
+            registerTypes();
+        }
         if (!periodicRegistered) {
             synchronized (JfrRecorder.class) {
                 if (!periodicRegistered && !LIVE.isEmpty()) {
@@ -128,6 +134,23 @@ final class JfrRecorder {
                 }
             }
         }
+    }
+
+    /**
+     * Registers every event class with JFR. JFR registers an event class when the class is initialized, which for the
+     * events that fire rarely (a core bump, a refusal, a transfer) was at their first occurrence: until then their types
+     * were missing from a recording's metadata (JMC's event browser, {@code FlightRecorder#getEventTypes}), so a
+     * configuration could not be made from them. Done once JFR is in use, by the first poll that finds it so: before,
+     * loading an event class costs its thread JFR's start-up (see {@link #inUse}). Registering again is ignored, so two
+     * threads may both do it.
+     */
+    private static void registerTypes() {
+        for (Class<? extends Event> type : List.of(WorkerBlockedEvent.class, ThreadStartedEvent.class,
+                ThreadRetiredEvent.class, CoreBumpEvent.class, ContextTransferredEvent.class, TaskRejectedEvent.class,
+                SlowTaskEvent.class, StatisticsEvent.class)) {
+            FlightRecorder.register(type);
+        }
+        typesRegistered = true;
     }
 
     /**

@@ -572,6 +572,22 @@ class JfrEventsTest {
     }
 
     /**
+     * Every event type is in JFR's metadata once a recording runs and an executor is built, whether or not it has fired:
+     * JFR registers an event class when it is initialized, so the rare ones (a core bump, a refusal, a transfer) were
+     * missing until their first occurrence, and a configuration could not be made from them. In a child JVM, where no
+     * executor has fired any of them.
+     */
+    @Test
+    @Timeout(60)
+    void everyEventTypeIsRegisteredOnceARecordingRunsAndAnExecutorIsBuilt() throws Exception {
+        String out = TestSupport.childJvmOutput(List.of(), TypesChild.class);
+        for (String type : List.of("WorkerBlocked", "ThreadStarted", "ThreadRetired", "CoreBump", "ContextTransferred",
+                "TaskRejected", "SlowTask", "Statistics")) {
+            assertTrue(out.contains(TypesChild.TYPE + PREFIX + type + " in [GatlingExecutor]"), type + ":\n" + out);
+        }
+    }
+
+    /**
      * A worker that starts while a recording takes SlowTask times its first task, whatever the flag said before it
      * started: here cleared after the build, as when a running recording enables the event after the executor's last
      * look, and with the checker held back, so that only the worker's own start can read the recording again.
@@ -706,6 +722,27 @@ class JfrEventsTest {
         }
 
         private ListenerClosesChild() {
+        }
+    }
+
+    /** The child JVM of {@link #everyEventTypeIsRegisteredOnceARecordingRunsAndAnExecutorIsBuilt}. */
+    static final class TypesChild {
+        static final String TYPE = "child: registered ";
+
+        public static void main(String[] args) {
+            try (jdk.jfr.Recording recording = new jdk.jfr.Recording()) {
+                recording.start();
+                try (GatlingExecutor e = new GatlingExecutor("types", 1)) {
+                    for (jdk.jfr.EventType type : jdk.jfr.FlightRecorder.getFlightRecorder().getEventTypes()) {
+                        if (type.getName().startsWith(PREFIX)) {
+                            System.out.println(TYPE + type.getName() + " in " + type.getCategoryNames());
+                        }
+                    }
+                }
+            }
+        }
+
+        private TypesChild() {
         }
     }
 
