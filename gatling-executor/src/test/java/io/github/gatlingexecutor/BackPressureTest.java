@@ -1063,7 +1063,13 @@ class BackPressureTest {
             Thread closer = new Thread(e::shutdown, "closer"); // waits for the admission lock the waiter holds
             closer.setDaemon(true);
             closer.start();
-            TestSupport.waitUntil("the shutdown to begin", e::isShutdown);
+            // Not just shut down: waiting for that lock. Before it, shutdown() cancels the periodic tasks, and a worker
+            // that looks meanwhile finds those cancels under way (the executor not yet quiescent) and parks until the
+            // end of shutdown(), which waits for the held waiter: the worker never ended.
+            TestSupport.waitUntil("the shutdown to wait for the admission lock",
+                    () -> closer.getState() == Thread.State.WAITING && java.util.Arrays.stream(closer.getStackTrace())
+                            .anyMatch(f -> f.getClassName().equals(Admission.class.getName())
+                                    && f.getMethodName().equals("shutdown")));
             gate.countDown();
             TestSupport.waitUntil("the worker to end", () -> e.statistics().threads() == 0);
             release(); // until the waiter counts its refusal
