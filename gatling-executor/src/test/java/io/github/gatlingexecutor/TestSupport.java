@@ -217,10 +217,15 @@ final class TestSupport {
      * worker, and for a lane its context, stay held until the gate opens.
      */
     static void hold(Executor target, CountDownLatch gate) {
+        runHeld(target, () -> blockQuietly(gate));
+    }
+
+    /** Runs {@code holding} on {@code target} and returns once it has started. */
+    private static void runHeld(Executor target, Runnable holding) {
         CountDownLatch running = new CountDownLatch(1);
         target.execute(() -> {
             running.countDown();
-            blockQuietly(gate);
+            holding.run();
         });
         await(running, "the holding task to start");
     }
@@ -229,13 +234,8 @@ final class TestSupport {
      * Fills an executor of one worker and {@code maxQueued(1)}: {@code holding} runs on the worker (it blocks until the
      * test lets it go) and one more task waits behind it. Returns once the holding task has started.
      */
-    static void fillOneWorker(GatlingExecutor e, Runnable holding) throws InterruptedException {
-        CountDownLatch running = new CountDownLatch(1);
-        e.execute(() -> {
-            running.countDown();
-            holding.run();
-        });
-        running.await();
+    static void fillOneWorker(GatlingExecutor e, Runnable holding) {
+        runHeld(e, holding);
         e.execute(() -> { }); // waits: the executor is full
     }
 

@@ -500,9 +500,7 @@ class EdgeCaseRegressionTest {
             assertTrue(Thread.getAllStackTraces().keySet().stream()
                             .noneMatch(t -> t.isAlive() && t.getName().equals("kafka-" + group + "-poll")),
                     "the polling thread outlived close()");
-            Field field = KafkaProcessor.class.getDeclaredField("executor");
-            field.setAccessible(true);
-            ContextExecutor own = (ContextExecutor) field.get(processor);
+            ContextExecutor own = ownExecutor(processor);
             assertFalse(own != null && !own.isShutdown(), "the processor's own executor outlived close()");
         }
     }
@@ -1324,14 +1322,17 @@ class EdgeCaseRegressionTest {
      * the test thread got there, as a loaded machine lets it.
      */
     private static Thread pollThread(KafkaProcessor<?, ?> processor) throws ReflectiveOperationException {
-        Field field = KafkaProcessor.class.getDeclaredField("pollThread");
-        field.setAccessible(true);
-        return (Thread) field.get(processor);
+        return (Thread) processorField(processor, "pollThread");
     }
 
     private static ContextExecutor ownExecutor(KafkaProcessor<?, ?> processor) throws ReflectiveOperationException {
-        Field field = KafkaProcessor.class.getDeclaredField("executor");
+        return (ContextExecutor) processorField(processor, "executor");
+    }
+
+    private static Object processorField(KafkaProcessor<?, ?> processor, String name)
+            throws ReflectiveOperationException {
+        Field field = KafkaProcessor.class.getDeclaredField(name);
         field.setAccessible(true);
-        return (ContextExecutor) field.get(processor);
+        return field.get(processor);
     }
 }
