@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Timeout;
  * invocation is reported as "Concurrent test has hung" after 60 s (the executor's checker thread waits with a timed
  * {@code Condition.awaitNanos} and workers spin briefly before parking, which the model checker does not get through).
  * The real engine's versions of these races are model-checked piece by piece in {@link LincheckLaneTest} (the real
- * lanes, the real submit path with test threads as workers, the real {@code shutdownNow} and idle hand-shake), and
- * end to end by {@link StressTest}.
+ * lanes, the real submit path with test threads as workers, the real {@code shutdownNow}) and
+ * {@link LincheckWorkerPoolTest} (the real idle hand-shake), and end to end by {@link StressTest}.
  */
 class LincheckExecutorTest {
 

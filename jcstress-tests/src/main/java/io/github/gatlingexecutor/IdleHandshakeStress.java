@@ -23,8 +23,8 @@ import org.openjdk.jcstress.infra.results.ZZ_Result;
  * <p>How it fails: a lost wake-up leaves the worker actor parked for ever; jcstress 0.16 then ends the test as a
  * TIMEOUT_ERROR (after at least 30 s), a failed run like a forbidden outcome. The copy of the hand-shake without the
  * second look at the queue, {@code broken.BrokenIdleHandshakeStress}, gives up after 100 ms instead and was seen
- * failing with the forbidden "false, true". {@code LincheckLaneTest} model-checks the same real hand-shake and reports
- * such a hang directly.
+ * failing with the forbidden "false, true". {@code LincheckWorkerPoolTest} model-checks the same real hand-shake and
+ * reports such a hang directly.
  */
 @JCStressTest
 @Description("Idle worker registration racing with a submitter's wake-up")
