@@ -27,8 +27,11 @@ import org.junit.jupiter.api.Timeout;
  */
 class LincheckLaneTest {
 
-    /** Per scenario in the default build; {@link #deepModelCheckOfTheRealEngine} runs each with 3,000 under -Pstress. */
-    private static final int INVOCATIONS = Integer.getInteger("lincheck.invocations", 100);
+    /**
+     * Per scenario in the default build, here and in {@link LincheckWorkerPoolTest}; the deep model checks of the two
+     * run each with 3,000 under -Pstress.
+     */
+    static final int INVOCATIONS = Integer.getInteger("lincheck.invocations", 100);
     private static final int BROKEN_INVOCATIONS = Integer.getInteger("lincheck.brokenInvocations", 3_000);
 
     static Engine engine() {

@@ -1,6 +1,8 @@
 package io.github.gatlingexecutor;
 
 import static io.github.gatlingexecutor.LincheckLaneTest.Actors;
+import static io.github.gatlingexecutor.LincheckLaneTest.INVOCATIONS;
+import static io.github.gatlingexecutor.LincheckLaneTest.assertFinds;
 import static io.github.gatlingexecutor.LincheckLaneTest.check;
 import static io.github.gatlingexecutor.LincheckLaneTest.engine;
 import static io.github.gatlingexecutor.LincheckLaneTest.get;
@@ -39,10 +41,6 @@ import org.junit.jupiter.api.Timeout;
  * code before its fix, on which it was seen failing ("read 0 of 5"); no copy of it is kept here.
  */
 class LincheckWorkerPoolTest {
-
-    /** Per scenario in the default build; {@link #deepModelCheckOfThePool} runs each with 3,000 under -Pstress. */
-    private static final int INVOCATIONS = Integer.getInteger("lincheck.invocations", 100);
-    private static final int BROKEN_INVOCATIONS = Integer.getInteger("lincheck.brokenInvocations", 3_000);
 
     /**
      * A worker that does not search ({@link PoolPolicy#sparse}): it registers, looks once more and parks at once.
@@ -600,9 +598,5 @@ class LincheckWorkerPoolTest {
         Lincheck.runConcurrentTest(n, auxiliaryRetirement(true));
         Lincheck.runConcurrentTest(n, startedCountVersusWorkerEnd());
         Lincheck.runConcurrentTest(n, stuckWorkersRing(true));
-    }
-
-    static void assertFinds(Runnable scenario, Found expected) {
-        LincheckFailures.assertFinds(BROKEN_INVOCATIONS, scenario, expected);
     }
 }
