@@ -22,8 +22,11 @@ import jdk.jfr.FlightRecorder;
  * JIT removes the allocation. Strings for contexts are made only for events that will be committed.
  */
 final class JfrRecorder {
-    /** Executors not yet terminated, for the periodic statistics event; weak, so a forgotten executor is not kept. */
-    private static final Map<Engine, Boolean> LIVE = Collections.synchronizedMap(new WeakHashMap<>());
+    /**
+     * Executors not yet terminated, for the periodic statistics event; weak, so a forgotten executor is not kept. Each
+     * maps to its own monitor, which orders its periodic reports against its final one (see {@link #report}).
+     */
+    private static final Map<Engine, Object> LIVE = Collections.synchronizedMap(new WeakHashMap<>());
     /**
      * Registered by the first {@link #poll} (an executor's build, or a checker's round) that finds JFR in use
      * ({@link #inUse}) and some executor live: the hook reports every live executor. Removed when the last one
@@ -62,7 +65,7 @@ final class JfrRecorder {
 
     static void executorCreated(Engine engine) {
         synchronized (JfrRecorder.class) {
-            LIVE.put(engine, Boolean.TRUE);
+            LIVE.put(engine, new Object());
         }
         // A recording already running (started with the JVM, say) applies from the executor's first task: waiting for
         // its checker's first look missed the tasks that began before it, and an executor that had started no thread
@@ -75,20 +78,31 @@ final class JfrRecorder {
      * live executors only, so without this event a recording kept no figure an executor reached after its last period
      * (one that lived less than a period was never reported). Taken by the terminating thread, before awaitTermination
      * returns; a snapshot of a terminated executor walks nothing.
+     *
+     * <p>The removal from {@link #LIVE} and the final event happen under the executor's monitor, which a periodic report
+     * holds from its check of {@code LIVE} to its commit: the hook copies {@code LIVE} before it reports, so without
+     * that a report of the copy could commit after the final event, and a recording then ended on a figure of the
+     * periodic hook's, taken before the executor's last tasks ran. The hook is removed outside the monitor, since JFR's
+     * removal may wait for a running hook, and that hook for the monitor.
      */
     static void executorTerminated(Engine engine) {
-        synchronized (JfrRecorder.class) {
-            LIVE.remove(engine);
+        Object monitor = LIVE.get(engine);
+        if (monitor == null) { // never added, so never reported: nothing to order against
+            monitor = new Object();
+        }
+        synchronized (monitor) {
+            synchronized (JfrRecorder.class) {
+                LIVE.remove(engine);
+            }
+            if (inUse()) {
+                StatisticsEvent e = new StatisticsEvent();
+                if (e.isEnabled()) {
+                    fill(e, engine.settings.name, engine.snapshots.executor());
+                    e.commit();
+                }
+            }
         }
         removeHookIfNoneLive();
-        if (!inUse()) {
-            return;
-        }
-        StatisticsEvent e = new StatisticsEvent();
-        if (e.isEnabled()) {
-            fill(e, engine.settings.name, engine.snapshots.executor());
-            e.commit();
-        }
     }
 
     /**
@@ -169,23 +183,54 @@ final class JfrRecorder {
     }
 
     private static void emitStatistics() {
-        List<Engine> engines;
+        List<Runnable> reports = new ArrayList<>();
         synchronized (LIVE) {
-            engines = new ArrayList<>(LIVE.keySet());
+            for (Map.Entry<Engine, Object> live : LIVE.entrySet()) {
+                Engine engine = live.getKey(); // a strong reference from here on: null if just collected
+                if (engine != null) {
+                    reports.add(periodicReport(engine, live.getValue()));
+                }
+            }
         }
-        if (engines.isEmpty()) {
+        if (reports.isEmpty()) {
             // Every executor was collected without terminating (built and dropped, never used or closed): nothing else
             // removes the hook, which kept this class and its loader registered with JFR (an outside audit).
             removeHookIfNoneLive();
             return;
         }
-        for (Engine engine : engines) {
-            StatisticsEvent e = new StatisticsEvent();
-            if (!e.isEnabled()) {
+        for (Runnable report : reports) {
+            report.run();
+        }
+    }
+
+    /**
+     * The periodic report of a live executor, as the hook takes it from {@link #LIVE}; run after the executor's final
+     * event, it records nothing. For tests: the hook's copy of {@code LIVE}, taken before a termination and reported
+     * after it.
+     */
+    static Runnable periodicReportOf(Engine engine) {
+        Object monitor = LIVE.get(engine);
+        if (monitor == null) {
+            throw new IllegalStateException("not live: " + engine.settings.name);
+        }
+        return periodicReport(engine, monitor);
+    }
+
+    private static Runnable periodicReport(Engine engine, Object monitor) {
+        return () -> report(engine, monitor);
+    }
+
+    /** One periodic Statistics event of {@code engine}, unless its final one is recorded (see executorTerminated). */
+    private static void report(Engine engine, Object monitor) {
+        synchronized (monitor) {
+            if (!LIVE.containsKey(engine)) {
                 return;
             }
-            fill(e, engine.settings.name, engine.snapshots.executor());
-            e.commit();
+            StatisticsEvent e = new StatisticsEvent();
+            if (e.isEnabled()) {
+                fill(e, engine.settings.name, engine.snapshots.executor());
+                e.commit();
+            }
         }
     }
 

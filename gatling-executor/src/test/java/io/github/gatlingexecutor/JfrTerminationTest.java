@@ -15,8 +15,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.ref.WeakReference;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -25,7 +28,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 import jdk.jfr.consumer.RecordingStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -75,6 +80,47 @@ class JfrTerminationTest {
             assertEquals(0, last.getInt("active"), last.toString());
             assertEquals(0, last.getLong("liveContexts"), last.toString());
             assertEquals(s.peakThreads(), last.getInt("peakThreads"), last.toString());
+        }
+    }
+
+    /**
+     * The periodic hook copies the live executors, then reports each: a copy taken before an executor's termination
+     * and reported after it committed a Statistics event behind the final one, and the recording then ended on the
+     * hook's figures. Here the hook's report of one executor is taken while it lives and run twice, before and after
+     * its close; the second run must record nothing. A plain recording, stopped and read whole, so that an event
+     * missing is not one still in flight. A period of an hour keeps JFR's own runs of the hook out of it.
+     */
+    @Test
+    @Timeout(60)
+    void noPeriodicStatisticsEventFollowsTheFinalOne() throws Exception {
+        Path file = Files.createTempFile("jfr-final-last", ".jfr");
+        try (Recording recording = new Recording()) {
+            recording.enable(PREFIX + "Statistics").withPeriod(Duration.ofHours(1));
+            recording.start();
+            GatlingExecutor e = cleanup.track(gatling("jfr-final-last").coreThreads(1).build());
+            String name = e.name();
+            Runnable report = JfrRecorder.periodicReportOf(e.engine());
+            CountDownLatch ran = new CountDownLatch(1);
+            e.sequential("k").execute(ran::countDown);
+            await(ran, "the task");
+            report.run(); // live: recorded
+            e.sequential("k").execute(() -> { });
+            e.close();
+            report.run(); // after the final event: must record nothing
+            recording.stop();
+            recording.dump(file);
+            List<RecordedEvent> mine = new ArrayList<>();
+            for (RecordedEvent x : RecordingFile.readAllEvents(file)) {
+                if (is(x, "Statistics", name)) {
+                    mine.add(x);
+                }
+            }
+            mine.sort(Comparator.comparing(RecordedEvent::getStartTime));
+            assertEquals(2, mine.size(), mine.toString());
+            assertEquals(2, mine.get(1).getLong("executed"), mine.toString());
+            assertEquals(0, mine.get(1).getInt("threads"), mine.toString());
+        } finally {
+            Files.deleteIfExists(file);
         }
     }
 
@@ -243,7 +289,7 @@ class JfrTerminationTest {
         static final String ORDER = "child: the worker's events in time order: ";
 
         public static void main(String[] args) throws Exception {
-            try (jdk.jfr.Recording recording = new jdk.jfr.Recording()) {
+            try (Recording recording = new Recording()) {
                 recording.enable(PREFIX + "ThreadStarted");
                 recording.enable(PREFIX + "ThreadRetired");
                 recording.start();
@@ -261,25 +307,25 @@ class JfrTerminationTest {
                     System.exit(2);
                 }
                 recording.stop();
-                java.nio.file.Path file = java.nio.file.Files.createTempFile("started-late", ".jfr");
+                Path file = Files.createTempFile("started-late", ".jfr");
                 try {
                     recording.dump(file);
                     List<RecordedEvent> events = new ArrayList<>();
-                    for (RecordedEvent x : jdk.jfr.consumer.RecordingFile.readAllEvents(file)) {
+                    for (RecordedEvent x : RecordingFile.readAllEvents(file)) {
                         String type = x.getEventType().getName();
                         if ((type.equals(PREFIX + "ThreadStarted") || type.equals(PREFIX + "ThreadRetired"))
                                 && e.name().equals(x.getString("executor"))) {
                             events.add(x);
                         }
                     }
-                    events.sort(java.util.Comparator.comparing(RecordedEvent::getStartTime));
+                    events.sort(Comparator.comparing(RecordedEvent::getStartTime));
                     List<String> order = new ArrayList<>();
                     for (RecordedEvent x : events) {
                         order.add(x.getEventType().getName().substring(PREFIX.length()));
                     }
                     System.out.println(ORDER + order);
                 } finally {
-                    java.nio.file.Files.deleteIfExists(file);
+                    Files.deleteIfExists(file);
                 }
             }
             System.exit(0);
