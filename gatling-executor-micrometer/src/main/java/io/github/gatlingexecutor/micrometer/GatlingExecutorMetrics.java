@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.ToDoubleFunction;
 import java.util.stream.Collectors;
 
@@ -130,7 +131,13 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
                     "How long the oldest task accepted and not yet started has waited",
                     null, s -> s.oldestQueuedAge().toNanos()));
 
-    private final ContextExecutor executor;
+    /**
+     * Empty once closed: a closed binder a caller keeps (a bean's field, say) no longer keeps the executor. Written
+     * under LOCK; a final field's reference, so that a binder published without a happens-before edge still shows the
+     * executor.
+     */
+    private final AtomicReference<ContextExecutor> executor;
+    private final String executorName;
     private final Tags tags;
     /** This binder's meters in each registry it was bound to, in the order of METERS. */
     private final Map<MeterRegistry, Meter[]> bound = new IdentityHashMap<>(); // guarded by LOCK
@@ -145,8 +152,9 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * @throws NullPointerException if {@code executor} or {@code tags} is null
      */
     public GatlingExecutorMetrics(ContextExecutor executor, Iterable<Tag> tags) {
-        this.executor = Objects.requireNonNull(executor, "executor");
-        this.tags = Tags.concat(Objects.requireNonNull(tags, "tags"), "name", executor.name());
+        this.executor = new AtomicReference<>(Objects.requireNonNull(executor, "executor"));
+        this.executorName = executor.name();
+        this.tags = Tags.concat(Objects.requireNonNull(tags, "tags"), "name", executorName);
     }
 
     /**
@@ -182,16 +190,18 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
     @Override
     public void bindTo(MeterRegistry registry) {
         Objects.requireNonNull(registry, "registry");
+        ContextExecutor observed;
         synchronized (LOCK) {
             checkOpen();
+            observed = executor.get();
             if (binding) {
                 throw new IllegalStateException("Another bindTo of this GatlingExecutorMetrics of executor '"
-                        + executor.name() + "' is running; bind it once at a time");
+                        + executorName + "' is running; bind it once at a time");
             }
             binding = true;
         }
         try {
-            register(registry);
+            register(registry, observed);
         } finally {
             synchronized (LOCK) {
                 binding = false;
@@ -199,7 +209,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
         }
     }
 
-    private void register(MeterRegistry registry) {
+    private void register(MeterRegistry registry, ContextExecutor observed) {
         Set<Meter> own;
         Meter[] previous;
         synchronized (LOCK) {
@@ -221,7 +231,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
                     registered[i] = previous[i]; // registering it again would only log a warning
                     continue;
                 }
-                Meter m = registerOrRefuse(METERS.get(i), registry);
+                Meter m = registerOrRefuse(METERS.get(i), registry, observed);
                 if (!present.contains(m)) {
                     added.add(m);
                 } else if (!own.contains(m)) {
@@ -248,9 +258,9 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
     }
 
     /** Micrometer refuses a meter of another type under an id already taken with an IllegalArgumentException. */
-    private Meter registerOrRefuse(Spec spec, MeterRegistry registry) {
+    private Meter registerOrRefuse(Spec spec, MeterRegistry registry, ContextExecutor observed) {
         try {
-            return spec.register(registry, executor, tags);
+            return spec.register(registry, observed, tags);
         } catch (IllegalArgumentException e) {
             if (String.valueOf(e.getMessage()).contains("different type")) {
                 throw collision(spec.name, tags, e);
@@ -265,7 +275,8 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * so is one registered in its place since; one re-registered in its place at the instant of the removal may be
      * removed with it (a registry removes by id). What a removal throws (a meter-removed listener's exception) does not
      * stop the others: once every meter was tried, the first is thrown, the later ones suppressed in it. Idempotent.
-     * Until closed, a binder keeps the registries it was bound to reachable for as long as it is itself.
+     * Until closed, a binder keeps the registries it was bound to, and its executor, reachable for as long as it is
+     * itself; closed, neither.
      */
     @Override
     public void close() {
@@ -275,6 +286,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
                 return;
             }
             closed = true;
+            executor.set(null);
             toRemove = new IdentityHashMap<>(bound);
             bound.clear();
         }
@@ -357,7 +369,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
     }
 
     private IllegalStateException closedException() {
-        return new IllegalStateException("This GatlingExecutorMetrics of executor '" + executor.name()
+        return new IllegalStateException("This GatlingExecutorMetrics of executor '" + executorName
                 + "' is closed and binds no more; bind a new one");
     }
 
@@ -379,7 +391,7 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
         return new IllegalStateException("Meter " + name + tagList + " is already in the registry and was not"
                 + " registered by this binder: an executor's meters need a name and tags no other executor bound to"
                 + " the registry has. Close the binder that registered it first, or give this executor ('"
-                + executor.name() + "') a distinct name (GatlingExecutor.builder().name(..)) or an extra tag", cause);
+                + executorName + "') a distinct name (GatlingExecutor.builder().name(..)) or an extra tag", cause);
     }
 
     /** Meters compare equal by id; ownership is a matter of identity. */

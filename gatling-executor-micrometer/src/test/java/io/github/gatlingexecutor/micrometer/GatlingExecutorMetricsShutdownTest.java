@@ -2,6 +2,7 @@ package io.github.gatlingexecutor.micrometer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.gatlingexecutor.ExecutorStatistics;
@@ -247,6 +248,41 @@ class GatlingExecutorMetricsShutdownTest {
         assertEquals(7.0, registry.get("executor.completed").tags(tags).functionCounter().count());
         assertEquals(0.0, registry.get("executor.failed").tags(tags).functionCounter().count());
         assertEquals(COUNTERS.size() + GAUGES.size() + 1, registry.getMeters().size());
+    }
+
+    /**
+     * A binder the caller keeps after closing it (a field of a long-lived object, say) does not keep its executor: it
+     * held it in a final field, so every executor ever bound stayed reachable through its closed binder.
+     */
+    @Test
+    @Timeout(30)
+    void aClosedBinderKeptByTheCallerDoesNotKeepItsExecutor() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        GatlingExecutorMetrics[] kept = new GatlingExecutorMetrics[1];
+        WeakReference<GatlingExecutor> gone = bindRunAndCloseBoth(registry, kept);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        WeakReference<Object> canary = new WeakReference<>(new Object());
+        while ((gone.get() != null || canary.get() != null) && System.nanoTime() - deadline < 0) {
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertNull(canary.get(), "no collection took a weakly held object");
+        assertNull(gone.get(), "the closed binder keeps the executor");
+        assertTrue(registry.getMeters().isEmpty(), registry.getMeters().toString());
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> kept[0].bindTo(registry));
+        assertTrue(e.getMessage().contains("'kept-binder'"), e.getMessage()); // the name outlives the reference
+    }
+
+    /** Apart, so that no frame of the test keeps the executor; the binder is kept in {@code kept}. */
+    private static WeakReference<GatlingExecutor> bindRunAndCloseBoth(MeterRegistry registry,
+                                                                      GatlingExecutorMetrics[] kept) throws Exception {
+        GatlingExecutor executor = GatlingExecutor.builder().name("kept-binder").coreThreads(1).build();
+        kept[0] = new GatlingExecutorMetrics(executor, Tags.empty());
+        kept[0].bindTo(registry);
+        executor.sequential("k").execute(() -> { });
+        executor.close();
+        kept[0].close();
+        return new WeakReference<>(executor);
     }
 
     /** Apart, so that no frame of the test keeps the executor or its binder. */
