@@ -233,14 +233,7 @@ class GatlingExecutorMetricsShutdownTest {
         Tags tags = Tags.of("name", "left-bound");
         WeakReference<GatlingExecutor> gone = bindRunAndClose(registry);
         assertEquals(7.0, registry.get("executor.completed").tags(tags).functionCounter().count());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        WeakReference<Object> canary = new WeakReference<>(new Object());
-        while ((gone.get() != null || canary.get() != null) && System.nanoTime() - deadline < 0) {
-            System.gc();
-            Thread.sleep(10);
-        }
-        assertNull(canary.get(), "no collection took a weakly held object");
-        assertNull(gone.get(), "the terminated executor is kept through its meters");
+        assertCollected(gone, "the terminated executor is kept through its meters");
         for (String meter : GAUGES.keySet()) {
             assertTrue(Double.isNaN(registry.get(meter).tags(tags).gauge().value()), meter);
         }
@@ -260,17 +253,25 @@ class GatlingExecutorMetricsShutdownTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         GatlingExecutorMetrics[] kept = new GatlingExecutorMetrics[1];
         WeakReference<GatlingExecutor> gone = bindRunAndCloseBoth(registry, kept);
+        assertCollected(gone, "the closed binder keeps the executor");
+        assertTrue(registry.getMeters().isEmpty(), registry.getMeters().toString());
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> kept[0].bindTo(registry));
+        assertTrue(e.getMessage().contains("'kept-binder'"), e.getMessage()); // the name outlives the reference
+    }
+
+    /**
+     * Collects until {@code ref} is cleared, or 20 s; a weakly held object made after the last strong reference to the
+     * referent went, and cleared too, shows that a collection ran that could have taken it.
+     */
+    private static void assertCollected(WeakReference<?> ref, String message) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         WeakReference<Object> canary = new WeakReference<>(new Object());
-        while ((gone.get() != null || canary.get() != null) && System.nanoTime() - deadline < 0) {
+        while ((ref.get() != null || canary.get() != null) && System.nanoTime() - deadline < 0) {
             System.gc();
             Thread.sleep(10);
         }
         assertNull(canary.get(), "no collection took a weakly held object");
-        assertNull(gone.get(), "the closed binder keeps the executor");
-        assertTrue(registry.getMeters().isEmpty(), registry.getMeters().toString());
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> kept[0].bindTo(registry));
-        assertTrue(e.getMessage().contains("'kept-binder'"), e.getMessage()); // the name outlives the reference
+        assertNull(ref.get(), message);
     }
 
     /** Apart, so that no frame of the test keeps the executor; the binder is kept in {@code kept}. */
