@@ -273,8 +273,10 @@ public final class GatlingExecutor implements ContextExecutor {
      * <p>Returns exactly the accepted tasks that never started: the caller's own {@code Runnable} for {@code execute}
      * and lane submissions, the {@code Future} for {@code submit}, {@code invoke*} and {@code schedule*}, delayed and
      * periodic tasks waiting for a run included, their futures neither done nor cancelled. A periodic task already
-     * cancelled (by {@link #shutdown} or its caller) is not returned. No task is both returned and run. Running tasks
-     * are interrupted.
+     * cancelled (by {@link #shutdown} or its caller) is not returned, nor is a delayed task cancelled before it was due
+     * (the cancel took it out of the timer); a task cancelled once it waits in a queue (a {@code submit} future, a
+     * scheduled one-shot already due) is returned, its future cancelled, as {@code ThreadPoolExecutor} returns it. No
+     * task is both returned and run. Running tasks are interrupted.
      */
     @Override
     public List<Runnable> shutdownNow() {
