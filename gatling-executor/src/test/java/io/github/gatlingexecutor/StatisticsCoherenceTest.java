@@ -452,6 +452,8 @@ class StatisticsCoherenceTest {
      * debugger holds the submitter there. Without the raise, the new lane read queued 1 and submitted 0. The child's
      * main thread reads only once the submitter is held: its task waiting is seen from just after the CAS, before the
      * submitter reaches the held line, and a read that came first met the debugger out of order (once in a CI run).
+     * Either thread may reach the meeting first; the hits once listed the main thread as held at the first count, where
+     * the assertion wanted nothing held (one round in seventeen of a repetition), an order the meeting itself handles.
      */
     @Test
     void aCoalescingLaneReadBetweenItsSubmitsCasAndItsCountShowsNoMoreWaitingThanSubmitted() throws Exception {
@@ -465,7 +467,9 @@ class StatisticsCoherenceTest {
                     if (spot.equals("held")) { // the child's main thread, waiting for the submitter to be held
                         return counting.mainReady(thread);
                     }
-                    hits.add(spot + (held.isEmpty() ? "" : " (holding " + held.size() + ")"));
+                    // Only the read's held threads are asserted: at the first count the main thread may be held
+                    // already (it reached held() first; the meeting then lets it go) or not yet.
+                    hits.add(spot.equals("read") ? spot + " (holding " + held.size() + ")" : spot);
                     if (spot.equals("counted")) {
                         // the first submitter waits between its CAS and its count; the second goes on
                         return counting.reached() || counting.windowReached(thread, held);
