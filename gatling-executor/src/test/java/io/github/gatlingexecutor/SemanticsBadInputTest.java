@@ -372,7 +372,11 @@ class SemanticsBadInputTest {
             int n = i;
             e.execute(new Seq(context, () -> ran.add(n)));
         }
-        TestSupport.waitUntil("the broken context's lane to be released", () -> !reported.isEmpty());
+        // Both, not the release alone: a submitter kept off the CPU between two submits lets the lane empty and be
+        // released (and the failure reported) before its last task is submitted (once in 26 rounds of a repetition,
+        // with ran [0, 1] at the check). A task lost there fails the wait.
+        TestSupport.waitUntil("the broken context's three tasks to run and a release of its lane to fail",
+                () -> !reported.isEmpty() && ran.size() == 3, () -> "ran " + ran + ", reported " + reported);
         assertEquals(List.of(0, 1, 2), ran);
         assertEquals(broken + " of a broken context", reported.get(0).getMessage());
         // The worker that met the failure runs on, and the context is served again.
