@@ -588,6 +588,9 @@ final class Admission {
             }
         } finally {
             try {
+                if (refused > REFUSED_SHUTDOWN && me.last == BEHIND_WAITERS) {
+                    me.last = limitAhead(me); // before leave, which takes it out of the queue it waited in
+                }
                 leave(me);
             } finally {
                 // Whatever leave met (it calls no context code, but a map may run out of memory): never left raised
@@ -852,6 +855,21 @@ final class Admission {
         if (wasHead && next != null) {
             LockSupport.unpark(next.thread); // whatever room we were waiting for is theirs to try
         }
+    }
+
+    /**
+     * For a waiter refused before an attempt of its own (it queued behind others and never reached the head): the
+     * limit it waited for, which its refusal names. Behind waiters of its context, the one their head last met (the
+     * lane's, or the executor's when that head waits for executor room); in the executor queue, {@code maxQueued}.
+     * Under the lock.
+     */
+    private int limitAhead(Waiter me) {
+        ContextQueue q = me.contextQueue;
+        Waiter head = q == null ? null : q.peek();
+        if (head != null && head != me && (head.last == FULL_CONTEXT || head.last == FULL_EXECUTOR)) {
+            return head.last;
+        }
+        return total > 0 ? FULL_EXECUTOR : FULL_CONTEXT;
     }
 
     /** Leaves every queue, and passes the turn on: there may be room the next ones can use. */

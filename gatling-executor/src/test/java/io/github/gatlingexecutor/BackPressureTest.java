@@ -1537,6 +1537,35 @@ class BackPressureTest {
         assertEquals(1, ex.statistics().rejected());
     }
 
+    /**
+     * A waiter that queued behind another and gave up before its own first attempt named no limit: its message said
+     * that earlier submitters still waited, and listed both limits, "maxQueuedPerContext unbounded" included where only
+     * {@code maxQueued} was set. It now names the limit those ahead of it wait for, with its value and the context.
+     */
+    @ParameterizedTest(name = "executor limit: {0}")
+    @ValueSource(booleans = {false, true})
+    void aWaiterInterruptedBehindAnotherNamesTheLimitItWaitedFor(boolean executorLimit) throws Exception {
+        GatlingExecutor ex = withFull("interrupt-behind", "k", LONG_WAIT, v.gate(), executorLimit);
+        Executor lane = ex.sequential("k");
+        List<Throwable> refusals = new CopyOnWriteArrayList<>();
+        Thread first = startSubmitter(lane, refusals);
+        waitUntil("the first submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
+        Thread second = startSubmitter(lane, refusals);
+        waitUntil("the second submitter to wait", () -> ex.statistics().waitingSubmitters() == 2);
+        second.interrupt();
+        second.join(TimeUnit.SECONDS.toMillis(30));
+        assertFalse(second.isAlive());
+        assertEquals(1, refusals.size(), refusals::toString);
+        String message = refusals.get(0).getMessage();
+        assertTrue(message.contains("interrupted"), message);
+        assertTrue(message.contains(executorLimit ? "maxQueued (1) reached" : "maxQueuedPerContext (1) reached"),
+                message);
+        assertNamesLimit(message, executorLimit);
+        assertTrue(message.contains("context k"), message);
+        assertEquals(1, ex.statistics().rejected());
+        assertTrue(first.isAlive(), "the first still waits");
+    }
+
     @Test
     void anInterruptBeforeSubmittingMattersOnlyIfTheSubmitterMustWait() {
         GatlingExecutor ex = v.track(gatling("pre-interrupt").maxQueuedPerContext(1)
