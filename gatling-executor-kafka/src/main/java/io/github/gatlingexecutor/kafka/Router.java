@@ -549,11 +549,16 @@ final class Router<K, V> implements Runnable {
     /**
      * Whether {@code s} is the slot of {@code k}; false if the kept key's {@code equals} throws with {@code k} (a key
      * class whose equals fails on another's key), so that one broken key cannot turn others away from their slots.
+     * Whatever it throws: an {@code Error} let through (an {@code AssertionError}, Kotlin's {@code TODO()}) reached
+     * {@link #slotOfGuarded}, which sent the key being looked up, a healthy one, to the partition's null-key slot, where
+     * its records ran beside those of the same key in its own slot. As there, only an {@code OutOfMemoryError} passes.
      */
     private static boolean isKeyOf(Slot<?, ?> s, Object k) {
         try {
             return s.isKey(k);
-        } catch (RuntimeException | StackOverflowError notEqual) {
+        } catch (OutOfMemoryError e) {
+            throw e;
+        } catch (Throwable notEqual) {
             return false;
         }
     }

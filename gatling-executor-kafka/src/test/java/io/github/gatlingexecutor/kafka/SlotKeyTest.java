@@ -11,9 +11,13 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@link Slot#isKey} must answer exactly as {@code equals} does, packed or not; a kept key never changes. */
 class SlotKeyTest {
@@ -58,11 +62,7 @@ class SlotKeyTest {
             Router<byte[], String> router = new Router<>(ps, runner, executor, Ordering.KEY, keys);
             ps.router = router;
             for (int offset = 0; offset < 2; offset++) {
-                ps.dispatched++;
-                ps.sentUpTo = offset + 1;
-                ps.nextOffset = offset + 1;
-                router.offer(List.of(new ConsumerRecord<>("t", 0, offset, new byte[] {1, 2}, "v" + offset)));
-                assertEquals(true, router.schedule());
+                route(ps, router, new ConsumerRecord<>("t", 0, offset, new byte[] {1, 2}, "v" + offset));
                 int expected = offset + 1;
                 EmbeddedKafka.await(Duration.ofSeconds(10), "record " + offset, () -> handled.get() == expected);
             }
@@ -90,16 +90,101 @@ class SlotKeyTest {
             Router<ByteBuffer, String> router = new Router<>(ps, runner, executor, Ordering.KEY, keys);
             ps.router = router;
             for (int offset = 0; offset < 2; offset++) {
-                ps.dispatched++;
-                ps.sentUpTo = offset + 1;
-                ps.nextOffset = offset + 1;
                 ByteBuffer key = ByteBuffer.wrap("k".getBytes(StandardCharsets.UTF_8));
-                router.offer(List.of(new ConsumerRecord<>("t", 0, offset, key, "v" + offset)));
-                assertEquals(true, router.schedule());
+                route(ps, router, new ConsumerRecord<>("t", 0, offset, key, "v" + offset));
                 int expected = offset + 1;
                 EmbeddedKafka.await(Duration.ofSeconds(10), "record " + offset, () -> handled.get() == expected);
             }
         }
         assertEquals(1, keys.size(), () -> "one key, slots: " + keys.keySet());
+    }
+
+    /** A key of hash 42 whose {@code equals} is reflexive and throws an {@code Error} against any other object. */
+    private static final class UnfinishedKey {
+        @Override
+        public boolean equals(Object o) {
+            if (o == this) {
+                return true;
+            }
+            throw new AssertionError("equals against another key not written yet");
+        }
+
+        @Override
+        public int hashCode() {
+            return 42;
+        }
+    }
+
+    /** A healthy key of hash 42, so that its probe in a router's table meets an {@link UnfinishedKey}'s slot first. */
+    private record HealthyKey(String name) {
+        @Override
+        public int hashCode() {
+            return 42;
+        }
+    }
+
+    /**
+     * A key class whose {@code equals} throws an {@code Error} against another's key (not a {@code RuntimeException}):
+     * a healthy key whose lookup in a router's table met that key's slot first went to the partition's null-key slot,
+     * and its record there ran beside a record of the same key running in the key's own slot. It now passes that slot
+     * by and queues behind the key's running record.
+     */
+    @Test
+    void aKeyWhoseEqualsThrowsAnErrorAgainstOthersDoesNotTurnAHealthyKeyAway() throws Exception {
+        HealthyKey healthy = new HealthyKey("healthy");
+        List<String> ran = new CopyOnWriteArrayList<>();
+        AtomicInteger healthyRunning = new AtomicInteger();
+        AtomicInteger healthyAtOnce = new AtomicInteger();
+        CountDownLatch firstRunning = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        RecordRunner<Object, String> runner = new RecordRunner<>(r -> {
+            boolean isHealthy = r.key() instanceof HealthyKey;
+            if (isHealthy) {
+                healthyAtOnce.accumulateAndGet(healthyRunning.incrementAndGet(), Math::max);
+            }
+            ran.add(r.value());
+            if (r.value().equals("healthy@0:0")) {
+                firstRunning.countDown();
+                release.await(30, TimeUnit.SECONDS); // a bound for a broken run; the test releases it
+            }
+            if (isHealthy) {
+                healthyRunning.decrementAndGet();
+            }
+        }, null, 0, Duration.ofMillis(1));
+        ConcurrentHashMap<Object, Slot<Object, String>> keys = new ConcurrentHashMap<>();
+        try (GatlingExecutor executor = new GatlingExecutor("unfinished-key", 4)) {
+            runner.executor(executor);
+            PartitionState ps0 = new PartitionState(new TopicPartition("t", 0), Thread.currentThread(), 1);
+            Router<Object, String> router0 = new Router<>(ps0, runner, executor, Ordering.KEY, keys);
+            ps0.router = router0;
+            PartitionState ps1 = new PartitionState(new TopicPartition("t", 1), Thread.currentThread(), 1);
+            Router<Object, String> router1 = new Router<>(ps1, runner, executor, Ordering.KEY, keys);
+            ps1.router = router1;
+            try {
+                route(ps1, router1, new ConsumerRecord<>("t", 1, 0, new UnfinishedKey(), "unfinished@1:0"));
+                EmbeddedKafka.await(Duration.ofSeconds(10), "unfinished@1:0 ran", () -> ran.contains("unfinished@1:0"));
+                route(ps0, router0, new ConsumerRecord<>("t", 0, 0, healthy, "healthy@0:0"));
+                assertTrue(firstRunning.await(10, TimeUnit.SECONDS));
+                route(ps1, router1, new ConsumerRecord<>("t", 1, 1, healthy, "healthy@1:1"));
+                // The router's run has ended, and with it any record it ran on the spot or left in its null-key slot.
+                EmbeddedKafka.await(Duration.ofSeconds(10), "partition 1 routed", router1::stopped);
+                assertEquals(1, healthyAtOnce.get(), () -> "two records of the healthy key at once: " + ran);
+                assertEquals(List.of("unfinished@1:0", "healthy@0:0"), ran, "healthy@1:1 waits for its key");
+            } finally {
+                release.countDown();
+            }
+            EmbeddedKafka.await(Duration.ofSeconds(10), "healthy@1:1 ran", () -> ran.size() == 3);
+        }
+        assertEquals(List.of("unfinished@1:0", "healthy@0:0", "healthy@1:1"), ran);
+        assertEquals(1, healthyAtOnce.get());
+    }
+
+    /** Hands {@code record}, the next of its partition, to the partition's router, as the polling thread does. */
+    private static <K> void route(PartitionState ps, Router<K, String> router, ConsumerRecord<K, String> record) {
+        ps.dispatched++;
+        ps.sentUpTo = record.offset() + 1;
+        ps.nextOffset = record.offset() + 1;
+        router.offer(List.of(record));
+        assertEquals(true, router.schedule());
     }
 }
