@@ -509,7 +509,8 @@ final class Admission {
             if (!engine.countedAsRefusedForCapacity()) {
                 throw engine.rejectShutdown(task);
             }
-            throw refused(task, shown, why, "; called back from code the executor runs where "
+            throw refused(task, shown, why == BEHIND_WAITERS ? limitAhead(context) : why,
+                    "; called back from code the executor runs where "
                     + "it cannot wait for room (a context's equals or hashCode, or the thread factory, while it admits "
                     + "waiting submitters, dispatches a scheduled task or checks its workers)");
         }
@@ -704,9 +705,10 @@ final class Admission {
     }
 
     /** An {@code offer} that returns false for capacity, counted already: recorded, no exception built. */
-    void refuseOffer(Object shown, int outcome) {
+    void refuseOffer(Object shown, Object queueKey, int outcome) {
         if (Jfr.taskRejectedEnabled()) {
-            Jfr.taskRejected(engine, shown, limitMessage(outcome, shown));
+            int limit = outcome == BEHIND_WAITERS ? limitAhead(queueKey) : outcome;
+            Jfr.taskRejected(engine, shown, limitMessage(limit, shown));
         }
     }
 
@@ -866,7 +868,34 @@ final class Admission {
     private int limitAhead(Waiter me) {
         ContextQueue q = me.contextQueue;
         Waiter head = q == null ? null : q.peek();
-        if (head != null && head != me && (head.last == FULL_CONTEXT || head.last == FULL_EXECUTOR)) {
+        return limitWaitedFor(head == me ? null : head);
+    }
+
+    /**
+     * What a submit that went behind parked submitters without an attempt of its own waits for (an offer refused for
+     * them, or a submit called back where it cannot wait, see {@link #await}): the limit its refusal names. {@code
+     * queueKey}: a sequential lane's context, whose waiters it went behind if it has any, else null (it went behind the
+     * executor's). Under the lock where this thread may take it; without it, the published heads alone.
+     */
+    int limitAhead(Object queueKey) {
+        if (queueKey == null) {
+            return limitWaitedFor(null);
+        }
+        if (!lockUnlessTimerHeld()) {
+            return perContext > 0 && contextHeads.containsKey(new ContextKey(queueKey)) ? FULL_CONTEXT
+                    : limitWaitedFor(null);
+        }
+        try {
+            ContextQueue q = contextQueues.get(new ContextKey(queueKey));
+            return limitWaitedFor(q == null ? null : q.peek());
+        } finally {
+            unlock();
+        }
+    }
+
+    /** The limit that {@code head}, the first waiter ahead, last met; for none, the executor's if it has one. */
+    private int limitWaitedFor(Waiter head) {
+        if (head != null && (head.last == FULL_CONTEXT || head.last == FULL_EXECUTOR)) {
             return head.last;
         }
         return total > 0 ? FULL_EXECUTOR : FULL_CONTEXT;

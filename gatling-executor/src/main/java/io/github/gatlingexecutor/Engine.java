@@ -371,7 +371,7 @@ final class Engine {
         boolean waits = !offer && admission.policy.blocks();
         if (!waits && countedAsRefusedForCapacity()) {
             if (offer) {
-                admission.refuseOffer(context, outcome);
+                admission.refuseOffer(context, queueKey, outcome);
                 return false;
             }
             throw admission.rejectNow(task, context, outcome);

@@ -1344,7 +1344,8 @@ class BackPressureTest {
         assertTrue(once.get(), "the context was not hashed at the dispatch");
         assertEquals(List.of(), inner);
         assertTrue(offered.get(), "the offer with room was refused");
-        assertTrue(behind.get() != null && behind.get().getMessage().contains("earlier submitters still wait"),
+        assertTrue(behind.get() != null
+                        && behind.get().getMessage().contains("maxQueuedPerContext (1) reached for context k"),
                 String.valueOf(behind.get()));
         assertEquals(1, ex.statistics().rejected(), ex.statistics().toString());
         gate.countDown();

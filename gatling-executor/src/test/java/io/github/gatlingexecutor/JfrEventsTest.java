@@ -294,6 +294,42 @@ class JfrEventsTest {
         }
     }
 
+    /**
+     * An {@code offer} refused because a submitter already waits for room: its TaskRejected event named no limit (it
+     * said that earlier submitters still waited, with both limits listed, one "unbounded"). It now names the limit the
+     * submitter ahead waits for, with its value and the context, under each limit.
+     */
+    @Test
+    @Timeout(60)
+    void anOfferRefusedBehindAWaitingSubmitterNamesTheLimitItWaitsFor() throws Exception {
+        for (boolean executorLimit : new boolean[] {false, true}) {
+            List<RecordedEvent> events = new CopyOnWriteArrayList<>();
+            try (RecordingStream stream = new RecordingStream(shippedSettings())) {
+                startCollecting(stream, events);
+                GatlingExecutor.Builder b = gatling("jfr-offer-behind").coreThreads(1).maxThreads(1)
+                        .overflow(Overflow.block(Duration.ofMinutes(1)));
+                GatlingExecutor e = cleanup.track((executorLimit ? b.maxQueued(1) : b.maxQueuedPerContext(1)).build());
+                String name = e.name();
+                CountDownLatch gate = cleanup.occupy(e.sequential("k"));
+                e.sequential("k").execute(() -> { }); // the one place
+                Thread waiter = new Thread(() -> e.sequential("k").execute(() -> { }), "waiter");
+                waiter.start();
+                TestSupport.waitUntil("the submitter to wait", () -> e.statistics().waitingSubmitters() == 1);
+                assertFalse(e.offer(new TestSupport.Seq("k", () -> { })));
+                RecordedEvent x = awaitEvent(events, "TaskRejected", name, y -> true);
+                String limit = x.getString("limit");
+                assertEquals("k", x.getString("context"));
+                assertTrue(limit.startsWith(executorLimit ? "maxQueued (1) reached" : "maxQueuedPerContext (1) reached"),
+                        x.toString());
+                assertTrue(limit.contains("context k"), x.toString());
+                gate.countDown();
+                waiter.join(TimeUnit.SECONDS.toMillis(30));
+                assertFalse(waiter.isAlive(), "the waiter was admitted");
+                assertEquals(1, e.statistics().rejected());
+            }
+        }
+    }
+
     /** An auxiliary worker's start and its retirement after its keep-alive, each with its reason. */
     @Test
     @Timeout(60)
