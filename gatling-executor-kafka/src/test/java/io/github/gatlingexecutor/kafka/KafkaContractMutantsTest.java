@@ -270,12 +270,7 @@ class KafkaContractMutantsTest {
         /** The polling thread's part of a poll that returned these records, then the work they made runnable. */
         @SafeVarargs
         final void poll(ConsumerRecord<String, String>... records) {
-            long next = records[records.length - 1].offset() + 1;
-            ps.dispatched += records.length;
-            ps.sentUpTo = next;
-            ps.nextOffset = next;
-            router.offer(List.of(records));
-            assertTrue(router.schedule(), "the router's run was refused");
+            RoutingTest.poll(ps, router, records);
             for (int n = 0; n < 1_000; n++) {
                 Runnable task = executor.queue.poll();
                 if (task == null) {

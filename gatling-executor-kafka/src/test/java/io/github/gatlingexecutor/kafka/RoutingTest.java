@@ -594,8 +594,7 @@ class RoutingTest {
 
     /** The polling thread's part of a poll that returned {@code records} of the partition. */
     @SafeVarargs
-    private static void poll(PartitionState ps, Router<String, String> router,
-                             ConsumerRecord<String, String>... records) {
+    static <K> void poll(PartitionState ps, Router<K, String> router, ConsumerRecord<K, String>... records) {
         long next = records[records.length - 1].offset() + 1;
         ps.dispatched += records.length;
         ps.sentUpTo = next;

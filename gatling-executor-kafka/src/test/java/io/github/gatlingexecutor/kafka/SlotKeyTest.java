@@ -62,7 +62,7 @@ class SlotKeyTest {
             Router<byte[], String> router = new Router<>(ps, runner, executor, Ordering.KEY, keys);
             ps.router = router;
             for (int offset = 0; offset < 2; offset++) {
-                route(ps, router, new ConsumerRecord<>("t", 0, offset, new byte[] {1, 2}, "v" + offset));
+                RoutingTest.poll(ps, router, new ConsumerRecord<>("t", 0, offset, new byte[] {1, 2}, "v" + offset));
                 int expected = offset + 1;
                 EmbeddedKafka.await(Duration.ofSeconds(10), "record " + offset, () -> handled.get() == expected);
             }
@@ -91,7 +91,7 @@ class SlotKeyTest {
             ps.router = router;
             for (int offset = 0; offset < 2; offset++) {
                 ByteBuffer key = ByteBuffer.wrap("k".getBytes(StandardCharsets.UTF_8));
-                route(ps, router, new ConsumerRecord<>("t", 0, offset, key, "v" + offset));
+                RoutingTest.poll(ps, router, new ConsumerRecord<>("t", 0, offset, key, "v" + offset));
                 int expected = offset + 1;
                 EmbeddedKafka.await(Duration.ofSeconds(10), "record " + offset, () -> handled.get() == expected);
             }
@@ -161,11 +161,11 @@ class SlotKeyTest {
             Router<Object, String> router1 = new Router<>(ps1, runner, executor, Ordering.KEY, keys);
             ps1.router = router1;
             try {
-                route(ps1, router1, new ConsumerRecord<>("t", 1, 0, new UnfinishedKey(), "unfinished@1:0"));
+                RoutingTest.poll(ps1, router1, new ConsumerRecord<>("t", 1, 0, new UnfinishedKey(), "unfinished@1:0"));
                 EmbeddedKafka.await(Duration.ofSeconds(10), "unfinished@1:0 ran", () -> ran.contains("unfinished@1:0"));
-                route(ps0, router0, new ConsumerRecord<>("t", 0, 0, healthy, "healthy@0:0"));
+                RoutingTest.poll(ps0, router0, new ConsumerRecord<>("t", 0, 0, healthy, "healthy@0:0"));
                 assertTrue(firstRunning.await(10, TimeUnit.SECONDS));
-                route(ps1, router1, new ConsumerRecord<>("t", 1, 1, healthy, "healthy@1:1"));
+                RoutingTest.poll(ps1, router1, new ConsumerRecord<>("t", 1, 1, healthy, "healthy@1:1"));
                 // The router's run has ended, and with it any record it ran on the spot or left in its null-key slot.
                 EmbeddedKafka.await(Duration.ofSeconds(10), "partition 1 routed", router1::stopped);
                 assertEquals(1, healthyAtOnce.get(), () -> "two records of the healthy key at once: " + ran);
@@ -177,14 +177,5 @@ class SlotKeyTest {
         }
         assertEquals(List.of("unfinished@1:0", "healthy@0:0", "healthy@1:1"), ran);
         assertEquals(1, healthyAtOnce.get());
-    }
-
-    /** Hands {@code record}, the next of its partition, to the partition's router, as the polling thread does. */
-    private static <K> void route(PartitionState ps, Router<K, String> router, ConsumerRecord<K, String> record) {
-        ps.dispatched++;
-        ps.sentUpTo = record.offset() + 1;
-        ps.nextOffset = record.offset() + 1;
-        router.offer(List.of(record));
-        assertEquals(true, router.schedule());
     }
 }
