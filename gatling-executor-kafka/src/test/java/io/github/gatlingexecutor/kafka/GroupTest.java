@@ -711,7 +711,7 @@ class GroupTest {
     }
 
     /** Settings for a processor whose consumer is a {@code ScriptedConsumer}: the broker they name is never reached. */
-    private static Map<String, Object> scriptedConfig() {
+    static Map<String, Object> scriptedConfig() {
         Map<String, Object> config = new HashMap<>();
         config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9");
         config.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafka.name("g"));
@@ -724,14 +724,16 @@ class GroupTest {
      * A consumer of one partition that needs no broker: assigned at its first poll, it returns {@code perPoll} new
      * records at each poll while the partition is not paused, and commits by calling back at once.
      */
-    static final class ScriptedConsumer extends KafkaConsumer<String, String> {
+    static class ScriptedConsumer extends KafkaConsumer<String, String> {
         final TopicPartition tp;
         final int perPoll;
         final AtomicInteger polls = new AtomicInteger();
         private ConsumerRebalanceListener listener;
         private boolean assigned;
-        private long next;
-        private boolean paused;
+        /** The offset of the next record handed out (a subclass's seek moves it). */
+        volatile long next;
+        /** The partition is paused by the processor. */
+        volatile boolean paused;
         /** Records handed out in all: none after this many. */
         volatile long limit = Long.MAX_VALUE;
         /** Set by the test: the next poll revokes the partition, as a rebalance does, inside the poll. */

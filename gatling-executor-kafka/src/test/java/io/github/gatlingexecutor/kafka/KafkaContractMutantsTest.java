@@ -1,13 +1,7 @@
 package io.github.gatlingexecutor.kafka;
 
-import org.apache.kafka.clients.consumer.CloseOptions;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.consumer.OffsetCommitCallback;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.apache.kafka.common.errors.RecordDeserializationException.DeserializationExceptionOrigin;
@@ -15,7 +9,6 @@ import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -23,8 +16,6 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -32,7 +23,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 
 import static io.github.gatlingexecutor.kafka.EmbeddedKafka.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -83,7 +73,7 @@ class KafkaContractMutantsTest {
         CountDownLatch running = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         AtomicReference<GroupTest.ScriptedConsumer> consumer = new AtomicReference<>();
-        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(scriptedConfig())
+        KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(GroupTest.scriptedConfig())
                 .topics(tp.topic())
                 .commitInterval(Duration.ofMillis(10))
                 .closeTimeout(Duration.ofSeconds(30))
@@ -126,7 +116,7 @@ class KafkaContractMutantsTest {
         TopicPartition tp = new TopicPartition("unreadable", 0);
         AtomicInteger failureHandlerCalls = new AtomicInteger();
         AtomicReference<UnreadableConsumer> consumer = new AtomicReference<>();
-        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(scriptedConfig())
+        try (KafkaProcessor<String, String> processor = KafkaProcessor.<String, String>builder(GroupTest.scriptedConfig())
                 .topics(tp.topic())
                 .retryBackoff(Duration.ofMillis(1))
                 .consumerMaker((c, keys, values) -> {
@@ -152,92 +142,33 @@ class KafkaContractMutantsTest {
         }
     }
 
-    /** Settings for a processor whose consumer is the test's: the broker they name is never reached. */
-    private static Map<String, Object> scriptedConfig() {
-        Map<String, Object> config = new HashMap<>();
-        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9");
-        config.put(ConsumerConfig.GROUP_ID_CONFIG, "g");
-        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        return config;
-    }
-
     /**
      * A consumer of one partition of three records, offsets 0 to 2, assigned at its first poll, whose record at offset
      * 1 cannot be deserialized: a poll at that position throws, as Kafka's consumer does, until a seek moves past it.
      */
-    private static final class UnreadableConsumer extends KafkaConsumer<String, String> {
-        private final TopicPartition tp;
-        private ConsumerRebalanceListener listener;
-        private boolean assigned;
-        private volatile long next;
-        private boolean paused;
+    private static final class UnreadableConsumer extends GroupTest.ScriptedConsumer {
         final AtomicInteger unreadableReads = new AtomicInteger();
 
         UnreadableConsumer(Map<String, Object> config, Deserializer<String> keys, Deserializer<String> values,
                            TopicPartition tp) {
-            super(config, keys, values);
-            this.tp = tp;
-        }
-
-        @Override
-        public void subscribe(Collection<String> topics, ConsumerRebalanceListener listener) {
-            this.listener = listener;
+            super(config, keys, values, tp, 1);
+            limit = 3;
         }
 
         @Override
         public ConsumerRecords<String, String> poll(Duration timeout) {
-            if (!assigned) {
-                assigned = true;
-                listener.onPartitionsAssigned(List.of(tp));
-            }
-            if (paused || next >= 3) {
-                LockSupport.parkNanos(Math.min(timeout.toNanos(), TimeUnit.MILLISECONDS.toNanos(1)));
-                return ConsumerRecords.empty();
-            }
-            if (next == 1) {
+            if (next == 1 && !paused) {
                 unreadableReads.incrementAndGet();
                 throw new RecordDeserializationException(DeserializationExceptionOrigin.VALUE, tp, 1, 0,
                         TimestampType.CREATE_TIME, null, ByteBuffer.wrap(new byte[] {1}), new RecordHeaders(),
                         "unreadable", new SerializationException("unreadable"));
             }
-            long offset = next++;
-            return new ConsumerRecords<>(Map.of(tp, List.of(new ConsumerRecord<>(tp.topic(), tp.partition(), offset,
-                    "k", Long.toString(offset)))), Map.of());
+            return super.poll(timeout);
         }
 
         @Override
         public void seek(TopicPartition partition, long offset) {
             next = offset;
-        }
-
-        @Override
-        public void pause(Collection<TopicPartition> partitions) {
-            paused |= partitions.contains(tp);
-        }
-
-        @Override
-        public void resume(Collection<TopicPartition> partitions) {
-            paused &= !partitions.contains(tp);
-        }
-
-        @Override
-        public long position(TopicPartition partition, Duration timeout) {
-            return next;
-        }
-
-        @Override
-        public void commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets, OffsetCommitCallback callback) {
-            callback.onComplete(offsets, null);
-        }
-
-        @Override
-        public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets, Duration timeout) {
-        }
-
-        @Override
-        public void close(CloseOptions options) {
-            super.close(CloseOptions.timeout(Duration.ZERO)); // it never joined a group
         }
     }
 
