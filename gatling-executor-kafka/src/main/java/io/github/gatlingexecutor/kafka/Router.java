@@ -618,11 +618,16 @@ final class Router<K, V> implements Runnable {
     /**
      * The key as the maps hold it: a {@code byte[]} by content, and a {@code ByteBuffer} by its remaining bytes (what
      * its {@code equals} compares), copied, since a handler that reads the buffer moves its position and so changed
-     * the key kept for the slot.
+     * the key kept for the slot. Kafka's {@code Bytes} (the key of its {@code BytesDeserializer}) by content too: its
+     * {@code get()} hands out its array, and kept as it came, a handler that reused that array changed the kept key,
+     * whose next record, equal to it no more, got a second slot and ran beside the first.
      */
     private static Object keyOf(Object key) {
         if (key instanceof byte[]) {
             return new LaneKey.Bytes((byte[]) key);
+        }
+        if (key instanceof org.apache.kafka.common.utils.Bytes) {
+            return new LaneKey.Bytes(((org.apache.kafka.common.utils.Bytes) key).get());
         }
         if (key instanceof ByteBuffer) {
             ByteBuffer b = ((ByteBuffer) key).duplicate(); // the record's buffer keeps its position
