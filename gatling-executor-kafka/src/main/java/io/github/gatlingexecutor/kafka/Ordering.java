@@ -3,11 +3,13 @@ package io.github.gatlingexecutor.kafka;
 /**
  * Which records of a {@link KafkaProcessor} may run at the same time, and in which order.
  *
- * <p>Keys are compared with {@code equals}/{@code hashCode}; {@code byte[]} keys are compared by content, and
- * {@code ByteBuffer} keys by their remaining bytes as polled (a handler may read them). Two topics never share a key:
- * the same key in two topics is two keys. A key that appears in several partitions of one topic (a custom partitioner,
- * or a partition count that grew) still runs one record at a time, in offset order within each partition; between its
- * partitions, whose offsets are not comparable, each partition is dispatched on its own and no order is promised.
+ * <p>Keys are compared with {@code equals}/{@code hashCode}; {@code byte[]} and Kafka's {@code Bytes} keys are compared
+ * by content as polled (a handler may reuse their arrays), and {@code ByteBuffer} keys by their remaining bytes as
+ * polled (a handler may read them). A key of any other type must not be changed by a handler. Two topics never share a
+ * key: the same key in two topics is two keys. A key that appears in several partitions of one topic (a custom
+ * partitioner, or a partition count that grew) still runs one record at a time, in offset order within each partition;
+ * between its partitions, whose offsets are not comparable, each partition is dispatched on its own and no order is
+ * promised.
  */
 public enum Ordering {
 
