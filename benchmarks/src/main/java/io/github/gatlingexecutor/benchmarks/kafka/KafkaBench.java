@@ -155,7 +155,10 @@ public final class KafkaBench {
                 blockingLimit / 1000, THREAD_CAP), blocking, false));
         tables.add(table("Kafka: 100 hot keys, handler blocking 10 ms", String.format(Locale.ROOT, "%,d records/s"
                 + " produced live for %d s over %d keys; GatlingExecutor with KEY_LATEST, the others run every record;"
-                + " lag = handler start minus record timestamp", HOT_RATE, hotSeconds, HOT_KEYS), latest, true));
+                + " records/s and records done count a superseded record as done, so GatlingExecutor's rate is the"
+                + " records it disposed of (ran or superseded), not its handler calls;"
+                + " lag = handler start minus record timestamp (of records that ran)", HOT_RATE, hotSeconds, HOT_KEYS),
+                latest, true));
 
         double ours = rate(noop.get(OURS));
         double pcRate = rate(noop.get(PC));

@@ -18,9 +18,11 @@ public final class Summary {
     public final int peakThreads;
     public final String failure;
     public final Map<String, Double> extra;
+    /** The median of the runs' own rates where their task counts differ; NaN where they are all the same. */
+    private final double medianRate;
 
     private Summary(String peer, boolean ordered, int runs, double medianNanos, long tasks, int threadsCreated,
-                    int peakThreads, String failure, Map<String, Double> extra) {
+                    int peakThreads, String failure, Map<String, Double> extra, double medianRate) {
         this.peer = peer;
         this.ordered = ordered;
         this.runs = runs;
@@ -30,14 +32,22 @@ public final class Summary {
         this.peakThreads = peakThreads;
         this.failure = failure;
         this.extra = extra;
+        this.medianRate = medianRate;
     }
 
     public boolean failed() {
         return failure != null;
     }
 
-    /** Tasks per second at the median time. */
+    /**
+     * Tasks per second: at the median time where every run did the same number of tasks; else (a run for a fixed time,
+     * as coalescing's and overload's, does as many as it can) the median of the runs' own rates, where the first run's
+     * count over the median time was off by a few percent.
+     */
     public double throughput() {
+        if (!Double.isNaN(medianRate)) {
+            return medianRate;
+        }
         return medianNanos <= 0 ? 0 : tasks * 1e9 / medianNanos;
     }
 
@@ -51,7 +61,7 @@ public final class Summary {
         }
         if (failure != null || runs.isEmpty()) {
             return new Summary(peer, ordered, runs.size(), 0, 0, 0, 0, failure == null ? "no runs" : failure,
-                    new LinkedHashMap<>());
+                    new LinkedHashMap<>(), Double.NaN);
         }
         double[] nanos = runs.stream().mapToDouble(r -> r.nanos).toArray();
         int threads = runs.stream().mapToInt(r -> r.threadsCreated).max().orElse(0);
@@ -67,7 +77,11 @@ public final class Summary {
             }
             extra.put(key, median(values.stream().mapToDouble(Double::doubleValue).toArray()));
         }
-        return new Summary(peer, ordered, runs.size(), median(nanos), runs.get(0).tasks, threads, peak, null, extra);
+        double medianRate = runs.stream().mapToLong(r -> r.tasks).distinct().count() > 1
+                ? median(runs.stream().mapToDouble(r -> r.nanos <= 0 ? 0 : r.tasks * 1e9 / r.nanos).toArray())
+                : Double.NaN;
+        return new Summary(peer, ordered, runs.size(), median(nanos), runs.get(0).tasks, threads, peak, null, extra,
+                medianRate);
     }
 
     public static double median(double[] values) {
