@@ -690,9 +690,9 @@ final class Admission {
             case FULL_EXECUTOR:
                 return "maxQueued (" + total + ") reached" + in;
             default:
-                return "earlier submitters still wait for room" + in + " (maxQueuedPerContext "
-                        + (perContext > 0 ? perContext : "unbounded") + ", maxQueued "
-                        + (total > 0 ? total : "unbounded") + ")";
+                // BEHIND_WAITERS: every refusal resolves it to the limit those ahead wait for first (limitAhead);
+                // one that did not would name the executor's limit, or the lane's where the executor has none.
+                return limitMessage(limitWaitedFor(null), shown);
         }
     }
 
