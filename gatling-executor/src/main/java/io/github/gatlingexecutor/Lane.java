@@ -3,6 +3,7 @@ package io.github.gatlingexecutor;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A context's queue of work, owned by at most one thread at a time.
@@ -63,6 +64,11 @@ abstract class Lane {
     final Engine engine;
     final Object context;
     /**
+     * The context's {@code hashCode} when the lane was made, which is the bin the map filed it in: {@link #unmap} finds
+     * the entry again by it, even if the caller has changed the context since (see {@link MappedEntry}).
+     */
+    private final int mappedHash;
+    /**
      * {@link Worker#id} of the worker that last ran a batch of this lane (0: none yet), to count transfers; written
      * only by the owner, read by the next owner. An id, not the worker: a lane handle keeps its last lane for the
      * executor's lifetime, and must not keep a retired worker (its thread and idle ring) reachable with it.
@@ -120,6 +126,7 @@ abstract class Lane {
     Lane(Engine engine, Object context) {
         this.engine = engine;
         this.context = context;
+        this.mappedHash = context.hashCode();
     }
 
     abstract boolean coalescing();
@@ -204,12 +211,45 @@ abstract class Lane {
      * of {@code shutdownNow} for every lane it closed (a second removal finds another lane or none, and does nothing).
      */
     final void unmap() {
+        ConcurrentHashMap<Object, Lane> lanes = engine.lanes(coalescing());
         try {
-            engine.lanes(coalescing()).remove(context, this);
+            if (lanes.remove(context, this)) {
+                return;
+            }
         } catch (RuntimeException | Error contextFailed) {
-            // The context's equals/hashCode threw. A DEAD lane left mapped is harmless (every submit to it looks the
-            // context up again, and meets the same failure at the call), but a worker must not die of it.
+            // The context's equals/hashCode threw. A worker must not die of it; the removal below needs neither.
             engine.reportUncaught(contextFailed);
+        }
+        // Not found as the context hashes and compares now: removed already, or the context has changed since the
+        // lane was made. Looked for once more where it was filed; a second removal finds nothing and does nothing.
+        lanes.remove(new MappedEntry(context, mappedHash), this);
+    }
+
+    /**
+     * The key {@link #unmap} removes with. Removed by the context itself, a lane whose context had changed its
+     * {@code hashCode} in the moments between its last task and its release (a session object recycled once its work
+     * was done) was looked for in the wrong bin and stayed mapped for good: counted in {@code liveContexts()}, its
+     * context kept reachable. The map hashes the key it is given and asks it, not the stored key, whether the two are
+     * equal: so this key gives the hash the entry was filed under and is equal to the stored context object only. The
+     * lane itself is the value removed, so a newer lane of an equal context is never taken out.
+     */
+    private static final class MappedEntry {
+        private final Object context;
+        private final int hash;
+
+        MappedEntry(Object context, int hash) {
+            this.context = context;
+            this.hash = hash;
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+
+        @Override
+        public boolean equals(Object stored) {
+            return stored == context;
         }
     }
 }
