@@ -64,6 +64,11 @@ final class Checker implements Runnable {
      * {@link #ensureStarted}).
      */
     private volatile boolean running;
+    /**
+     * The gate the configured factory was given for the published thread (null for a thread of the executor's own
+     * making); written and read under {@code startLock} (see {@link #reclaimIfNeverRan}).
+     */
+    private StartGate gate;
     /** When {@link #retryIfAbsent} may try the start again; written under {@code startLock}, read racily before it. */
     private volatile long retryAt;
     /**
@@ -114,7 +119,10 @@ final class Checker implements Runnable {
      */
     Throwable ensureStarted() {
         if (thread != null) {
-            return null;
+            reclaimIfNeverRan();
+            if (thread != null) {
+                return null;
+            }
         }
         startLock.lock();
         try {
@@ -153,6 +161,7 @@ final class Checker implements Runnable {
                     return null;
                 }
                 thread = t;
+                this.gate = gate;
                 absent = false;
             }
             try {
@@ -171,6 +180,34 @@ final class Checker implements Runnable {
             // past its first 10 us; each parked submitter tries every tick while the checker is not running.
             failedStarts = 0;
             return null;
+        } finally {
+            unlockStart();
+        }
+    }
+
+    /**
+     * Takes back, as a failed start, a published thread from a configured factory that ended without running this
+     * checker (see {@link StartGate#reclaimIfNeverRan}). Published, it was left termination (which it never claimed,
+     * so {@code close()} waited for good), and every delayed task and stuck worker waited for it too, since workers
+     * drive the timer only while the checker is {@link #absent}. Called where the checker is relied on, off every
+     * task's path: at each {@link #ensureStarted} (a worker's start, a {@code schedule}), by callers about to wait on
+     * the executor ({@link Engine#askingWait}), and by a thread that finds no worker left after shutdown
+     * ({@link Engine#threadsChanged}). Never waits for a start another thread is making.
+     */
+    void reclaimIfNeverRan() {
+        Thread t = thread;
+        if (t == null || running || !startLock.tryLock()) {
+            return;
+        }
+        try {
+            StartGate g = gate;
+            if (thread == t && !running && g != null && g.reclaimIfNeverRan(t)) {
+                thread = null;
+                gate = null;
+                recheckOwed = true; // whoever found this thread published left termination to it
+                startFailed(new IllegalStateException("the thread factory's thread ended without running the checker"));
+                engine.pool.countStartFailure();
+            }
         } finally {
             unlockStart();
         }
@@ -563,6 +600,9 @@ final class Checker implements Runnable {
         int stuckWorkers = 0;
         int notBusy = 0;
         for (Worker w : pool.workers()) {
+            if (pool.reclaimIfNeverRan(w)) {
+                continue; // a start that failed after all: tried again as any failed start is
+            }
             if (!w.isBusyOpaque()) {
                 w.checkSeen = -1;
                 if (w.parkState() != Worker.RETIRED) {

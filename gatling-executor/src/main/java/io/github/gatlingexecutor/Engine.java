@@ -1043,6 +1043,7 @@ final class Engine {
      * notice, nothing inside the executor will. Never blocks on a start elsewhere.
      */
     long askingWait(long left) {
+        checker.reclaimIfNeverRan();
         if (!startsFailed()) {
             return left;
         }
@@ -1202,9 +1203,11 @@ final class Engine {
 
     /** A worker ended, or failed to start. */
     void threadsChanged() {
-        if (state >= SHUTDOWN && pool.threads() == 0 && !checker.wake() && readyToTerminate()
-                && submitted.othersSettled()) {
-            terminated(false); // no checker thread to do it
+        if (state >= SHUTDOWN && pool.threads() == 0) {
+            checker.reclaimIfNeverRan(); // a checker thread that never ran would be left termination for good
+            if (!checker.wake() && readyToTerminate() && submitted.othersSettled()) {
+                terminated(false); // no checker thread to do it
+            }
         }
     }
 

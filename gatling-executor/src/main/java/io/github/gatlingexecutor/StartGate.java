@@ -91,6 +91,19 @@ final class StartGate implements Runnable {
         decide(REFUSED, null);
     }
 
+    /**
+     * Whether {@code started}, the thread {@link #start} started, has ended without the body having run: a factory
+     * whose thread never calls the runnable it was given (a wrapper that fails first, a thread made for another
+     * runnable). If so, closes the gate for good, so that the body can never run, and returns true: the start failed
+     * after all, and its slot is to be given back. The same CAS as {@link #run}'s claim decides, so a factory that runs
+     * the gate late on a thread of its own either has the body run there (and this returns false) or runs nothing.
+     * Reads the thread's state only while nothing has claimed the body: cheap enough for a look every check period.
+     */
+    boolean reclaimIfNeverRan(Thread started) {
+        return verdict == OPEN && started.getState() == Thread.State.TERMINATED
+                && VERDICT.compareAndSet(this, OPEN, REFUSED);
+    }
+
     private void decide(int v, Thread t) {
         // verdict is written before waiter is read, and the gate writes waiter before it reads verdict (both
         // volatile): a waiter that missed the verdict is seen here and unparked. The started thread t is unparked

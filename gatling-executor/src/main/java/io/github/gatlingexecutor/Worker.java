@@ -71,6 +71,12 @@ final class Worker implements Runnable {
      * the checker's looks go to it. Volatile: written once more after the worker was listed.
      */
     volatile Thread thread;
+    /**
+     * The gate a configured factory was given for this worker, or null (a thread of the executor's own making, which
+     * always runs it): the checker asks it whether the factory's thread ended without running this worker (see
+     * {@link WorkerPool#reclaimIfNeverRan}). Written before the thread starts.
+     */
+    StartGate gate;
     /** Set by the pool when this idle auxiliary worker is allowed to end (see PoolPolicy#mayRetire). */
     boolean retired;
     /**

@@ -441,6 +441,7 @@ final class WorkerPool {
             } else {
                 gate = new StartGate(w);
                 t = gate.newThread(factory, "a worker", engine.inThreadFactory);
+                w.gate = gate;
             }
         } catch (Throwable failure) {
             startFailed();
@@ -480,6 +481,25 @@ final class WorkerPool {
         }
         countStartFailure();
         engine.threadsChanged();
+    }
+
+    /**
+     * For the checker, at each look at {@code w}: if the thread a configured factory returned for it has ended without
+     * running it (see {@link StartGate#reclaimIfNeverRan}), its start failed after all. Its slot, held since, kept the
+     * executor from starting another worker (it looked idle, ready to take work, to the checker too) and from
+     * terminating: its tasks never ran, and {@code close()} waited for good. Gives the slot back as any failed start
+     * does, so that starts are tried again. True if it did.
+     */
+    boolean reclaimIfNeverRan(Worker w) {
+        StartGate gate = w.gate;
+        if (gate == null || !gate.reclaimIfNeverRan(w.thread)) {
+            return false;
+        }
+        synchronized (this) {
+            workers = remove(workers, w);
+        }
+        startFailed();
+        return true;
     }
 
     /** A worker or the checker could not be started. */

@@ -1478,6 +1478,77 @@ class DefectRegressionTest {
     }
 
     /**
+     * A factory whose thread ends without running the runnable it was given (a wrapper that fails before it calls it,
+     * or a thread made for another runnable): the start had succeeded, so the worker's slot stayed taken for good. The
+     * task never ran, no other worker was started (the one that never ran looked idle, ready to take work), and after
+     * {@code shutdownNow} the executor never terminated (an outside audit). The checker now takes such a worker back as
+     * a failed start, and the next start gets a thread that works.
+     */
+    @Test
+    @Timeout(30)
+    void aWorkerWhoseFactoryThreadNeverRunsItIsTakenBackAsAFailedStart() throws Exception {
+        AtomicInteger workerCalls = new AtomicInteger();
+        ThreadFactory factory = r -> TestSupport.isChecker(r) || workerCalls.incrementAndGet() > 1
+                ? daemon(new Thread(r)) : neverRuns(r);
+        GatlingExecutor e = cleanup.track(gatling("never-ran").coreThreads(1).threadFactory(factory).build());
+        CountDownLatch ran = new CountDownLatch(2);
+        e.execute(ran::countDown);
+        e.sequential("a").execute(ran::countDown);
+        await(ran, "the tasks, on the worker started after the first one never ran");
+        ExecutorStatistics s = e.statistics();
+        assertEquals(1, s.threadStartFailures(), s.toString());
+        e.shutdown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), () -> "not terminated: "
+                + e.statistics());
+    }
+
+    /**
+     * As above, for the checker's thread: published, it was left termination, which it never claimed, and the timer,
+     * which it never ran, so a delayed task never ran and {@code shutdown()} never ended in termination. It is now
+     * taken back as a failed start where the checker is relied on (here by the caller waiting for the delayed task),
+     * and the checker started again.
+     */
+    @Test
+    @Timeout(30)
+    void aCheckerWhoseFactoryThreadNeverRunsItIsTakenBackAsAFailedStart() throws Exception {
+        AtomicInteger checkerCalls = new AtomicInteger();
+        AtomicReference<Thread> neverRan = new AtomicReference<>();
+        ThreadFactory factory = r -> {
+            if (TestSupport.isChecker(r) && checkerCalls.incrementAndGet() == 1) {
+                neverRan.set(neverRuns(r));
+                return neverRan.get();
+            }
+            return daemon(new Thread(r));
+        };
+        GatlingExecutor e = cleanup.track(gatling("checker-never-ran").coreThreads(1).threadFactory(factory).build());
+        TestSupport.get(e.submit(() -> { })); // the worker runs, and its start made the checker's thread
+        Thread first = neverRan.get();
+        first.join(TestSupport.TIMEOUT_SECONDS * 1000L);
+        assertFalse(first.isAlive(), "the factory's thread ended");
+        assertEquals("due", e.schedule(() -> "due", 20, TimeUnit.MILLISECONDS)
+                .get(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(2, checkerCalls.get(), () -> e.statistics().toString());
+        assertEquals(1, e.statistics().threadStartFailures(), () -> e.statistics().toString());
+        e.shutdown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), () -> "not terminated: "
+                + e.statistics());
+    }
+
+    /** A thread that ends at once, with a failure it keeps to itself, without running {@code r}. */
+    private static Thread neverRuns(Runnable r) {
+        Thread t = new Thread(() -> {
+            throw new IllegalStateException("a wrapper that fails before it runs " + r);
+        });
+        t.setUncaughtExceptionHandler((thread, failure) -> { });
+        return daemon(t);
+    }
+
+    private static Thread daemon(Thread t) {
+        t.setDaemon(true);
+        return t;
+    }
+
+    /**
      * A factory whose thread runs the runnable it was given on two threads at once, its own and a twin it starts (a
      * broken wrapper, say): the body behind the runnable, a worker or the checker, must still run once. Two threads
      * running one worker's loop would run two tasks at once on an executor of one thread, and a second checker would
