@@ -1503,6 +1503,23 @@ class DefectRegressionTest {
     }
 
     /**
+     * As above, with a factory none of whose worker threads ever runs: {@code shutdownNow} returns the task, and the
+     * executor then terminates, where the slots those threads held kept it from terminating for good.
+     */
+    @Test
+    @Timeout(30)
+    void anExecutorWhoseWorkerThreadsNeverRunTerminatesAfterShutdownNow() throws Exception {
+        ThreadFactory factory = r -> TestSupport.isChecker(r) ? daemon(new Thread(r)) : neverRuns(r);
+        GatlingExecutor e = cleanup.track(gatling("never-runs").coreThreads(1).threadFactory(factory).build());
+        Runnable task = () -> { };
+        e.execute(task);
+        assertEquals(List.of(task), e.shutdownNow());
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), () -> "not terminated: "
+                + e.statistics());
+        assertEquals(0, e.statistics().threads(), () -> e.statistics().toString());
+    }
+
+    /**
      * As above, for the checker's thread: published, it was left termination, which it never claimed, and the timer,
      * which it never ran, so a delayed task never ran and {@code shutdown()} never ended in termination. It is now
      * taken back as a failed start where the checker is relied on (here by the caller waiting for the delayed task),
