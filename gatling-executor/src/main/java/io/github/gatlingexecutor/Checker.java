@@ -190,9 +190,11 @@ final class Checker implements Runnable {
      * checker (see {@link StartGate#reclaimIfNeverRan}). Published, it was left termination (which it never claimed,
      * so {@code close()} waited for good), and every delayed task and stuck worker waited for it too, since workers
      * drive the timer only while the checker is {@link #absent}. Called where the checker is relied on, off every
-     * task's path: at each {@link #ensureStarted} (a worker's start, a {@code schedule}), by callers about to wait on
-     * the executor ({@link Engine#askingWait}), and by a thread that finds no worker left after shutdown
-     * ({@link Engine#threadsChanged}). Never waits for a start another thread is making.
+     * task's path: at each {@link #ensureStarted} (a worker's start, a {@code schedule}), by callers waiting on the
+     * executor ({@link Engine#askingWait}: they ask again every check period while the thread has not begun, see
+     * {@link #notYetRunning}), by a thread that finds no worker left after shutdown ({@link Engine#threadsChanged}),
+     * and by {@code isTerminated()} after shutdown. The first call that finds the thread ended starts a grace (see
+     * {@link StartGate#reclaimIfNeverRan}); a call after it reclaims. Never waits for a start another thread is making.
      */
     void reclaimIfNeverRan() {
         Thread t = thread;
@@ -201,7 +203,7 @@ final class Checker implements Runnable {
         }
         try {
             StartGate g = gate;
-            if (thread == t && !running && g != null && g.reclaimIfNeverRan(t)) {
+            if (thread == t && !running && g != null && g.reclaimIfNeverRan(t, System.nanoTime())) {
                 thread = null;
                 gate = null;
                 recheckOwed = true; // whoever found this thread published left termination to it
@@ -374,6 +376,14 @@ final class Checker implements Runnable {
      */
     boolean absent() {
         return absent;
+    }
+
+    /**
+     * Whether a checker thread is published and has not begun its rounds: for microseconds in a start, or for good
+     * when the thread from a configured factory ended without running it ({@link #reclaimIfNeverRan}).
+     */
+    boolean notYetRunning() {
+        return thread != null && !running;
     }
 
     /** Whether a checker thread is published (running, or about to start: see {@link #ensureStarted}). */
@@ -600,7 +610,7 @@ final class Checker implements Runnable {
         int stuckWorkers = 0;
         int notBusy = 0;
         for (Worker w : pool.workers()) {
-            if (pool.reclaimIfNeverRan(w)) {
+            if (pool.reclaimIfNeverRan(w, now)) {
                 continue; // a start that failed after all: tried again as any failed start is
             }
             if (!w.isBusyOpaque()) {

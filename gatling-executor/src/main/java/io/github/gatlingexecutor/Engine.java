@@ -1029,10 +1029,11 @@ final class Engine {
     /**
      * Whether a thread this executor needs could not be started and nothing has started it since: no worker lives
      * ({@link #starved}), or the checker is absent ({@link Checker#absent}), so a worker stuck in a task is not
-     * noticed. Waiters then ask again themselves ({@link #askingWait}).
+     * noticed; or the checker's thread has not begun yet ({@link Checker#notYetRunning}), which may be for good (see
+     * {@link Checker#reclaimIfNeverRan}). Waiters then ask again themselves ({@link #askingWait}).
      */
     boolean startsFailed() {
-        return starved || checker.absent();
+        return starved || checker.absent() || checker.notYetRunning();
     }
 
     /**
@@ -1262,6 +1263,9 @@ final class Engine {
     /** {@code isTerminated()} as callers see it: terminated, and every thread of the executor dead. */
     boolean terminatedAndThreadsGone() {
         if (state != TERMINATED) {
+            if (state >= SHUTDOWN) {
+                checker.reclaimIfNeverRan(); // a caller polling for the end may be the only one to look
+            }
             return false;
         }
         for (WeakReference<Thread> ref : exiting) {

@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Set;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -26,8 +27,23 @@ final class StartGate implements Runnable {
     private static final int OPEN = 1;
     private static final int REFUSED = 2;
 
+    /**
+     * How long a started thread must have been seen ended, with the gate still open, before {@link #reclaimIfNeverRan}
+     * closes the gate. A factory may hand the gate to a thread of its own and let the thread it returned end at once:
+     * until that thread gets to the gate, the gate is open behind an ended thread, and a reclaim then refused a body
+     * that was about to run (in a test, every start of such a factory, for good, while the checker looked every few
+     * milliseconds behind waiting work). A handover slower than this loses its body, and the start is tried again.
+     */
+    static final long NEVER_RAN_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     private final Runnable body;
     private volatile int verdict = PENDING;
+    /**
+     * When the started thread was first seen ended with the gate still open (System.nanoTime, never 0; 0: not yet).
+     * Written by whoever looks ({@link #reclaimIfNeverRan}); a lost race between two first looks only moves it by
+     * the time between them.
+     */
+    private volatile long endSeenAt;
     /** The thread that runs this gate, once it waits: the factory may run it on another thread than it returned. */
     private volatile Thread waiter;
 
@@ -94,14 +110,23 @@ final class StartGate implements Runnable {
     /**
      * Whether {@code started}, the thread {@link #start} started, has ended without the body having run: a factory
      * whose thread never calls the runnable it was given (a wrapper that fails first, a thread made for another
-     * runnable). If so, closes the gate for good, so that the body can never run, and returns true: the start failed
-     * after all, and its slot is to be given back. The same CAS as {@link #run}'s claim decides, so a factory that runs
-     * the gate late on a thread of its own either has the body run there (and this returns false) or runs nothing.
-     * Reads the thread's state only while nothing has claimed the body: cheap enough for a look every check period.
+     * runnable). If it has been seen so for {@link #NEVER_RAN_GRACE_NANOS} at {@code now}, closes the gate for good, so
+     * that the body can never run, and returns true: the start failed after all, and its slot is to be given back. The
+     * same CAS as {@link #run}'s claim decides, so a factory that runs the gate late on a thread of its own either has
+     * the body run there (and this returns false) or runs nothing. Reads the thread's state only while nothing has
+     * claimed the body: cheap enough for a look every check period. The first look that finds the thread ended only
+     * starts the grace: a later look reclaims.
      */
-    boolean reclaimIfNeverRan(Thread started) {
-        return verdict == OPEN && started.getState() == Thread.State.TERMINATED
-                && VERDICT.compareAndSet(this, OPEN, REFUSED);
+    boolean reclaimIfNeverRan(Thread started, long now) {
+        if (verdict != OPEN || started.getState() != Thread.State.TERMINATED) {
+            return false;
+        }
+        long seen = endSeenAt;
+        if (seen == 0) {
+            endSeenAt = now == 0 ? 1 : now;
+            return false;
+        }
+        return now - seen >= NEVER_RAN_GRACE_NANOS && VERDICT.compareAndSet(this, OPEN, REFUSED);
     }
 
     private void decide(int v, Thread t) {

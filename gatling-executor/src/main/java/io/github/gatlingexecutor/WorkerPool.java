@@ -484,15 +484,16 @@ final class WorkerPool {
     }
 
     /**
-     * For the checker, at each look at {@code w}: if the thread a configured factory returned for it has ended without
-     * running it (see {@link StartGate#reclaimIfNeverRan}), its start failed after all. Its slot, held since, kept the
+     * For the checker, at each look at {@code w} ({@code now}: the look's time): if the thread a configured factory
+     * returned for it has ended without running it (see {@link StartGate#reclaimIfNeverRan}, which waits a grace), its
+     * start failed after all. Its slot, held since, kept the
      * executor from starting another worker (it looked idle, ready to take work, to the checker too) and from
      * terminating: its tasks never ran, and {@code close()} waited for good. Gives the slot back as any failed start
      * does, so that starts are tried again. True if it did.
      */
-    boolean reclaimIfNeverRan(Worker w) {
+    boolean reclaimIfNeverRan(Worker w, long now) {
         StartGate gate = w.gate;
-        if (gate == null || !gate.reclaimIfNeverRan(w.thread)) {
+        if (gate == null || !gate.reclaimIfNeverRan(w.thread, now)) {
             return false;
         }
         synchronized (this) {

@@ -1551,6 +1551,60 @@ class DefectRegressionTest {
                 + e.statistics());
     }
 
+    /**
+     * A factory that hands the runnable to a thread of its own, which gets to it 20 ms later, and lets the thread it
+     * returned end at once: the gate is open behind an ended thread until then. Taken back at the first look that
+     * found the thread ended, such a start failed every time (the checker looks every few milliseconds while work
+     * waits: 444 failed starts in 3 s, and the task that needed an auxiliary worker never ran). An ended thread is now
+     * taken back only after a grace ({@link StartGate#NEVER_RAN_GRACE_NANOS}).
+     */
+    @Test
+    @Timeout(30)
+    void aFactoryThatHandsTheRunnableToALateThreadOfItsOwnLosesNoStart() throws Exception {
+        ThreadFactory late = r -> daemon(new Thread(() -> daemon(new Thread(() -> {
+            TestSupport.sleep(20);
+            r.run();
+        })).start()));
+        GatlingExecutor e = cleanup.track(gatling("late-handover").coreThreads(1).threadFactory(late).build());
+        CountDownLatch second = cleanup.gate();
+        CountDownLatch firstRunning = new CountDownLatch(1);
+        e.execute(() -> {
+            firstRunning.countDown();
+            TestSupport.blockQuietly(second);
+        });
+        await(firstRunning, "the first task");
+        e.execute(second::countDown); // only an auxiliary worker can run it
+        await(second, "the task that needs an auxiliary worker");
+        assertEquals(0, e.statistics().threadStartFailures(), () -> e.statistics().toString());
+    }
+
+    /**
+     * The checker's thread from the factory ends without running it 300 ms after its start, after the last worker has
+     * ended on {@code shutdown()}: the worker's end found it alive, and a caller already waiting for termination was
+     * not told to look again, so the wait ran out (and {@code close()} waited a day). Waiters now ask again every
+     * check period while the checker's thread has not begun.
+     */
+    @Test
+    @Timeout(30)
+    void aCheckerThreadThatEndsAfterTheLastWorkerIsStillTakenBack() throws Exception {
+        ThreadFactory factory = r -> {
+            if (!TestSupport.isChecker(r)) {
+                return daemon(new Thread(r));
+            }
+            Thread t = new Thread(() -> {
+                TestSupport.sleep(300);
+                throw new IllegalStateException("a wrapper that fails before it runs " + r);
+            });
+            t.setUncaughtExceptionHandler((thread, failure) -> { });
+            return daemon(t);
+        };
+        GatlingExecutor e = cleanup.track(gatling("checker-ends-late").coreThreads(1).threadFactory(factory).build());
+        TestSupport.get(e.submit(() -> { }));
+        e.shutdown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), () -> "not terminated: "
+                + e.statistics());
+    }
+
     /** A thread that ends at once, with a failure it keeps to itself, without running {@code r}. */
     private static Thread neverRuns(Runnable r) {
         Thread t = new Thread(() -> {
