@@ -192,7 +192,7 @@ final class Checker implements Runnable {
      * drive the timer only while the checker is {@link #absent}. Called where the checker is relied on, off every
      * task's path: at each {@link #ensureStarted} (a worker's start, a {@code schedule}), by callers waiting on the
      * executor ({@link Engine#askingWait}: they ask again every check period while the thread has not begun, see
-     * {@link #notYetRunning}), by a thread that finds no worker left after shutdown ({@link Engine#threadsChanged}),
+     * {@link Engine#startsFailed}), by a thread that finds no worker left after shutdown ({@link Engine#threadsChanged}),
      * and by {@code isTerminated()} after shutdown. The first call that finds the thread ended starts a grace (see
      * {@link StartGate#reclaimIfNeverRan}); a call after it reclaims. Never waits for a start another thread is making.
      */
@@ -376,14 +376,6 @@ final class Checker implements Runnable {
      */
     boolean absent() {
         return absent;
-    }
-
-    /**
-     * Whether a checker thread is published and has not begun its rounds: for microseconds in a start, or for good
-     * when the thread from a configured factory ended without running it ({@link #reclaimIfNeverRan}).
-     */
-    boolean notYetRunning() {
-        return thread != null && !running;
     }
 
     /** Whether a checker thread is published (running, or about to start: see {@link #ensureStarted}). */

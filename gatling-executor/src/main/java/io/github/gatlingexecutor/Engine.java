@@ -1029,11 +1029,12 @@ final class Engine {
     /**
      * Whether a thread this executor needs could not be started and nothing has started it since: no worker lives
      * ({@link #starved}), or the checker is absent ({@link Checker#absent}), so a worker stuck in a task is not
-     * noticed; or the checker's thread has not begun yet ({@link Checker#notYetRunning}), which may be for good (see
-     * {@link Checker#reclaimIfNeverRan}). Waiters then ask again themselves ({@link #askingWait}).
+     * noticed; or the checker's thread is published and has not begun its rounds: for microseconds in a start, or for
+     * good when the thread from a configured factory ended without running it (see {@link Checker#reclaimIfNeverRan}).
+     * Waiters then ask again themselves ({@link #askingWait}).
      */
     boolean startsFailed() {
-        return starved || checker.absent() || checker.notYetRunning();
+        return starved || checker.absent() || (checker.published() && !checker.running());
     }
 
     /**

@@ -1497,9 +1497,7 @@ class DefectRegressionTest {
         await(ran, "the tasks, on the worker started after the first one never ran");
         ExecutorStatistics s = e.statistics();
         assertEquals(1, s.threadStartFailures(), s.toString());
-        e.shutdown();
-        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), () -> "not terminated: "
-                + e.statistics());
+        assertTerminatesAfterShutdown(e);
     }
 
     /**
@@ -1546,9 +1544,7 @@ class DefectRegressionTest {
                 .get(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
         assertEquals(2, checkerCalls.get(), () -> e.statistics().toString());
         assertEquals(1, e.statistics().threadStartFailures(), () -> e.statistics().toString());
-        e.shutdown();
-        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), () -> "not terminated: "
-                + e.statistics());
+        assertTerminatesAfterShutdown(e);
     }
 
     /**
@@ -1587,31 +1583,31 @@ class DefectRegressionTest {
     @Test
     @Timeout(30)
     void aCheckerThreadThatEndsAfterTheLastWorkerIsStillTakenBack() throws Exception {
-        ThreadFactory factory = r -> {
-            if (!TestSupport.isChecker(r)) {
-                return daemon(new Thread(r));
-            }
-            Thread t = new Thread(() -> {
-                TestSupport.sleep(300);
-                throw new IllegalStateException("a wrapper that fails before it runs " + r);
-            });
-            t.setUncaughtExceptionHandler((thread, failure) -> { });
-            return daemon(t);
-        };
+        ThreadFactory factory = r -> TestSupport.isChecker(r) ? neverRuns(r, 300) : daemon(new Thread(r));
         GatlingExecutor e = cleanup.track(gatling("checker-ends-late").coreThreads(1).threadFactory(factory).build());
         TestSupport.get(e.submit(() -> { }));
-        e.shutdown();
-        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), () -> "not terminated: "
-                + e.statistics());
+        assertTerminatesAfterShutdown(e);
     }
 
     /** A thread that ends at once, with a failure it keeps to itself, without running {@code r}. */
     private static Thread neverRuns(Runnable r) {
+        return neverRuns(r, 0);
+    }
+
+    /** As {@link #neverRuns(Runnable)}, ending {@code afterMillis} after its start. */
+    private static Thread neverRuns(Runnable r, long afterMillis) {
         Thread t = new Thread(() -> {
+            TestSupport.sleep(afterMillis);
             throw new IllegalStateException("a wrapper that fails before it runs " + r);
         });
         t.setUncaughtExceptionHandler((thread, failure) -> { });
         return daemon(t);
+    }
+
+    private static void assertTerminatesAfterShutdown(GatlingExecutor e) throws InterruptedException {
+        e.shutdown();
+        assertTrue(e.awaitTermination(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS), () -> "not terminated: "
+                + e.statistics());
     }
 
     private static Thread daemon(Thread t) {
