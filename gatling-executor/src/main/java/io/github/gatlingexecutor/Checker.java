@@ -179,6 +179,7 @@ final class Checker implements Runnable {
             // started itself, or Thread.start failing) counted as the first of its run, and the backoff never grew
             // past its first 10 us; each parked submitter tries every tick while the checker is not running.
             failedStarts = 0;
+            engine.tickAfterStart();
             return null;
         } finally {
             unlockStart();

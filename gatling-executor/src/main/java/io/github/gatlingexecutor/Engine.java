@@ -221,6 +221,24 @@ final class Engine {
     }
 
     /**
+     * Brings a running clock up to date after a thread start, which can take long (a slow thread factory, a loaded
+     * machine) while nobody ticks: before the first worker and the checker run, the clock holds the time of the submit
+     * that asked for them, and a task submitted right after their starts was stamped with it. With a factory that took
+     * 100 ms a thread, a task that had just arrived read 200 ms in {@code oldestQueuedAge()}. A CAS, not a store: over
+     * a clock a worker has just marked STALE, this value would pose as fresh while nobody keeps it so ({@link #stamp}
+     * sets a stale clock itself).
+     */
+    void tickAfterStart() {
+        long t = (long) CLOCK.getOpaque(clockCell, CLOCK_SLOT);
+        if (t != STALE) {
+            long now = System.nanoTime();
+            if (now - t >= TICK_NANOS) {
+                CLOCK.compareAndSet(clockCell, CLOCK_SLOT, t, now);
+            }
+        }
+    }
+
+    /**
      * Sets a stale clock, and wakes the checker if it sleeps on the stale clock ({@link Checker#stalled}), or, for a
      * submitter, if it dozes while a worker is awake (see {@link Checker#clockRestarted}). The CAS is a full fence
      * before the checker's flags are read: with the checker's volatile write of its flag before its volatile read of

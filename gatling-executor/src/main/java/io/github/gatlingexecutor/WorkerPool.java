@@ -418,6 +418,7 @@ final class WorkerPool {
         if (engine.checker.ensureStarted() != null) {
             countStartFailure();
         }
+        engine.tickAfterStart();
         return started;
     }
 

@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
@@ -133,6 +134,35 @@ class QueueAgeTest {
         long after = System.nanoTime();
         gate.countDown();
         assertStampedAtItsSubmit(age, before, after, "d");
+    }
+
+    /**
+     * A thread start can take long (here a factory that takes 150 ms a thread), and until the first worker and the
+     * checker run, nobody ticks the coarse clock: it held the time of the submit that asked for them, so a task
+     * submitted right after their starts was stamped with that time and read an age of 300 ms the moment it was
+     * accepted. The threads wait for the test before they run anything of the executor's, so only the starts
+     * themselves can have brought the clock up to date.
+     */
+    @Test
+    void aTaskSubmittedRightAfterSlowThreadStartsReadsItsTrueAge() {
+        CountDownLatch go = v.gate();
+        ThreadFactory slow = r -> {
+            TestSupport.sleep(150);
+            Thread t = new Thread(() -> {
+                TestSupport.blockQuietly(go);
+                r.run();
+            });
+            t.setDaemon(true);
+            return t;
+        };
+        GatlingExecutor ex = v.track(oneWorker("slow-starts").threadFactory(slow).build());
+        ex.sequential("a").execute(() -> { }); // starts the worker, then the checker
+        long before = System.nanoTime();
+        ex.sequential("b").execute(() -> { });
+        Duration age = TestSupport.lane(ex, "b", false).oldestQueuedAge();
+        long after = System.nanoTime();
+        go.countDown();
+        assertStampedAtItsSubmit(age, before, after, "b");
     }
 
     @Test
