@@ -589,12 +589,13 @@ final class Checker implements Runnable {
      * <p>A busy worker counts as <em>running</em> unless one of these holds: its thread is blocked, waiting or sleeping
      * in its task for a reason the pool cannot serve itself (it leaves its CPU idle; see {@link #blockedOnItsOwn}); or
      * it is <em>stuck</em>, having run one task for {@code blockedThreshold} (SPEC point 7), whether blocked in I/O or
-     * computing. A stuck worker that is merely descheduled (it runs Java code and got almost no CPU since the last
-     * look: a saturated machine, not a slow task) still counts as running, so an overloaded machine does not grow the
-     * pool. While work keeps backing up the checker looks again within a few milliseconds (it reads the ready queue at
-     * each tick, and submitters that find every worker busy nudge it), so a pool whose tasks block briefly and often
-     * grows within tens of milliseconds to about the size its blocking needs, not to one thread per waiting task; once
-     * the backlog is gone the extra workers idle and retire. Every stuck worker is counted once in
+     * computing. A stuck worker that is merely descheduled (it runs Java code, and got almost no CPU since the last
+     * look or has not yet computed for {@code blockedThreshold}: a saturated machine, not a slow task; see
+     * {@link #merelyDescheduled}) still counts as running, so an overloaded machine does not grow the pool. While
+     * work keeps backing up the checker looks again within a few milliseconds (it reads the ready queue at each tick,
+     * and submitters that find every worker busy nudge it), so a pool whose tasks block briefly and often grows within
+     * tens of milliseconds to about the size its blocking needs, not to one thread per waiting task; once the backlog
+     * is gone the extra workers idle and retire. Every stuck worker is counted once in
      * {@code blockedDetections}.
      */
     private boolean inspect(long now) {
@@ -630,7 +631,7 @@ final class Checker implements Runnable {
                 long itemTaken = w.itemStampOpaque();
                 w.checkStartedAfter = itemTaken - previousInspection > 0 ? itemTaken : previousInspection;
                 w.checkReported = false;
-                sampleCpu(w, now); // the baseline for judging this task if it turns out to be stuck
+                w.cpuAtCheckSince = sampleCpu(w, now); // the baselines for judging this task if it turns out stuck
             } else if (now - w.checkSince >= settings.blockedThresholdNanos) {
                 stuck = true;
                 if (!w.checkReported) {
@@ -826,21 +827,28 @@ final class Checker implements Runnable {
     }
 
     /**
-     * Whether a worker stuck in one task is only descheduled: its thread runs Java code (not native code, where a
-     * thread blocked in socket or native I/O reports RUNNABLE) and used under a tenth of the time since the last look
-     * on a CPU. Such a worker is waiting for a core on a saturated machine, and a new thread would only wait too. A
-     * stuck task that computes, or that waits in native code, is not. Looked at only for stuck workers, so the cost
-     * (a thread-info and a CPU-time read) stays off the common path.
+     * Whether a worker stuck in one task is only slowed down by a saturated machine, not stuck on its own: its thread
+     * runs Java code (not native code, where a thread blocked in socket or native I/O reports RUNNABLE), and either it
+     * used under a tenth of the time since the last look on a CPU, or it has not computed for {@code blockedThreshold}
+     * in all the time the checker has watched its task. Either way other threads hold the cores: the first waits for
+     * one, and the second would, on a core of its own, not be stuck yet. A new thread would only wait for a core too
+     * (SPEC 6: a CPU-bound backlog on a saturated machine is no reason for more threads). Judged by the wall time
+     * alone, tasks of 40% of the threshold's CPU, stretched past it by spinning threads on every core, started
+     * auxiliary threads while they got a quarter of a core each. A stuck task that has computed for the threshold, or
+     * that waits in native code, is stuck. Looked at only for stuck workers, so the cost (a thread-info and a CPU-time
+     * read) stays off the common path.
      */
     private boolean merelyDescheduled(Worker w, long now) {
         long previous = w.cpuSeen;
         long previousAt = w.cpuSeenAt;
         long cpu = sampleCpu(w, now);
-        if (cpu < 0 || previous < 0 || now == previousAt) {
+        if (cpu < 0 || previous < 0 || w.cpuAtCheckSince < 0 || now == previousAt) {
             return false; // no per-thread CPU clock (or no baseline): a stuck task counts as stuck
         }
-        if ((cpu - previous) * 10 >= now - previousAt) {
-            return false; // it computes: stuck on the CPU
+        boolean starved = (cpu - previous) * 10 < now - previousAt;
+        boolean shortOfTheThreshold = cpu - w.cpuAtCheckSince < settings.blockedThresholdNanos;
+        if (!starved && !shortOfTheThreshold) {
+            return false; // it has computed for the threshold, and still does: stuck on the CPU
         }
         return PROBE.inJavaCode(w.thread);
     }

@@ -192,6 +192,8 @@ final class Worker implements Runnable {
     long cpuSeenAt;
     long checkSeen = -1;
     long checkSince;
+    /** The thread's CPU time at {@link #checkSince} (-1 if this runtime cannot tell; see Checker#merelyDescheduled). */
+    long cpuAtCheckSince = -1;
     /** When the task the checker saw at {@link #checkSince} started, at the latest bound it has (see Checker). */
     long checkStartedAfter;
     boolean checkReported;
