@@ -1589,6 +1589,113 @@ class DefectRegressionTest {
         assertTerminatesAfterShutdown(e);
     }
 
+    /**
+     * A factory that hands the runnable to a thread of its own only after the start was taken back (the thread it
+     * returned ended at once, and the grace passed): the slot was given back and a worker started in its place, so the
+     * late thread must run nothing of ours. Running the worker there would add a worker that nothing counts or stops.
+     */
+    @Test
+    @Timeout(60)
+    void aRunnableHandedOverAfterItsStartWasTakenBackRunsNothing() throws Exception {
+        AtomicInteger workerCalls = new AtomicInteger();
+        AtomicReference<GatlingExecutor> executor = new AtomicReference<>();
+        AtomicReference<Thread> late = new AtomicReference<>();
+        ThreadFactory factory = r -> {
+            if (TestSupport.isChecker(r) || workerCalls.incrementAndGet() > 1) {
+                return daemon(new Thread(r));
+            }
+            Thread handover = daemon(new Thread(() -> {
+                waitUntil("the start taken back", () -> executor.get().statistics().threadStartFailures() == 1);
+                r.run();
+            }));
+            late.set(handover);
+            return daemon(new Thread(handover::start));
+        };
+        GatlingExecutor e = cleanup.track(gatling("late-after-reclaim").coreThreads(1).threadFactory(factory).build());
+        executor.set(e);
+        CountDownLatch ran = new CountDownLatch(1);
+        e.execute(ran::countDown);
+        await(ran, "the task, on the worker started after the first start was taken back");
+        Thread handover = late.get();
+        handover.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
+        assertFalse(handover.isAlive(), "the late thread runs the worker whose start was taken back");
+        assertEquals(1, e.statistics().threadStartFailures(), () -> e.statistics().toString());
+        assertTerminatesAfterShutdown(e);
+    }
+
+    /**
+     * A worker taken back as a failed start leaves the pool's list: left there, the checker kept counting it as an
+     * idle worker ready to take work, and started no auxiliary worker for a task queued behind a blocked one.
+     */
+    @Test
+    @Timeout(30)
+    void aWorkerTakenBackAsAFailedStartIsNotCountedAsIdle() throws Exception {
+        AtomicInteger workerCalls = new AtomicInteger();
+        ThreadFactory factory = r -> TestSupport.isChecker(r) || workerCalls.incrementAndGet() > 1
+                ? daemon(new Thread(r)) : neverRuns(r);
+        GatlingExecutor e = cleanup.track(gatling("taken-back").coreThreads(1).threadFactory(factory).build());
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch firstRunning = new CountDownLatch(1);
+        e.execute(() -> {
+            firstRunning.countDown();
+            TestSupport.blockQuietly(gate);
+        });
+        await(firstRunning, "the first task, on the worker started after the first start was taken back");
+        CountDownLatch second = new CountDownLatch(1);
+        e.execute(second::countDown); // only an auxiliary worker can run it
+        await(second, "the task that needs an auxiliary worker");
+        assertEquals(1, e.statistics().threadStartFailures(), () -> e.statistics().toString());
+    }
+
+    /**
+     * As {@link #aCheckerThreadThatEndsAfterTheLastWorkerIsStillTakenBack}, for a caller that polls
+     * {@code isTerminated()} instead of waiting in {@code awaitTermination}: nobody else looks at the checker's
+     * thread, so the poll itself must take it back, and the executor then terminates.
+     */
+    @Test
+    @Timeout(30)
+    void aCallerPollingIsTerminatedSeesTheEndWhenTheCheckerThreadNeverRuns() throws Exception {
+        ThreadFactory factory = r -> TestSupport.isChecker(r) ? neverRuns(r) : daemon(new Thread(r));
+        GatlingExecutor e = cleanup.track(gatling("checker-never-runs-polled").coreThreads(1).threadFactory(factory)
+                .build());
+        TestSupport.get(e.submit(() -> { }));
+        e.shutdown();
+        waitUntil("isTerminated()", e::isTerminated, () -> e.statistics().toString());
+    }
+
+    /**
+     * After the checker's thread from the factory ended without running it, {@code schedule} calls take it back and
+     * start the checker again (after the grace), so delayed tasks run for a caller that never waits on their futures.
+     */
+    @Test
+    @Timeout(30)
+    void scheduleCallsStartTheCheckerAgainOnceItsFactoryThreadEndedWithoutRunningIt() throws Exception {
+        AtomicInteger checkerCalls = new AtomicInteger();
+        AtomicReference<Thread> neverRan = new AtomicReference<>();
+        ThreadFactory factory = r -> {
+            if (TestSupport.isChecker(r) && checkerCalls.incrementAndGet() == 1) {
+                neverRan.set(neverRuns(r));
+                return neverRan.get();
+            }
+            return daemon(new Thread(r));
+        };
+        GatlingExecutor e = cleanup.track(gatling("schedule-restarts").coreThreads(1).threadFactory(factory).build());
+        CountDownLatch workerRan = new CountDownLatch(1);
+        e.execute(workerRan::countDown); // the worker's start made the checker's thread
+        await(workerRan, "the first task");
+        Thread first = neverRan.get();
+        first.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
+        assertFalse(first.isAlive(), "the factory's thread ended");
+        CountDownLatch due = new CountDownLatch(1);
+        waitUntil("a delayed task, run by the checker started again", () -> {
+            e.schedule(due::countDown, 1, TimeUnit.MILLISECONDS);
+            return due.getCount() == 0;
+        }, () -> e.statistics().toString());
+        assertEquals(2, checkerCalls.get(), () -> e.statistics().toString());
+        assertEquals(1, e.statistics().threadStartFailures(), () -> e.statistics().toString());
+        assertTerminatesAfterShutdown(e);
+    }
+
     /** A thread that ends at once, with a failure it keeps to itself, without running {@code r}. */
     private static Thread neverRuns(Runnable r) {
         return neverRuns(r, 0);
