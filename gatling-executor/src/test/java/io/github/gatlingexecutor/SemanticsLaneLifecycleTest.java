@@ -312,6 +312,42 @@ class SemanticsLaneLifecycleTest {
                 () -> e.statistics() + " " + e.contextStatistics());
     }
 
+    /**
+     * As above, with the recycled contexts filed in the map's bin behind a live context of the same hash (a lane held
+     * by a running task): the release looks for the lane where it was filed and must take out that lane's own entry,
+     * not stop at the first entry of that hash.
+     */
+    @Test
+    void aContextChangedRightAfterItsLastTaskIsReleasedBehindAnotherOfTheSameHash() throws Exception {
+        GatlingExecutor e = cleanup.track(gatling("recycled-same-hash").coreThreads(2).build());
+        Object sameHash = new Object() {
+            @Override
+            public int hashCode() {
+                return 7;
+            }
+
+            @Override
+            public String toString() {
+                return "same-hash";
+            }
+        };
+        CountDownLatch gate = cleanup.gate();
+        CountDownLatch holding = new CountDownLatch(1);
+        e.sequential(sameHash).execute(() -> {
+            holding.countDown();
+            blockQuietly(gate);
+        });
+        await(holding, "the task that keeps the first lane of hash 7 live");
+        for (int i = 0; i < 50; i++) {
+            RecycledSession session = new RecycledSession(7);
+            get(e.submit(new Seq(session, () -> { })));
+            session.id = 1_000 + i;
+        }
+        waitUntil("every recycled lane released", () -> e.statistics().liveContexts() == 1,
+                () -> e.statistics() + " " + e.contextStatistics());
+        gate.countDown();
+    }
+
     /** A context compared by a field its owner changes. */
     private static final class RecycledSession {
         volatile int id;
