@@ -1232,6 +1232,45 @@ class BackPressureTest {
     }
 
     /**
+     * As above, with both limits set: the waiter ahead waits for its lane's limit while the executor has room, so the
+     * submit refused from the context's {@code equals} names {@code maxQueuedPerContext}, not the executor's limit.
+     */
+    @Test
+    void aSubmitRefusedFromAContextsEqualsNamesTheLaneLimitWhenBothLimitsAreSet() throws Exception {
+        CountDownLatch gate = v.gate();
+        GatlingExecutor ex = v.track(gatling("equals-calls-back-both").maxQueuedPerContext(1).maxQueued(10)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        Executor lane = ex.sequential(new CallingKey("k", null));
+        hold(lane, gate);
+        lane.execute(() -> { });
+        Thread first = new Thread(() -> ex.sequential(new CallingKey("k", null)).execute(() -> { }));
+        first.start();
+        waitUntil("the first submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
+        AtomicReference<Throwable> inner = new AtomicReference<>();
+        CountDownLatch innerDone = new CountDownLatch(1);
+        CallingKey callingBack = new CallingKey("k", () -> {
+            try {
+                ex.sequential(new CallingKey("k", null)).execute(() -> { }); // behind the first: must wait
+            } catch (RuntimeException e) {
+                inner.set(e);
+            }
+            innerDone.countDown();
+        });
+        Thread second = new Thread(() -> ex.sequential(callingBack).execute(() -> { }));
+        second.start();
+        await(innerDone, "the submit made from the context's equals to return");
+        assertTrue(inner.get() instanceof RejectedExecutionException, String.valueOf(inner.get()));
+        String message = inner.get().getMessage();
+        assertTrue(message.contains("maxQueuedPerContext (1) reached for context k"), message);
+        assertFalse(message.contains("maxQueued (10)"), message);
+        gate.countDown();
+        first.join(TimeUnit.SECONDS.toMillis(30));
+        second.join(TimeUnit.SECONDS.toMillis(30));
+        assertFalse(first.isAlive() || second.isAlive(), "a submitter still waits");
+        assertEquals(1, awaitQuiescent(ex).rejected());
+    }
+
+    /**
      * The checker runs the caller's code too: at a delayed task's dispatch (the context's {@code hashCode}, under the
      * timer's lock), and the thread factory. A submit made from there that had to wait for room parked the checker,
      * with the timer's lock held: no look for stuck workers, no clock tick, no delayed task dispatched, and every
@@ -1563,6 +1602,35 @@ class BackPressureTest {
                 message);
         assertNamesLimit(message, executorLimit);
         assertTrue(message.contains("context k"), message);
+        assertEquals(1, ex.statistics().rejected());
+        assertTrue(first.isAlive(), "the first still waits");
+    }
+
+    /**
+     * As above, with both limits set: the waiter ahead waits for its lane's limit while the executor has room, so the
+     * one behind it, interrupted before its own first attempt, names {@code maxQueuedPerContext}, not the executor's
+     * limit.
+     */
+    @Test
+    void aWaiterInterruptedBehindAnotherNamesTheLaneLimitWhenBothLimitsAreSet() throws Exception {
+        GatlingExecutor ex = v.track(gatling("interrupt-behind-both").maxQueuedPerContext(1).maxQueued(10)
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        Executor lane = ex.sequential("k");
+        hold(lane, v.gate());
+        lane.execute(() -> { });
+        List<Throwable> refusals = new CopyOnWriteArrayList<>();
+        Thread first = startSubmitter(lane, refusals);
+        waitUntil("the first submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
+        Thread second = startSubmitter(lane, refusals);
+        waitUntil("the second submitter to wait", () -> ex.statistics().waitingSubmitters() == 2);
+        second.interrupt();
+        second.join(TimeUnit.SECONDS.toMillis(30));
+        assertFalse(second.isAlive());
+        assertEquals(1, refusals.size(), refusals::toString);
+        String message = refusals.get(0).getMessage();
+        assertTrue(message.contains("interrupted"), message);
+        assertTrue(message.contains("maxQueuedPerContext (1) reached for context k"), message);
+        assertFalse(message.contains("maxQueued (10)"), message);
         assertEquals(1, ex.statistics().rejected());
         assertTrue(first.isAlive(), "the first still waits");
     }
