@@ -51,7 +51,9 @@ final class Checker implements Runnable {
     /** The started thread; null until a start has succeeded, and again once it has ended the executor (see run). */
     private volatile Thread thread;
     /**
-     * Set by a failed start of the thread, cleared (for good) by one that succeeds; written under {@code startLock}.
+     * Set by a failed start of the thread, and while a published thread from the factory, seen ended without running
+     * this checker, is in its grace ({@link #reclaimIfNeverRan}); cleared by a start that succeeds, or by
+     * {@link #run} on a thread the factory ran late. Written under {@code startLock} but for that last clear.
      * Not the same as "no thread yet": until a start has been tried (a worker runs before its starter tries the
      * checker), the checker is still coming, and the timer stays its own. See {@link #absent}.
      */
@@ -204,12 +206,29 @@ final class Checker implements Runnable {
         }
         try {
             StartGate g = gate;
-            if (thread == t && !running && g != null && g.reclaimIfNeverRan(t, System.nanoTime())) {
+            if (thread != t || running || g == null) {
+                return;
+            }
+            long now = System.nanoTime();
+            if (g.reclaimIfNeverRan(t, now)) {
                 thread = null;
                 gate = null;
                 recheckOwed = true; // whoever found this thread published left termination to it
                 startFailed(new IllegalStateException("the thread factory's thread ended without running the checker"));
                 engine.pool.countStartFailure();
+            } else if (!absent && t.getState() == Thread.State.TERMINATED) {
+                // Ended, within the grace: for up to a second more nobody drove the timer, and a delayed task whose
+                // caller did not wait on it never ran, since nothing looked again after the grace. The workers drive
+                // it meanwhile, as after a failed start, and try the start again once the grace is over (which takes
+                // this thread back first). The flag is written, then idle workers are woken (see #absent).
+                retryAt = now + StartGate.NEVER_RAN_GRACE_NANOS;
+                absent = true;
+                engine.pool.wakeIdle();
+                if (running) {
+                    // The factory's own thread ran us after all, late: run() read the flag before this wrote it, or
+                    // clears it itself (each side writes its flag, then reads the other's).
+                    absent = false;
+                }
             }
         } finally {
             unlockStart();
@@ -439,6 +458,12 @@ final class Checker implements Runnable {
         // reach the thread that runs. A wake before this write set the flag the first round reads.
         thread = Thread.currentThread();
         running = true;
+        if (absent) {
+            // Run late by the factory's own thread, after a look that found the thread it returned ended had left the
+            // timer to the workers (see reclaimIfNeverRan). Not under startLock: a factory may wait for its thread to
+            // begin while its caller holds that lock.
+            absent = false;
+        }
         lastInspection = System.nanoTime();
         nextInspection = lastInspection + settings.checkPeriodNanos;
         for (;;) {
