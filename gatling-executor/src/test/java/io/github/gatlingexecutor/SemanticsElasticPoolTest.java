@@ -677,27 +677,24 @@ class SemanticsElasticPoolTest {
     }
 
     /**
-     * Tasks that each compute for well under {@code blockedThreshold}, on cores the test keeps busy with spinning
-     * threads of its own (three a core), run past the threshold: each gets about a quarter of a core. They are slowed
-     * down by a saturated machine, not stuck, and the pool must not grow for them (SPEC 6): a new thread would only
-     * share the cores too. Judged by the wall time alone, as before, the workers counted as stuck while they got a
-     * quarter of a core, above the tenth below which the checker took them for descheduled, and auxiliary threads
-     * started. The tasks compute a counted number of steps, measured on the test thread's CPU clock first, and call
-     * nothing native meanwhile (a thread seen in native code could be one blocked in I/O).
+     * Tasks of 150 ms by the wall clock, on cores the test keeps busy with spinning threads of its own (three a core),
+     * run past the 100 ms {@code blockedThreshold} while each gets about a quarter of a core: a third of the threshold in
+     * CPU time. They are slowed down by a saturated machine, not stuck, and the pool must not grow for them (SPEC 6): a
+     * new thread would only share the cores too. Judged by the wall time alone, as before, the workers counted as stuck
+     * while they got a quarter of a core, above the tenth below which the checker took them for descheduled, and
+     * auxiliary threads started. The tasks spin on {@code System.nanoTime}, in Java code (a thread seen in native code
+     * could be one blocked in I/O), and a worker would need two thirds of a core to compute for the threshold.
      */
     @Test
     void tasksSlowedPastTheThresholdBySaturatedCoresStartNoThread() throws Exception {
         int cores = Runtime.getRuntime().availableProcessors();
-        long stepsPerMilli = stepsPerCpuMilli();
         AtomicBoolean stop = new AtomicBoolean();
         List<Thread> spinners = new ArrayList<>();
         for (int i = 0; i < 3 * cores; i++) {
             Thread t = new Thread(() -> {
-                long x = 1;
                 while (!stop.get()) {
-                    x = compute(x, 1_000);
+                    Thread.onSpinWait();
                 }
-                sink = x;
             }, "saturating-" + i);
             t.setDaemon(true);
             t.start();
@@ -708,54 +705,22 @@ class SemanticsElasticPoolTest {
                     .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(100)).build());
             int tasks = 4 * cores;
             CountDownLatch done = new CountDownLatch(tasks);
-            long start = System.nanoTime();
             for (int i = 0; i < tasks; i++) {
                 e.execute(new Seq("cpu-" + i, () -> {
-                    sink = compute(sink, 40 * stepsPerMilli); // 40 ms of CPU: under the 100 ms threshold
+                    TestSupport.spin(150_000);
                     done.countDown();
                 }));
             }
             await(done, "CPU-bound tasks on saturated cores");
-            long took = millisSince(start);
             ExecutorStatistics s = e.statistics();
             assertTrue(s.auxiliaryThreadsStarted() == 0 && s.peakThreads() <= cores,
-                    "auxiliary threads started for tasks of 40 ms of CPU slowed down by saturated cores (" + tasks
-                            + " tasks in " + took + " ms): " + s);
+                    "auxiliary threads started for tasks slowed past the threshold by saturated cores: " + s);
         } finally {
             stop.set(true);
             for (Thread t : spinners) {
                 t.join();
             }
         }
-    }
-
-    /** Written by the computing threads of the test above, so that their work cannot be left out. */
-    private static volatile long sink;
-
-    /** {@code steps} rounds of a xorshift: pure Java arithmetic, no call out. */
-    private static long compute(long x, long steps) {
-        for (long i = 0; i < steps; i++) {
-            x ^= x << 13;
-            x ^= x >>> 7;
-            x ^= x << 17;
-        }
-        return x;
-    }
-
-    /** How many steps of {@link #compute} take a millisecond of this thread's CPU, warmed up first. */
-    private static long stepsPerCpuMilli() {
-        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
-        long steps = 100_000;
-        for (int round = 0; round < 20; round++) {
-            long cpu = mx.getCurrentThreadCpuTime();
-            sink = compute(sink, steps);
-            long used = mx.getCurrentThreadCpuTime() - cpu;
-            if (used >= 20_000_000L) {
-                return Math.max(1, steps * 1_000_000L / used);
-            }
-            steps *= 2;
-        }
-        return steps / 20; // a clock that does not move: any amount will do
     }
 
     /**
