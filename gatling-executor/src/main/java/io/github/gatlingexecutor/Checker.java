@@ -859,9 +859,9 @@ final class Checker implements Runnable {
      * one, and the second would, on a core of its own, not be stuck yet. A new thread would only wait for a core too
      * (SPEC 6: a CPU-bound backlog on a saturated machine is no reason for more threads). Judged by the wall time
      * alone, tasks of 40% of the threshold's CPU, stretched past it by spinning threads on every core, started 4 to 8
-     * auxiliary threads on 2 cores. A stuck task that has computed for the threshold, or
-     * that waits in native code, is stuck. Looked at only for stuck workers, so the cost (a thread-info and a CPU-time
-     * read) stays off the common path.
+     * auxiliary threads on 2 cores. A stuck task that has computed for the threshold, or that waits in native code, is
+     * stuck. Looked at only for stuck workers, so the cost (a thread-info and a CPU-time read) stays off the common
+     * path.
      */
     private boolean merelyDescheduled(Worker w, long now) {
         long previous = w.cpuSeen;
