@@ -1665,7 +1665,7 @@ class DefectRegressionTest {
     /**
      * After the checker's thread from the factory ended without running it, a delayed task runs though nobody waits on
      * its future: the {@code schedule} call found the thread ended and started its grace, and nothing looked again
-     * after the grace, so the task never ran (15 s here). The workers now drive the timer through the grace, as after a
+     * after the grace, so the task never ran (20 s here). The workers now drive the timer through the grace, as after a
      * failed start. Once the grace is over, {@code schedule} calls take the thread back and start the checker again.
      */
     @Test
