@@ -53,8 +53,19 @@ class BackPressureTest {
      */
     private GatlingExecutor withFull(String name, Object context, Duration maxWait, CountDownLatch gate,
                                      boolean executorLimit) {
+        return withFull(name, context, maxWait, gate, executorLimit ? "executor" : "lane");
+    }
+
+    /**
+     * As {@link #withFull(String, Object, Duration, CountDownLatch, boolean)}, by the limits set: {@code "lane"},
+     * {@code "executor"}, or {@code "both"} ({@code maxQueuedPerContext(1)} and {@code maxQueued(10)}: the lane is
+     * full, the executor has room).
+     */
+    private GatlingExecutor withFull(String name, Object context, Duration maxWait, CountDownLatch gate,
+                                     String limits) {
         GatlingExecutor.Builder b = gatling(name).overflow(Overflow.block(maxWait));
-        GatlingExecutor ex = v.track((executorLimit ? b.maxQueued(1) : b.maxQueuedPerContext(1)).build());
+        GatlingExecutor ex = v.track((limits.equals("executor") ? b.maxQueued(1)
+                : limits.equals("both") ? b.maxQueuedPerContext(1).maxQueued(10) : b.maxQueuedPerContext(1)).build());
         Executor lane = ex.sequential(context);
         hold(lane, gate);
         lane.execute(() -> { });
@@ -1194,12 +1205,15 @@ class BackPressureTest {
      * made from there that had to wait for room parked with that lock held (a reentrant lock: it took it again, and
      * its wait let go of one hold only), so the waiter it queued behind could not be admitted, nor any other submitter
      * while someone waited, nor {@code shutdown()} wake anyone: all for its {@code maxWait} (30 s here), though the
-     * room came at once. It is refused instead, at that call, as under {@code reject}.
+     * room came at once. It is refused instead, at that call, as under {@code reject}, naming the limit the waiter
+     * ahead waits for: the lane's, also with both limits set (the executor has room).
      */
-    @Test
-    void aSubmitThatMustWaitFromAContextsEqualsRunUnderTheAdmissionLockIsRefusedAtOnce() throws Exception {
+    @ParameterizedTest(name = "limits: {0}")
+    @ValueSource(strings = {"lane", "both"})
+    void aSubmitThatMustWaitFromAContextsEqualsRunUnderTheAdmissionLockIsRefusedAtOnce(String limits)
+            throws Exception {
         CountDownLatch gate = v.gate();
-        GatlingExecutor ex = withFullLane("equals-calls-back", new CallingKey("k", null), LONG_WAIT, gate);
+        GatlingExecutor ex = withFull("equals-calls-back", new CallingKey("k", null), LONG_WAIT, gate, limits);
         AtomicInteger ran = new AtomicInteger();
         Thread first = new Thread(() -> ex.sequential(new CallingKey("k", null)).execute(ran::incrementAndGet));
         first.start();
@@ -1218,7 +1232,9 @@ class BackPressureTest {
         second.start();
         await(innerDone, "the submit made from the context's equals to return");
         assertTrue(inner.get() instanceof RejectedExecutionException, String.valueOf(inner.get()));
-        assertTrue(inner.get().getMessage().contains("maxQueuedPerContext"), inner.get().getMessage());
+        String message = inner.get().getMessage();
+        assertTrue(message.contains("maxQueuedPerContext (1) reached for context k"), message);
+        assertFalse(message.contains("maxQueued (10)"), message);
         gate.countDown();
         first.join(TimeUnit.SECONDS.toMillis(30));
         second.join(TimeUnit.SECONDS.toMillis(30));
@@ -1229,45 +1245,6 @@ class BackPressureTest {
         assertEquals(4, s.executed(), s.toString());
         assertEquals(1, s.rejected(), s.toString());
         assertEquals(0, s.waitingSubmitters(), s.toString());
-    }
-
-    /**
-     * As above, with both limits set: the waiter ahead waits for its lane's limit while the executor has room, so the
-     * submit refused from the context's {@code equals} names {@code maxQueuedPerContext}, not the executor's limit.
-     */
-    @Test
-    void aSubmitRefusedFromAContextsEqualsNamesTheLaneLimitWhenBothLimitsAreSet() throws Exception {
-        CountDownLatch gate = v.gate();
-        GatlingExecutor ex = v.track(gatling("equals-calls-back-both").maxQueuedPerContext(1).maxQueued(10)
-                .overflow(Overflow.block(LONG_WAIT)).build());
-        Executor lane = ex.sequential(new CallingKey("k", null));
-        hold(lane, gate);
-        lane.execute(() -> { });
-        Thread first = new Thread(() -> ex.sequential(new CallingKey("k", null)).execute(() -> { }));
-        first.start();
-        waitUntil("the first submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
-        AtomicReference<Throwable> inner = new AtomicReference<>();
-        CountDownLatch innerDone = new CountDownLatch(1);
-        CallingKey callingBack = new CallingKey("k", () -> {
-            try {
-                ex.sequential(new CallingKey("k", null)).execute(() -> { }); // behind the first: must wait
-            } catch (RuntimeException e) {
-                inner.set(e);
-            }
-            innerDone.countDown();
-        });
-        Thread second = new Thread(() -> ex.sequential(callingBack).execute(() -> { }));
-        second.start();
-        await(innerDone, "the submit made from the context's equals to return");
-        assertTrue(inner.get() instanceof RejectedExecutionException, String.valueOf(inner.get()));
-        String message = inner.get().getMessage();
-        assertTrue(message.contains("maxQueuedPerContext (1) reached for context k"), message);
-        assertFalse(message.contains("maxQueued (10)"), message);
-        gate.countDown();
-        first.join(TimeUnit.SECONDS.toMillis(30));
-        second.join(TimeUnit.SECONDS.toMillis(30));
-        assertFalse(first.isAlive() || second.isAlive(), "a submitter still waits");
-        assertEquals(1, awaitQuiescent(ex).rejected());
     }
 
     /**
@@ -1580,12 +1557,14 @@ class BackPressureTest {
     /**
      * A waiter that queued behind another and gave up before its own first attempt named no limit: its message said
      * that earlier submitters still waited, and listed both limits, "maxQueuedPerContext unbounded" included where only
-     * {@code maxQueued} was set. It now names the limit those ahead of it wait for, with its value and the context.
+     * {@code maxQueued} was set. It now names the limit those ahead of it wait for, with its value and the context;
+     * with both limits set (the lane full, the executor with room), the lane's.
      */
-    @ParameterizedTest(name = "executor limit: {0}")
-    @ValueSource(booleans = {false, true})
-    void aWaiterInterruptedBehindAnotherNamesTheLimitItWaitedFor(boolean executorLimit) throws Exception {
-        GatlingExecutor ex = withFull("interrupt-behind", "k", LONG_WAIT, v.gate(), executorLimit);
+    @ParameterizedTest(name = "limits: {0}")
+    @ValueSource(strings = {"lane", "executor", "both"})
+    void aWaiterInterruptedBehindAnotherNamesTheLimitItWaitedFor(String limits) throws Exception {
+        boolean executorLimit = limits.equals("executor");
+        GatlingExecutor ex = withFull("interrupt-behind", "k", LONG_WAIT, v.gate(), limits);
         Executor lane = ex.sequential("k");
         List<Throwable> refusals = new CopyOnWriteArrayList<>();
         Thread first = startSubmitter(lane, refusals);
@@ -1601,36 +1580,7 @@ class BackPressureTest {
         assertTrue(message.contains(executorLimit ? "maxQueued (1) reached" : "maxQueuedPerContext (1) reached"),
                 message);
         assertNamesLimit(message, executorLimit);
-        assertTrue(message.contains("context k"), message);
-        assertEquals(1, ex.statistics().rejected());
-        assertTrue(first.isAlive(), "the first still waits");
-    }
-
-    /**
-     * As above, with both limits set: the waiter ahead waits for its lane's limit while the executor has room, so the
-     * one behind it, interrupted before its own first attempt, names {@code maxQueuedPerContext}, not the executor's
-     * limit.
-     */
-    @Test
-    void aWaiterInterruptedBehindAnotherNamesTheLaneLimitWhenBothLimitsAreSet() throws Exception {
-        GatlingExecutor ex = v.track(gatling("interrupt-behind-both").maxQueuedPerContext(1).maxQueued(10)
-                .overflow(Overflow.block(LONG_WAIT)).build());
-        Executor lane = ex.sequential("k");
-        hold(lane, v.gate());
-        lane.execute(() -> { });
-        List<Throwable> refusals = new CopyOnWriteArrayList<>();
-        Thread first = startSubmitter(lane, refusals);
-        waitUntil("the first submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
-        Thread second = startSubmitter(lane, refusals);
-        waitUntil("the second submitter to wait", () -> ex.statistics().waitingSubmitters() == 2);
-        second.interrupt();
-        second.join(TimeUnit.SECONDS.toMillis(30));
-        assertFalse(second.isAlive());
-        assertEquals(1, refusals.size(), refusals::toString);
-        String message = refusals.get(0).getMessage();
-        assertTrue(message.contains("interrupted"), message);
-        assertTrue(message.contains("maxQueuedPerContext (1) reached for context k"), message);
-        assertFalse(message.contains("maxQueued (10)"), message);
+        assertTrue(message.contains("context k") && !message.contains("maxQueued (10)"), message);
         assertEquals(1, ex.statistics().rejected());
         assertTrue(first.isAlive(), "the first still waits");
     }

@@ -295,50 +295,24 @@ class JfrEventsTest {
     }
 
     /**
-     * As below, with both limits set: the submitter ahead waits for its lane's limit while the executor has room, so
-     * the refused offer's event names {@code maxQueuedPerContext}, not the executor's limit.
-     */
-    @Test
-    @Timeout(60)
-    void anOfferRefusedBehindAWaitingSubmitterNamesTheLaneLimitWhenBothLimitsAreSet() throws Exception {
-        List<RecordedEvent> events = new CopyOnWriteArrayList<>();
-        try (RecordingStream stream = new RecordingStream(shippedSettings())) {
-            startCollecting(stream, events);
-            GatlingExecutor e = cleanup.track(gatling("jfr-offer-behind-both").coreThreads(1).maxThreads(1)
-                    .maxQueuedPerContext(1).maxQueued(10).overflow(Overflow.block(Duration.ofMinutes(1))).build());
-            String name = e.name();
-            CountDownLatch gate = cleanup.occupy(e.sequential("k"));
-            e.sequential("k").execute(() -> { }); // the lane's one place
-            Thread waiter = new Thread(() -> e.sequential("k").execute(() -> { }), "waiter");
-            waiter.start();
-            TestSupport.waitUntil("the submitter to wait", () -> e.statistics().waitingSubmitters() == 1);
-            assertFalse(e.offer(new TestSupport.Seq("k", () -> { })));
-            RecordedEvent x = awaitEvent(events, "TaskRejected", name, y -> true);
-            String limit = x.getString("limit");
-            assertTrue(limit.startsWith("maxQueuedPerContext (1) reached"), x.toString());
-            assertFalse(limit.contains("maxQueued (10)"), x.toString());
-            gate.countDown();
-            waiter.join(TimeUnit.SECONDS.toMillis(30));
-            assertFalse(waiter.isAlive(), "the waiter was admitted");
-            assertEquals(1, e.statistics().rejected());
-        }
-    }
-
-    /**
      * An {@code offer} refused because a submitter already waits for room: its TaskRejected event named no limit (it
      * said that earlier submitters still waited, with both limits listed, one "unbounded"). It now names the limit the
-     * submitter ahead waits for, with its value and the context, under each limit.
+     * submitter ahead waits for, with its value and the context, under each limit, and with both set (the submitter
+     * ahead waits for its lane's limit while the executor has room) the lane's.
      */
     @Test
     @Timeout(60)
     void anOfferRefusedBehindAWaitingSubmitterNamesTheLimitItWaitsFor() throws Exception {
-        for (boolean executorLimit : new boolean[] {false, true}) {
+        for (String limits : new String[] {"lane", "executor", "both"}) {
+            boolean executorLimit = limits.equals("executor");
             List<RecordedEvent> events = new CopyOnWriteArrayList<>();
             try (RecordingStream stream = new RecordingStream(shippedSettings())) {
                 startCollecting(stream, events);
                 GatlingExecutor.Builder b = gatling("jfr-offer-behind").coreThreads(1).maxThreads(1)
                         .overflow(Overflow.block(Duration.ofMinutes(1)));
-                GatlingExecutor e = cleanup.track((executorLimit ? b.maxQueued(1) : b.maxQueuedPerContext(1)).build());
+                GatlingExecutor e = cleanup.track((executorLimit ? b.maxQueued(1)
+                        : limits.equals("both") ? b.maxQueuedPerContext(1).maxQueued(10) : b.maxQueuedPerContext(1))
+                        .build());
                 String name = e.name();
                 CountDownLatch gate = cleanup.occupy(e.sequential("k"));
                 e.sequential("k").execute(() -> { }); // the one place
@@ -350,8 +324,8 @@ class JfrEventsTest {
                 String limit = x.getString("limit");
                 assertEquals("k", x.getString("context"));
                 assertTrue(limit.startsWith(executorLimit ? "maxQueued (1) reached" : "maxQueuedPerContext (1) reached"),
-                        x.toString());
-                assertTrue(limit.contains("context k"), x.toString());
+                        limits + ": " + x);
+                assertTrue(limit.contains("context k") && !limit.contains("maxQueued (10)"), limits + ": " + x);
                 gate.countDown();
                 waiter.join(TimeUnit.SECONDS.toMillis(30));
                 assertFalse(waiter.isAlive(), "the waiter was admitted");
