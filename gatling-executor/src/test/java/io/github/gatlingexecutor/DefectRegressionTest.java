@@ -1561,16 +1561,25 @@ class DefectRegressionTest {
             r.run();
         })).start()));
         GatlingExecutor e = cleanup.track(gatling("late-handover").coreThreads(1).threadFactory(late).build());
-        CountDownLatch second = cleanup.gate();
+        assertATaskBehindABlockedOneGetsAnAuxiliaryWorker(e);
+        assertEquals(0, e.statistics().threadStartFailures(), () -> e.statistics().toString());
+    }
+
+    /**
+     * Blocks the one core worker of {@code e} in a task, then waits for a task submitted behind it, which only an
+     * auxiliary worker can run.
+     */
+    private void assertATaskBehindABlockedOneGetsAnAuxiliaryWorker(GatlingExecutor e) {
+        CountDownLatch gate = cleanup.gate();
         CountDownLatch firstRunning = new CountDownLatch(1);
         e.execute(() -> {
             firstRunning.countDown();
-            TestSupport.blockQuietly(second);
+            TestSupport.blockQuietly(gate);
         });
         await(firstRunning, "the first task");
-        e.execute(second::countDown); // only an auxiliary worker can run it
+        CountDownLatch second = new CountDownLatch(1);
+        e.execute(second::countDown);
         await(second, "the task that needs an auxiliary worker");
-        assertEquals(0, e.statistics().threadStartFailures(), () -> e.statistics().toString());
     }
 
     /**
@@ -1633,16 +1642,7 @@ class DefectRegressionTest {
         ThreadFactory factory = r -> TestSupport.isChecker(r) || workerCalls.incrementAndGet() > 1
                 ? daemon(new Thread(r)) : neverRuns(r);
         GatlingExecutor e = cleanup.track(gatling("taken-back").coreThreads(1).threadFactory(factory).build());
-        CountDownLatch gate = cleanup.gate();
-        CountDownLatch firstRunning = new CountDownLatch(1);
-        e.execute(() -> {
-            firstRunning.countDown();
-            TestSupport.blockQuietly(gate);
-        });
-        await(firstRunning, "the first task, on the worker started after the first start was taken back");
-        CountDownLatch second = new CountDownLatch(1);
-        e.execute(second::countDown); // only an auxiliary worker can run it
-        await(second, "the task that needs an auxiliary worker");
+        assertATaskBehindABlockedOneGetsAnAuxiliaryWorker(e); // the first runs on the worker started after the take-back
         assertEquals(1, e.statistics().threadStartFailures(), () -> e.statistics().toString());
     }
 
@@ -2365,11 +2365,15 @@ class DefectRegressionTest {
         CountDownLatch gate = cleanup.gate();
         CountDownLatch blocking = new CountDownLatch(1);
         // Lane a empties while the plain task waits: it goes round the ready queue once more, and the only worker
-        // then runs the plain task, which blocks.
-        e.execute(new Seq("a", () -> e.execute(() -> {
+        // then runs the plain task, which blocks. A lane goes round only after a short trip by the coarse clock
+        // (SequentialLane.ROUND_LIMIT_NANOS), so the threads are started first (each start brings the clock up to
+        // date), and lane a is queued by a task on the worker, which takes it next: queued by the test thread, its trip
+        // counted a thread's start or the worker's wake-up.
+        TestSupport.get(e.submit(() -> { }));
+        e.execute(() -> e.execute(new Seq("a", () -> e.execute(() -> {
             blocking.countDown();
             TestSupport.blockQuietly(gate);
-        })));
+        }))));
         await(blocking, "the plain task");
         Lane[] held = new Lane[1];
         engine.readyQueue.takeEmptyRounds(lane -> held[0] = lane);
