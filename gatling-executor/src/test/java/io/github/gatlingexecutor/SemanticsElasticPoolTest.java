@@ -677,20 +677,22 @@ class SemanticsElasticPoolTest {
     }
 
     /**
-     * Tasks of 150 ms by the wall clock, on cores the test keeps busy with spinning threads of its own (three a core),
-     * run past the 100 ms {@code blockedThreshold} while each gets about a quarter of a core: a third of the threshold in
+     * Tasks of 130 ms by the wall clock, on cores the test keeps busy with spinning threads of its own (four a core),
+     * run past the 100 ms {@code blockedThreshold} while each gets about a fifth of a core: a quarter of the threshold in
      * CPU time. They are slowed down by a saturated machine, not stuck, and the pool must not grow for them (SPEC 6): a
      * new thread would only share the cores too. Judged by the wall time alone, as before, the workers counted as stuck
-     * while they got a quarter of a core, above the tenth below which the checker took them for descheduled, and
+     * while they got a fifth of a core, above the tenth below which the checker took them for descheduled, and
      * auxiliary threads started. The tasks spin on {@code System.nanoTime}, in Java code (a thread seen in native code
-     * could be one blocked in I/O), and a worker would need two thirds of a core to compute for the threshold.
+     * could be one blocked in I/O), and a worker would need over three quarters of a core through a task to compute for
+     * the threshold. With tasks of 150 ms and three spinners a core (two thirds of a core would do), one auxiliary
+     * thread started in 1 of 23 rounds of the concurrency classes.
      */
     @Test
     void tasksSlowedPastTheThresholdBySaturatedCoresStartNoThread() throws Exception {
         int cores = Runtime.getRuntime().availableProcessors();
         AtomicBoolean stop = new AtomicBoolean();
         List<Thread> spinners = new ArrayList<>();
-        for (int i = 0; i < 3 * cores; i++) {
+        for (int i = 0; i < 4 * cores; i++) {
             Thread t = new Thread(() -> {
                 while (!stop.get()) {
                     Thread.onSpinWait();
@@ -707,7 +709,7 @@ class SemanticsElasticPoolTest {
             CountDownLatch done = new CountDownLatch(tasks);
             for (int i = 0; i < tasks; i++) {
                 e.execute(new Seq("cpu-" + i, () -> {
-                    TestSupport.spin(150_000);
+                    TestSupport.spin(130_000);
                     done.countDown();
                 }));
             }
