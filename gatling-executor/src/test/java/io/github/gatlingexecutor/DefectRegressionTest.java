@@ -1526,20 +1526,10 @@ class DefectRegressionTest {
     @Test
     @Timeout(30)
     void aCheckerWhoseFactoryThreadNeverRunsItIsTakenBackAsAFailedStart() throws Exception {
-        AtomicInteger checkerCalls = new AtomicInteger();
-        AtomicReference<Thread> neverRan = new AtomicReference<>();
-        ThreadFactory factory = r -> {
-            if (TestSupport.isChecker(r) && checkerCalls.incrementAndGet() == 1) {
-                neverRan.set(neverRuns(r));
-                return neverRan.get();
-            }
-            return daemon(new Thread(r));
-        };
+        FirstCheckerNeverRuns factory = new FirstCheckerNeverRuns();
         GatlingExecutor e = cleanup.track(gatling("checker-never-ran").coreThreads(1).threadFactory(factory).build());
         TestSupport.get(e.submit(() -> { })); // the worker runs, and its start made the checker's thread
-        Thread first = neverRan.get();
-        first.join(TestSupport.TIMEOUT_SECONDS * 1000L);
-        assertFalse(first.isAlive(), "the factory's thread ended");
+        factory.awaitEnded();
         assertEquals("due", e.schedule(() -> "due", 20, TimeUnit.MILLISECONDS)
                 .get(TestSupport.TIMEOUT_SECONDS, TimeUnit.SECONDS));
         assertTerminatesAfterShutdown(e);
@@ -1671,31 +1661,43 @@ class DefectRegressionTest {
     @Test
     @Timeout(30)
     void aDelayedTaskNobodyWaitsForRunsWhileTheCheckerThreadThatNeverRanIsInItsGrace() throws Exception {
-        AtomicInteger checkerCalls = new AtomicInteger();
-        AtomicReference<Thread> neverRan = new AtomicReference<>();
-        ThreadFactory factory = r -> {
-            if (TestSupport.isChecker(r) && checkerCalls.incrementAndGet() == 1) {
-                neverRan.set(neverRuns(r));
-                return neverRan.get();
-            }
-            return daemon(new Thread(r));
-        };
+        FirstCheckerNeverRuns factory = new FirstCheckerNeverRuns();
         GatlingExecutor e = cleanup.track(gatling("schedule-in-grace").coreThreads(1).threadFactory(factory).build());
         CountDownLatch workerRan = new CountDownLatch(1);
         e.execute(workerRan::countDown); // the worker's start made the checker's thread
         await(workerRan, "the first task");
-        Thread first = neverRan.get();
-        first.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
-        assertFalse(first.isAlive(), "the factory's thread ended");
+        factory.awaitEnded();
         CountDownLatch due = new CountDownLatch(1);
         e.schedule(due::countDown, 20, TimeUnit.MILLISECONDS);
         await(due, "the delayed task, its future never waited on");
         waitUntil("the checker started again by schedule calls", () -> {
             e.schedule(() -> { }, 1, TimeUnit.MILLISECONDS);
-            return checkerCalls.get() == 2;
+            return factory.checkerCalls.get() == 2;
         }, () -> e.statistics().toString());
         assertEquals(1, e.statistics().threadStartFailures(), () -> e.statistics().toString());
         assertTerminatesAfterShutdown(e);
+    }
+
+    /** A factory whose first thread for the checker ends without running it; every other thread is a plain daemon. */
+    private static final class FirstCheckerNeverRuns implements ThreadFactory {
+        final AtomicInteger checkerCalls = new AtomicInteger();
+        private volatile Thread neverRan;
+
+        @Override
+        public Thread newThread(Runnable r) {
+            if (TestSupport.isChecker(r) && checkerCalls.incrementAndGet() == 1) {
+                neverRan = neverRuns(r);
+                return neverRan;
+            }
+            return daemon(new Thread(r));
+        }
+
+        /** Waits for the checker's first thread, made by now, to have ended. */
+        void awaitEnded() throws InterruptedException {
+            Thread t = neverRan;
+            t.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
+            assertFalse(t.isAlive(), "the factory's thread ended");
+        }
     }
 
     /** A thread that ends at once, with a failure it keeps to itself, without running {@code r}. */
