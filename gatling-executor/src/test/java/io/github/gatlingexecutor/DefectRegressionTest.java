@@ -1487,9 +1487,7 @@ class DefectRegressionTest {
     @Test
     @Timeout(30)
     void aWorkerWhoseFactoryThreadNeverRunsItIsTakenBackAsAFailedStart() throws Exception {
-        AtomicInteger workerCalls = new AtomicInteger();
-        ThreadFactory factory = r -> TestSupport.isChecker(r) || workerCalls.incrementAndGet() > 1
-                ? daemon(new Thread(r)) : neverRuns(r);
+        ThreadFactory factory = firstWorkerNeverRuns();
         GatlingExecutor e = cleanup.track(gatling("never-ran").coreThreads(1).threadFactory(factory).build());
         CountDownLatch ran = new CountDownLatch(2);
         e.execute(ran::countDown);
@@ -1628,9 +1626,7 @@ class DefectRegressionTest {
     @Test
     @Timeout(30)
     void aWorkerTakenBackAsAFailedStartIsNotCountedAsIdle() throws Exception {
-        AtomicInteger workerCalls = new AtomicInteger();
-        ThreadFactory factory = r -> TestSupport.isChecker(r) || workerCalls.incrementAndGet() > 1
-                ? daemon(new Thread(r)) : neverRuns(r);
+        ThreadFactory factory = firstWorkerNeverRuns();
         GatlingExecutor e = cleanup.track(gatling("taken-back").coreThreads(1).threadFactory(factory).build());
         assertATaskBehindABlockedOneGetsAnAuxiliaryWorker(e); // the first runs on the worker started after the take-back
         assertEquals(1, e.statistics().threadStartFailures(), () -> e.statistics().toString());
@@ -1698,6 +1694,13 @@ class DefectRegressionTest {
             t.join(TimeUnit.SECONDS.toMillis(TestSupport.TIMEOUT_SECONDS));
             assertFalse(t.isAlive(), "the factory's thread ended");
         }
+    }
+
+    /** A factory whose first thread for a worker ends without running it; every other thread is a plain daemon. */
+    private static ThreadFactory firstWorkerNeverRuns() {
+        AtomicInteger workerCalls = new AtomicInteger();
+        return r -> TestSupport.isChecker(r) || workerCalls.incrementAndGet() > 1
+                ? daemon(new Thread(r)) : neverRuns(r);
     }
 
     /** A thread that ends at once, with a failure it keeps to itself, without running {@code r}. */
