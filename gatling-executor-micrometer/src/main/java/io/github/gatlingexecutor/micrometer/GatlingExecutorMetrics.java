@@ -148,13 +148,20 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      * A binder for {@code executor}.
      *
      * @param executor the executor to observe
-     * @param tags extra tags for every meter ({@code name} is added)
+     * @param tags extra tags for every meter; the binder adds {@code name}, the executor's name
      * @throws NullPointerException if {@code executor} or {@code tags} is null
+     * @throws IllegalArgumentException if {@code tags} has a {@code name} tag: the executor's name would silently
+     *         replace it (name the executor instead, or use another key)
      */
     public GatlingExecutorMetrics(ContextExecutor executor, Iterable<Tag> tags) {
         this.executor = new AtomicReference<>(Objects.requireNonNull(executor, "executor"));
         this.executorName = executor.name();
-        this.tags = Tags.concat(Objects.requireNonNull(tags, "tags"), "name", executorName);
+        Tags extra = Tags.of(Objects.requireNonNull(tags, "tags"));
+        extra.stream().filter(t -> t.getKey().equals("name")).findFirst().ifPresent(t -> {
+            throw new IllegalArgumentException("tags must not have a 'name' tag (was name=" + t.getValue()
+                    + "): every meter is tagged name=" + executorName + ", the executor's name");
+        });
+        this.tags = extra.and("name", executorName);
     }
 
     /**

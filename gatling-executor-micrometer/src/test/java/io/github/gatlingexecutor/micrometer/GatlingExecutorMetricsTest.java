@@ -322,6 +322,23 @@ class GatlingExecutorMetricsTest {
         }
     }
 
+    /** A caller's own {@code name} tag was silently replaced by the executor's name; it is now refused at once. */
+    @Test
+    void aNameTagOfTheCallersIsRefusedAtConstruction() {
+        try (GatlingExecutor e = GatlingExecutor.builder().name("orders").coreThreads(1).build()) {
+            IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                    () -> new GatlingExecutorMetrics(e, Tags.of("name", "mine", "svc", "b")));
+            assertTrue(refused.getMessage().contains("name=mine") && refused.getMessage().contains("name=orders"),
+                    refused.getMessage());
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            try (GatlingExecutorMetrics metrics = new GatlingExecutorMetrics(e, Tags.of("svc", "b"))) {
+                metrics.bindTo(registry);
+                assertEquals("orders",
+                        registry.get("executor.pool.size").tags("svc", "b").gauge().getId().getTag("name"));
+            }
+        }
+    }
+
     /** Two executors named alike: the second binding throws, names the meter, and leaves the registry as it was. */
     @Test
     void aSecondExecutorOfTheSameNameAndTagsIsRefusedAndRegistersNothing() {
