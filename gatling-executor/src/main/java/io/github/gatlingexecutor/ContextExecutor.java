@@ -23,12 +23,12 @@ import java.util.concurrent.ScheduledExecutorService;
  *
  * <p>Tasks run on the executor's worker threads, never on the submitting thread nor on the checker thread (which
  * only dispatches scheduled tasks when due). After {@link #shutdown()} every submission throws
- * {@link RejectedExecutionException} ({@link #offer} returns {@code false}). With a capacity limit set ({@link GatlingExecutor.Builder#maxQueued(int)},
- * {@link GatlingExecutor.Builder#maxQueuedPerContext(int)}), {@code execute}, a lane's {@code execute},
- * {@code submit} and {@code invoke*} follow the {@link Overflow} policy: throw {@link RejectedExecutionException} at
- * once, or park the calling thread until there is room (a worker of this executor is never made to wait). A
- * scheduled task neither waits nor is refused for capacity: it counts toward the limits from when it is due, over
- * them if need be.
+ * {@link RejectedExecutionException} ({@link #offer} returns {@code false}). With a capacity limit set
+ * ({@link GatlingExecutor.Builder#maxQueued(int)}, {@link GatlingExecutor.Builder#maxQueuedPerContext(int)}),
+ * {@code execute}, a lane's {@code execute}, {@code submit} and {@code invoke*} follow the {@link Overflow} policy:
+ * throw {@link RejectedExecutionException} at once, or park the calling thread until there is room (a worker of this
+ * executor is never made to wait). A scheduled task neither waits nor is refused for capacity: it counts toward the
+ * limits from when it is due, over them if need be.
  */
 public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable {
 
@@ -66,6 +66,10 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
      * needs no room under a capacity limit (unless an earlier submitter of this context is parked for room: it does
      * not overtake that one).
      *
+     * <p>A task that waits for a task it submitted to its own coalescing context waits for something that starts only
+     * after itself returns: unlike {@link #sequential(Object)}, this is not detected, and an untimed
+     * {@code Future.get()} there waits until a newer task of the context replaces (and so cancels) the one waited for.
+     *
      * <p>A replacement cancels the task given to {@code execute}, if that task is a {@code Future}, and nothing
      * else. A {@code CompletableFuture} made by
      * {@code CompletableFuture.supplyAsync(f, lane)} (or another {@code *Async} method given this lane) hands the
@@ -96,10 +100,11 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
     ExecutorStatistics statistics();
 
     /**
-     * Per-context counters for every live context (one with queued or running work). Its cost grows with the number
-     * of live contexts; use {@link #statistics()} for a cheap summary.
+     * Per-context counters for every context with queued or running work. A lane emptied moments ago, kept for its
+     * grace of a few milliseconds, still counts in {@link ExecutorStatistics#liveContexts()} but is not listed here.
+     * Its cost grows with the number of live contexts; use {@link #statistics()} for a cheap summary.
      *
-     * @return one entry per live lane, in no particular order
+     * @return one entry per lane with queued or running work, in no particular order
      */
     List<ContextStatistics> contextStatistics();
 
@@ -148,11 +153,15 @@ public interface ContextExecutor extends ScheduledExecutorService, AutoCloseable
     void close();
 
     /**
-     * {@inheritDoc}
+     * Runs {@code command} on a worker at some time in the future: a {@link SequentialRunnable} in its context's
+     * sequential lane, a {@link CoalescingRunnable} in its context's coalescing lane (where it replaces a task of that
+     * context that has not started), any other task unordered. What the task throws goes to the uncaught-exception
+     * handler (see {@link GatlingExecutor.Builder#uncaughtExceptionHandler}), on the worker that ran it.
      *
      * <p>If a capacity limit is set and the task would go over it, the {@link Overflow} policy decides: it is rejected
      * at once, or the caller waits for room (see {@link GatlingExecutor.Builder#overflow}).
      *
+     * @param command the task
      * @throws RejectedExecutionException if the executor has been shut down, or a capacity limit refused the task
      *         (the message names the limit, its value and the context)
      * @throws NullPointerException if {@code command} is null, or it is a {@link SequentialRunnable} or

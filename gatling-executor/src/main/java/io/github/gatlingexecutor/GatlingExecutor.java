@@ -9,6 +9,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -71,16 +72,32 @@ public final class GatlingExecutor implements ContextExecutor {
         return new Builder();
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * @throws NullPointerException {@inheritDoc}
+     */
     @Override
     public Executor sequential(Object context) {
         return engine.laneHandle(Objects.requireNonNull(context, "context"), false);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * @throws NullPointerException {@inheritDoc}
+     */
     @Override
     public Executor coalescing(Object context) {
         return engine.laneHandle(Objects.requireNonNull(context, "context"), true);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * @throws RejectedExecutionException {@inheritDoc}
+     * @throws NullPointerException {@inheritDoc}
+     */
     @Override
     public void execute(Runnable command) {
         engine.execute(Objects.requireNonNull(command, "command"));
@@ -101,6 +118,11 @@ public final class GatlingExecutor implements ContextExecutor {
         return engine.snapshots.contexts();
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalArgumentException {@inheritDoc}
+     */
     @Override
     public List<ContextStatistics> busiestContexts(int k) {
         if (k < 0) {
@@ -109,6 +131,11 @@ public final class GatlingExecutor implements ContextExecutor {
         return engine.snapshots.busiest(k);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * @throws NullPointerException {@inheritDoc}
+     */
     @Override
     public boolean offer(Runnable task) {
         return engine.submit(Objects.requireNonNull(task, "task"), true);
@@ -117,27 +144,61 @@ public final class GatlingExecutor implements ContextExecutor {
     // ---- ExecutorService -------------------------------------------------------------------------------------
 
     /**
-     * {@inheritDoc}
+     * Submits {@code task} to run on a worker and returns a future whose {@code get()} returns {@code null} once the
+     * task has completed. The returned future runs in the task's lane when the task is a {@link SequentialRunnable} or
+     * {@link CoalescingRunnable}, and implements the same interface with the same context: a coalescing one replaced
+     * by a newer task of its context is cancelled.
      *
-     * <p>The returned future runs in the task's lane when the task is a {@link SequentialRunnable} or
-     * {@link CoalescingRunnable}, and implements the same interface with the same context.
+     * <p>Under a capacity limit the call does what {@link #execute} does ({@link Overflow}): it is refused at once, or
+     * parks the calling thread until there is room. What the task throws goes to the future, not to the
+     * uncaught-exception handler. From a sequential task of this executor, {@code get()} on the future of a task
+     * queued behind the caller in its own context throws {@link IllegalStateException} (see {@link #sequential}).
+     *
+     * @param task the task; its kind and context are kept
+     * @return a future for the task
+     * @throws RejectedExecutionException if the executor has been shut down, or a capacity limit refused the task
+     *         (at once, or after the wait {@link Overflow#block} allows, or when interrupted while waiting; the message
+     *         names the limit, its value and the context)
+     * @throws NullPointerException if {@code task} is null, or it is a {@link SequentialRunnable} or
+     *         {@link CoalescingRunnable} whose {@code context()} is null
      */
     @Override
     public Future<?> submit(Runnable task) {
         return engine.submit(Objects.requireNonNull(task, "task"), null);
     }
 
-    /** {@inheritDoc} See {@link #submit(Runnable)} for how the task's kind is kept. */
+    /**
+     * Submits {@code task} as {@link #submit(Runnable)} does, with a future whose {@code get()} returns {@code result}
+     * once the task has completed.
+     *
+     * @param task the task; its kind and context are kept
+     * @param result what the future returns
+     * @param <T> the type of the result
+     * @return a future for the task
+     * @throws RejectedExecutionException if the executor has been shut down, or a capacity limit refused the task
+     *         (at once, or after the wait {@link Overflow#block} allows, or when interrupted while waiting; the message
+     *         names the limit, its value and the context)
+     * @throws NullPointerException if {@code task} is null, or it is a {@link SequentialRunnable} or
+     *         {@link CoalescingRunnable} whose {@code context()} is null
+     */
     @Override
     public <T> Future<T> submit(Runnable task, T result) {
         return engine.submit(Objects.requireNonNull(task, "task"), result);
     }
 
     /**
-     * {@inheritDoc}
+     * Submits {@code task} as {@link #submit(Runnable)} does, with a future whose {@code get()} returns what the task
+     * returns. A {@code Callable} that also implements {@link SequentialRunnable} or {@link CoalescingRunnable} runs
+     * in that lane (its {@code call()} is what runs).
      *
-     * <p>A {@code Callable} that also implements {@link SequentialRunnable} or {@link CoalescingRunnable} runs in
-     * that lane (its {@code call()} is what runs).
+     * @param task the task; its kind and context are kept
+     * @param <T> the type of the result
+     * @return a future for the task's result
+     * @throws RejectedExecutionException if the executor has been shut down, or a capacity limit refused the task
+     *         (at once, or after the wait {@link Overflow#block} allows, or when interrupted while waiting; the message
+     *         names the limit, its value and the context)
+     * @throws NullPointerException if {@code task} is null, or it is a {@link SequentialRunnable} or
+     *         {@link CoalescingRunnable} whose {@code context()} is null
      */
     @Override
     public <T> Future<T> submit(Callable<T> task) {
@@ -145,11 +206,18 @@ public final class GatlingExecutor implements ContextExecutor {
     }
 
     /**
-     * {@inheritDoc}
+     * Submits every task and waits until all have completed (normally, by throwing, or cancelled), then returns their
+     * futures, done, in the collection's order. Each task keeps its kind and context, as in
+     * {@link #submit(Callable)}, and the tasks are submitted in the collection's order on the calling thread.
      *
-     * <p>Each task keeps its kind and context, as in {@link #submit(Callable)}, and the tasks are submitted in the
-     * collection's order on the calling thread.
-     *
+     * @param tasks the tasks
+     * @param <T> the type of the results
+     * @return the futures, in the order of {@code tasks}, all done
+     * @throws InterruptedException if interrupted while waiting; the tasks not done are cancelled
+     * @throws NullPointerException if {@code tasks} or one of its elements is null, or an element is a
+     *         {@link SequentialRunnable} or {@link CoalescingRunnable} whose {@code context()} is null
+     * @throws RejectedExecutionException if a task is refused, as {@link #submit(Callable)} refuses it (the tasks
+     *         submitted before it are then cancelled)
      * @throws IllegalStateException if called from a sequential task of this executor and one of the tasks is queued
      *         behind it in its own context, which would wait for the caller to return (the futures are then
      *         cancelled)
@@ -160,12 +228,22 @@ public final class GatlingExecutor implements ContextExecutor {
     }
 
     /**
-     * {@inheritDoc}
+     * As {@link #invokeAll(Collection)}, waiting no longer than the timeout: the tasks not done when it passes are
+     * cancelled, and every future is returned, done. Each task keeps its kind and context, as in
+     * {@link #submit(Callable)}. A timeout already past submits nothing. Under {@link Overflow#block} a task that
+     * waits for room waits no longer than the timeout; the tasks not submitted by then are returned cancelled. A task
+     * queued behind the caller in its own context makes the call wait until the timeout, as its contract says.
      *
-     * <p>Each task keeps its kind and context, as in {@link #submit(Callable)}. Under {@link Overflow#block} a task
-     * that waits for room waits no longer than the timeout; the tasks not submitted by then are returned cancelled.
-     * A task queued behind the caller in its own context makes the call wait until the timeout, as its contract
-     * says.
+     * @param tasks the tasks
+     * @param timeout the longest wait
+     * @param unit the unit of {@code timeout}
+     * @param <T> the type of the results
+     * @return the futures, in the order of {@code tasks}, all done
+     * @throws InterruptedException if interrupted while waiting; the tasks not done are cancelled
+     * @throws NullPointerException if {@code unit}, {@code tasks} or one of its elements is null, or an element is a
+     *         {@link SequentialRunnable} or {@link CoalescingRunnable} whose {@code context()} is null
+     * @throws RejectedExecutionException if a task is refused, as {@link #submit(Callable)} refuses it (the tasks
+     *         submitted before it are then cancelled)
      */
     @Override
     public <T> List<Future<T>> invokeAll(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
@@ -174,11 +252,19 @@ public final class GatlingExecutor implements ContextExecutor {
     }
 
     /**
-     * {@inheritDoc}
+     * Submits every task and returns the result of one that completed normally; the tasks not done when it returns or
+     * throws are cancelled. Each task keeps its kind and context, as in {@link #submit(Callable)}.
      *
-     * <p>Each task keeps its kind and context, as in {@link #submit(Callable)}; the tasks not done when it returns or
-     * throws are cancelled.
-     *
+     * @param tasks the tasks
+     * @param <T> the type of the result
+     * @return the result of a task that completed normally
+     * @throws InterruptedException if interrupted while waiting
+     * @throws ExecutionException if no task completed normally (the last failure is its cause)
+     * @throws IllegalArgumentException if {@code tasks} is empty
+     * @throws NullPointerException if {@code tasks} or one of its elements is null, or an element is a
+     *         {@link SequentialRunnable} or {@link CoalescingRunnable} whose {@code context()} is null
+     * @throws RejectedExecutionException if a task is refused, as {@link #submit(Callable)} refuses it (the tasks
+     *         submitted before it are then cancelled)
      * @throws IllegalStateException if called from a sequential task of this executor and every task is queued behind
      *         it in its own context (checked before anything is submitted), or every other task has failed: waiting
      *         for those would wait for the caller to return
@@ -193,11 +279,24 @@ public final class GatlingExecutor implements ContextExecutor {
     }
 
     /**
-     * {@inheritDoc}
+     * As {@link #invokeAny(Collection)}, waiting no longer than the timeout; the tasks not done when it returns or
+     * throws are cancelled. Each task keeps its kind and context, as in {@link #submit(Callable)}. Under
+     * {@link Overflow#block} a task that waits for room waits no longer than the timeout, and the call then throws
+     * {@code TimeoutException}.
      *
-     * <p>Each task keeps its kind and context, as in {@link #submit(Callable)}; the tasks not done when it returns or
-     * throws are cancelled. Under {@link Overflow#block} a task that waits for room waits no longer than the timeout,
-     * and the call then throws {@code TimeoutException}.
+     * @param tasks the tasks
+     * @param timeout the longest wait
+     * @param unit the unit of {@code timeout}
+     * @param <T> the type of the result
+     * @return the result of a task that completed normally
+     * @throws InterruptedException if interrupted while waiting
+     * @throws ExecutionException if no task completed normally (the last failure is its cause)
+     * @throws TimeoutException if no task completed normally within the timeout
+     * @throws IllegalArgumentException if {@code tasks} is empty
+     * @throws NullPointerException if {@code unit}, {@code tasks} or one of its elements is null, or an element is a
+     *         {@link SequentialRunnable} or {@link CoalescingRunnable} whose {@code context()} is null
+     * @throws RejectedExecutionException if a task is refused, as {@link #submit(Callable)} refuses it (the tasks
+     *         submitted before it are then cancelled)
      */
     @Override
     public <T> T invokeAny(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
@@ -208,25 +307,50 @@ public final class GatlingExecutor implements ContextExecutor {
     // ---- ScheduledExecutorService ----------------------------------------------------------------------------
 
     /**
-     * {@inheritDoc}
+     * Runs {@code command} once, after {@code delay} (at once if it is zero or negative). When due, the task enters its
+     * lane (if it is a {@link SequentialRunnable} or {@link CoalescingRunnable}) and runs on a worker, never on the
+     * checker. Until due it counts in {@link ExecutorStatistics#delayed()}; from then on it counts toward the capacity
+     * limits, over them if need be: a scheduled task never waits for room. A delayed task still runs when due after
+     * {@link #shutdown()}.
      *
-     * <p>When due, the task enters its lane (if it is a {@link SequentialRunnable} or {@link CoalescingRunnable})
-     * and runs on a worker, never on the checker.
+     * @param command the task; its kind and context are kept
+     * @param delay the delay from now
+     * @param unit the unit of {@code delay}
+     * @return a future whose {@code get()} returns {@code null} once the task has completed
+     * @throws RejectedExecutionException if the executor has been shut down (a scheduled task is never refused for
+     *         capacity)
+     * @throws NullPointerException if {@code command} or {@code unit} is null, or the task is a
+     *         {@link SequentialRunnable} or {@link CoalescingRunnable} whose {@code context()} is null
      */
     @Override
     public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
         return engine.schedule(Objects.requireNonNull(command, "command"), null, delay, unit);
     }
 
+    /**
+     * Runs {@code callable} once, after {@code delay}, as {@link #schedule(Runnable, long, TimeUnit)} runs a
+     * {@code Runnable}.
+     *
+     * @param callable the task; its kind and context are kept (a {@code Callable} that also implements
+     *        {@link SequentialRunnable} or {@link CoalescingRunnable} runs in that lane)
+     * @param delay the delay from now
+     * @param unit the unit of {@code delay}
+     * @param <V> the type of the result
+     * @return a future whose {@code get()} returns what {@code callable} returns
+     * @throws RejectedExecutionException if the executor has been shut down (a scheduled task is never refused for
+     *         capacity)
+     * @throws NullPointerException if {@code callable} or {@code unit} is null, or the task is a
+     *         {@link SequentialRunnable} or {@link CoalescingRunnable} whose {@code context()} is null
+     */
     @Override
     public <V> ScheduledFuture<V> schedule(Callable<V> callable, long delay, TimeUnit unit) {
         return engine.schedule(null, Objects.requireNonNull(callable, "callable"), delay, unit);
     }
 
     /**
-     * {@inheritDoc}
-     *
-     * <p>Each run enters the task's lane when due. Runs never overlap: a run that is late makes the next one start
+     * Runs {@code command} first after {@code initialDelay}, then every {@code period} from that first time, until its
+     * future is cancelled, a run throws (the future then completes with that failure), or the executor shuts down.
+     * Each run enters the task's lane when due. Runs never overlap: a run that is late makes the next one start
      * late, as in {@code ScheduledThreadPoolExecutor}. Periodic tasks stop at shutdown.
      *
      * <p>A {@link CoalescingRunnable} whose run, waiting in its lane, is replaced by a newer task of its context skips
@@ -234,6 +358,17 @@ public final class GatlingExecutor implements ContextExecutor {
      * a periodic task end only by a cancel, a run that throws, or the executor's shutdown. The next run is the first
      * time of its schedule after the replacement; runs owed from before it are not made up, as each would replace the
      * newer task in turn.
+     *
+     * @param command the task; its kind and context are kept
+     * @param initialDelay the delay of the first run from now
+     * @param period the time between the starts of two runs
+     * @param unit the unit of {@code initialDelay} and {@code period}
+     * @return a future that completes only by a cancel or a run that throws; {@code get()} never returns normally
+     * @throws RejectedExecutionException if the executor has been shut down (a scheduled task is never refused for
+     *         capacity)
+     * @throws IllegalArgumentException if {@code period} is zero or negative
+     * @throws NullPointerException if {@code command} or {@code unit} is null, or the task is a
+     *         {@link SequentialRunnable} or {@link CoalescingRunnable} whose {@code context()} is null
      */
     @Override
     public ScheduledFuture<?> scheduleAtFixedRate(Runnable command, long initialDelay, long period, TimeUnit unit) {
@@ -241,12 +376,23 @@ public final class GatlingExecutor implements ContextExecutor {
     }
 
     /**
-     * {@inheritDoc}
-     *
-     * <p>Each run enters the task's lane when due, and the delay counts from the end of the previous run. Periodic
+     * Runs {@code command} first after {@code initialDelay}, then again {@code delay} after each run ends, until its
+     * future is cancelled, a run throws (the future then completes with that failure), or the executor shuts down.
+     * Each run enters the task's lane when due. Periodic
      * tasks stop at shutdown. A {@link CoalescingRunnable} whose run is replaced in its lane by a newer task skips
      * that run (it counts in {@code coalesced()}) and stays scheduled, its next run one delay after the replacement;
      * its future is not cancelled (see {@link #scheduleAtFixedRate}).
+     *
+     * @param command the task; its kind and context are kept
+     * @param initialDelay the delay of the first run from now
+     * @param delay the time from the end of one run to the start of the next
+     * @param unit the unit of {@code initialDelay} and {@code delay}
+     * @return a future that completes only by a cancel or a run that throws; {@code get()} never returns normally
+     * @throws RejectedExecutionException if the executor has been shut down (a scheduled task is never refused for
+     *         capacity)
+     * @throws IllegalArgumentException if {@code delay} is zero or negative
+     * @throws NullPointerException if {@code command} or {@code unit} is null, or the task is a
+     *         {@link SequentialRunnable} or {@link CoalescingRunnable} whose {@code context()} is null
      */
     @Override
     public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay,
@@ -257,10 +403,10 @@ public final class GatlingExecutor implements ContextExecutor {
     // ---- lifecycle -------------------------------------------------------------------------------------------
 
     /**
-     * {@inheritDoc}
-     *
-     * <p>Every accepted task still runs: lanes drain, the last coalescing task of each context runs, delayed one-shot
-     * tasks run when due; periodic tasks stop. Does not wait.
+     * Starts an orderly shutdown: from now on every submission throws {@link RejectedExecutionException} and
+     * {@link #offer} returns {@code false}. Every accepted task still runs: lanes drain, the last coalescing task of
+     * each context runs, delayed one-shot tasks run when due; periodic tasks stop. Does not wait (see
+     * {@link #awaitTermination} and {@link #close()}). Calling it again does nothing.
      */
     @Override
     public void shutdown() {
@@ -268,29 +414,37 @@ public final class GatlingExecutor implements ContextExecutor {
     }
 
     /**
-     * {@inheritDoc}
+     * Shuts the executor down as {@link #shutdown()} does, takes back the tasks that never started, and interrupts the
+     * running ones; does not wait for them to end. Returns exactly the accepted tasks that never started: the caller's
+     * own {@code Runnable} for {@code execute} and lane submissions, the {@code Future} for {@code submit},
+     * {@code invoke*} and {@code schedule*}, delayed and periodic tasks waiting for a run included, their futures
+     * neither done nor cancelled. A periodic task already cancelled (by {@link #shutdown} or its caller) is not
+     * returned, nor is a delayed task cancelled before it was due (the cancel took it out of the timer); a task
+     * cancelled once it waits in a queue (a {@code submit} future, a scheduled one-shot already due) is returned, its
+     * future cancelled, as {@code ThreadPoolExecutor} returns it. No task is both returned and run.
      *
-     * <p>Returns exactly the accepted tasks that never started: the caller's own {@code Runnable} for {@code execute}
-     * and lane submissions, the {@code Future} for {@code submit}, {@code invoke*} and {@code schedule*}, delayed and
-     * periodic tasks waiting for a run included, their futures neither done nor cancelled. A periodic task already
-     * cancelled (by {@link #shutdown} or its caller) is not returned, nor is a delayed task cancelled before it was due
-     * (the cancel took it out of the timer); a task cancelled once it waits in a queue (a {@code submit} future, a
-     * scheduled one-shot already due) is returned, its future cancelled, as {@code ThreadPoolExecutor} returns it. No
-     * task is both returned and run. Running tasks are interrupted.
+     * @return the accepted tasks that never started, in no particular order
      */
     @Override
     public List<Runnable> shutdownNow() {
         return engine.shutdownNow();
     }
 
+    /**
+     * Whether {@link #shutdown()}, {@link #shutdownNow()} or {@link #close()} has been called.
+     *
+     * @return true once the executor refuses new tasks
+     */
     @Override
     public boolean isShutdown() {
         return engine.isShutdown();
     }
 
     /**
-     * {@inheritDoc} True only once no task runs and every thread of this executor (its workers and its checker) has
-     * ended.
+     * Whether the executor has shut down and finished: true only once no task runs or waits and every thread of this
+     * executor (its workers and its checker) has ended.
+     *
+     * @return true once terminated
      */
     @Override
     public boolean isTerminated() {
@@ -298,14 +452,26 @@ public final class GatlingExecutor implements ContextExecutor {
     }
 
     /**
-     * {@inheritDoc} Terminated as {@link #isTerminated} means it: when this returns true, every thread of this
+     * Waits until the executor has terminated after a shutdown, the timeout passes, or the calling thread is
+     * interrupted. Terminated as {@link #isTerminated} means it: when this returns true, every thread of this
      * executor has ended.
+     *
+     * @param timeout the longest wait
+     * @param unit the unit of {@code timeout}
+     * @return true if terminated, false if the timeout passed first
+     * @throws InterruptedException if interrupted while waiting
+     * @throws NullPointerException if {@code unit} is null
      */
     @Override
     public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
         return engine.awaitTermination(Objects.requireNonNull(unit, "unit").toNanos(timeout));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalStateException {@inheritDoc}
+     */
     @Override
     public void close() {
         engine.close();
@@ -522,8 +688,8 @@ public final class GatlingExecutor implements ContextExecutor {
          * future's {@code cancel} (or what it runs), on the thread that made the call (a worker, the checker or a
          * submitter; without a handler, that thread's own).
          *
-         * @param handler receives what tasks given to {@code execute} or to a lane throw, on the worker that ran
-         *        the task
+         * @param handler receives what tasks given to {@code execute} or to a lane throw (on the worker that ran the
+         *        task), and what the caller's own code throws where the executor calls it outside any task
          * @return this builder
          * @throws NullPointerException if {@code handler} is null
          */

@@ -8,8 +8,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  *
  * <p>Called on a thread of the processor's executor, in the record's key (or partition) order like the handler
  * itself. The record counts as completed, and its partition's committed offset may move past it, only once this
- * method returns. If it throws, the record stays failed: it is tried again later (handler first, then this method)
- * with the capped backoff, holding back its key and the commit of its partition; nothing is skipped silently.
+ * method returns. If it throws, the record stays failed: it is tried again later (handler first, then this method;
+ * for a record that could not be deserialized, it is read and deserialized again, then given to this method again
+ * if that fails again) with the capped backoff, holding back its key (for an unreadable record, its partition) and
+ * the commit of its partition; nothing is skipped silently.
  *
  * <p>For a record that could not be deserialized, {@code record} has the topic, partition, offset, timestamp and
  * headers, a {@code null} key and value, and {@code error} is the
