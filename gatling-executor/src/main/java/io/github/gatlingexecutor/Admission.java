@@ -39,10 +39,11 @@ import java.util.function.IntSupplier;
  * moved the lane's head, and then reads the waiting number: no fence and no shared write per task, so a task costs a
  * worker one read when nobody waits, and the worker never takes the admission lock (it is never parked by it). Without
  * a fence on the worker's side, a waiter that registers just as a worker makes room can miss that worker's wake-up;
- * the checker's tick ({@link #poll}, every few milliseconds while a worker is awake or a submitter waits) wakes the
- * head of every queue whose limit has room, so such a wait ends within a tick; with no checker thread (a factory that
- * fails it), each waiter parks a tick at most and looks itself. Executor waiters are woken by workers only once a few
- * places are free, and the head then admits the waiters behind it while room lasts.
+ * the checker's tick ({@link #poll}, every few milliseconds while a worker is awake or a submitter waits; a waiter
+ * wakes the checker as it registers) wakes the head of every queue whose limit has room, so such a wait ends within a
+ * tick; with no checker thread (a factory that fails it), each waiter parks a tick at most and looks itself. Executor
+ * waiters are woken by workers only once a few places are free, and the head then admits the waiters behind it while
+ * room lasts.
  */
 final class Admission {
     /** Outcomes of one attempt to accept a task. */
@@ -522,6 +523,11 @@ final class Admission {
         int refused = 0;
         lock.lock();
         waitingCell.incrementAndGet(2 * PAD);
+        // The checker ticks for waiters only once it has seen one: it may have read none and gone to sleep for want of
+        // flow (or dozed) until its next look, a check period away. Counted first, then the wake-up; the checker
+        // clears its request, reads the count, then parks only if no request came (and an unpark before its park
+        // leaves a permit): either it reads this waiter or it is woken to read again.
+        engine.checker.wake();
         try {
             me.ticket = ++arrivals;
             me.last = why;

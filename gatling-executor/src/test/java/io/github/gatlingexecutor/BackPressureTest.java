@@ -636,6 +636,42 @@ class BackPressureTest {
         awaitQuiescent(ex);
     }
 
+    /**
+     * As {@link #oneFreePlaceAdmitsAWaiterEvenWhenWorkersStayBusy}, for a waiter that arrives after the checker went to
+     * sleep for want of flow: the checker had read no waiter before it slept, and the waiter's registration woke
+     * nobody, so the free place waited for the checker's next look, a check period later (20 s here).
+     */
+    @Test
+    void aWaiterArrivingWhileTheCheckerSleepsForWantOfFlowIsAdmittedOnceAPlaceFrees() throws Exception {
+        GatlingExecutor ex = v.track(gatling("waiter-after-stall").coreThreads(1).maxThreads(1).maxQueued(100)
+                .checkPeriod(Duration.ofSeconds(20)).blockedThreshold(Duration.ofSeconds(20))
+                .overflow(Overflow.block(LONG_WAIT)).build());
+        // One lane, so that the worker goes from task to task within its batch, with no tick of its own that would
+        // wake the checker: the first task ends, a quick one runs, the next holds the worker again (two places free,
+        // too few for a worker to wake an executor waiter).
+        Executor lane = ex.sequential("a");
+        CountDownLatch first = v.gate();
+        hold(lane, first);
+        CountDownLatch slow = v.gate();
+        lane.execute(() -> { });
+        for (int i = 1; i < 100; i++) {
+            lane.execute(() -> TestSupport.blockQuietly(slow));
+        }
+        waitUntil("the checker to sleep for want of flow", () -> ex.engine().checker.isStalled());
+        CountDownLatch admitted = new CountDownLatch(1);
+        Thread t = new Thread(() -> {
+            ex.execute(() -> { });
+            admitted.countDown();
+        });
+        t.start();
+        waitUntil("the submitter to wait", () -> ex.statistics().waitingSubmitters() == 1);
+        first.countDown(); // the worker takes the next task (one place frees) and stays in it
+        assertTrue(admitted.await(5, TimeUnit.SECONDS), "a free place went unused: " + ex.statistics());
+        slow.countDown();
+        t.join();
+        awaitQuiescent(ex);
+    }
+
     /** Several producers on a full executor: each is admitted in turn, and none is left waiting once room is ample. */
     @Test
     void manyBlockedProducersAllGetThrough() throws Exception {
