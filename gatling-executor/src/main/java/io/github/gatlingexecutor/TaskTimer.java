@@ -136,8 +136,11 @@ final class TaskTimer {
         }
         if (first) {
             // The checker may be parked until a later due time. Without it, a parked worker times its next park by
-            // this task (the hint is written before, and the worker reads it after registering as parked).
-            if (!engine.checker.wake()) {
+            // this task (the hint is written before, and the worker reads it after registering as parked). Absent
+            // covers a checker thread still published but ended without running (Checker#reclaimIfNeverRan): waking
+            // it does nothing, and the workers drive the timer through its grace. The flag is read after the hint is
+            // written; a look that sets it afterwards wakes idle workers itself, and they read the hint.
+            if (!engine.checker.wake() || engine.checker.absent()) {
                 engine.pool.wakeIdle();
             }
         }

@@ -1674,9 +1674,36 @@ class DefectRegressionTest {
         assertTerminatesAfterShutdown(e);
     }
 
+    /**
+     * As {@link #aDelayedTaskNobodyWaitsForRunsWhileTheCheckerThreadThatNeverRanIsInItsGrace}, for a delayed task
+     * scheduled once the grace has begun, with the only worker parked without a timeout (nothing was in the timer):
+     * the {@code schedule} call woke the checker's thread, published though ended, instead of an idle worker, and the
+     * task never ran (20 s here).
+     */
+    @Test
+    @Timeout(30)
+    void aDelayedTaskScheduledDuringTheCheckersGraceWakesAParkedWorker() throws Exception {
+        FirstCheckerNeverRuns factory = new FirstCheckerNeverRuns();
+        GatlingExecutor e = cleanup.track(gatling("schedule-later-in-grace").coreThreads(1).threadFactory(factory)
+                .build());
+        CountDownLatch workerRan = new CountDownLatch(1);
+        e.execute(workerRan::countDown);
+        await(workerRan, "the first task");
+        factory.awaitEnded();
+        TestSupport.get(e.schedule(() -> { }, 1, TimeUnit.MILLISECONDS)); // its look begins the grace
+        Thread worker = factory.workers.get(0);
+        waitUntil("the worker to park with nothing in the timer", () -> worker.getState() == Thread.State.WAITING,
+                () -> e.statistics().toString());
+        CountDownLatch due = new CountDownLatch(1);
+        e.schedule(due::countDown, 10, TimeUnit.MILLISECONDS); // within the grace (1 s) on all but a stalled machine
+        await(due, "the delayed task, its future never waited on");
+        assertTerminatesAfterShutdown(e);
+    }
+
     /** A factory whose first thread for the checker ends without running it; every other thread is a plain daemon. */
     private static final class FirstCheckerNeverRuns implements ThreadFactory {
         final AtomicInteger checkerCalls = new AtomicInteger();
+        final List<Thread> workers = new CopyOnWriteArrayList<>();
         private volatile Thread neverRan;
 
         @Override
@@ -1685,7 +1712,11 @@ class DefectRegressionTest {
                 neverRan = neverRuns(r);
                 return neverRan;
             }
-            return daemon(new Thread(r));
+            Thread t = daemon(new Thread(r));
+            if (!TestSupport.isChecker(r)) {
+                workers.add(t);
+            }
+            return t;
         }
 
         /** Waits for the checker's first thread, made by now, to have ended. */
