@@ -1156,8 +1156,8 @@ final class Engine {
     /**
      * After a submit's {@link SubmitCounter#commit} or {@link SubmitCounter#abort}: {@code lookAgain} (the call's
      * result) says termination may have been put off for it, and then, if the executor is shut down, it is looked for.
-     * Not otherwise: a platform thread's commit is two plain stores, not the fence a read of the state after them
-     * would need; termination's claimer waits for them instead (see {@link SubmitCounter#othersSettled}).
+     * Not otherwise: a platform thread's commit is an opaque and a release store, not the fence a read of the state
+     * after them would need; termination's claimer waits for them instead (see {@link SubmitCounter#othersSettled}).
      */
     private void settle(boolean lookAgain) {
         if (lookAgain && state != RUNNING) {

@@ -151,7 +151,7 @@ final class SequentialLane extends Lane {
     private volatile long state;
     /**
      * The chunk the next claim goes into (or, when the next claim is its end, the last one). Written only by a
-     * submitter in GROWING, before the release store that ends it (and by a release, to NONE, once the lane is DEAD);
+     * submitter in GROWING, before the release store that ends it (and, to NONE, once the lane is DEAD or CLOSED);
      * read by submitters after their volatile read of {@code state}. A submitter whose CAS from that state succeeds
      * therefore used the chunk that state belongs to: the chunk changes only with the state.
      */

@@ -122,6 +122,8 @@ final class Worker implements Runnable {
      * lanes workers are in (see Snapshots#contexts and, after shutdownNow, Engine#liveContexts). Set with a release
      * store (a plain one on x86, once per batch): a reader that finds a lane here with an acquire load also sees what
      * came before the worker took it, the release of an older lane of its context among it (Snapshots#contexts).
+     * Cleared with plain stores: a reader that still sees the lane after the worker left it counts or names it a
+     * moment longer, which a racy statistic allows.
      */
     Lane currentLane;
     /** The task running now, or null; same rules as currentLane (for the WorkerBlocked event). */
