@@ -120,8 +120,10 @@ final class PoolPolicy {
         // Workers being started are capacity on its way, as idle ones are: not seen among the workers while the
         // factory makes their thread, a core start made this look start an auxiliary worker beside it (three threads
         // for a CPU-bound load on two cores, with a slow factory). With no worker running or starting at all, even a
-        // machine whose cores are taken by stuck tasks needs one more thread.
-        int starting = pool.startsInProgress();
+        // machine whose cores are taken by stuck tasks needs one more thread. A core worker refilled in this look is
+        // such capacity too: its start has returned, so it is counted neither among the workers looked at nor among
+        // the starts (with coreThreads = cores, a refill after failed starts brought an auxiliary worker beside it).
+        int starting = pool.startsInProgress() + (refilled ? 1 : 0);
         int toStart = Math.max(CORES - running - starting, stuck > 0 && running + starting == 0 ? 1 : 0);
         // No more than the items waiting: each new worker takes one, and a lane runs on one thread at a time. (Started
         // for cores alone, the last of an even number of blocked tasks on two cores brought an idle thread with it.)

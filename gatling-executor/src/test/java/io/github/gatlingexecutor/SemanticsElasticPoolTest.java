@@ -726,6 +726,48 @@ class SemanticsElasticPoolTest {
     }
 
     /**
+     * The starts of core workers fail while a CPU-bound backlog arrives, and the checker's next look refills the core:
+     * the refilled worker takes a core, so no auxiliary thread may start beside it (SPEC 6). The look counted the
+     * cores still free without it, and started an auxiliary thread too: three threads on two cores in a quarter of the
+     * rounds here (those whose look came before the first task ended, which would have refilled the core itself), and
+     * in 4 of 5 runs of a probe. No task gets near the blocked threshold (they spin 150 ms by the wall clock, the
+     * threshold is 1 s). Eight rounds, each with an executor of its own.
+     */
+    @Test
+    void aCoreWorkerRefilledAfterFailedStartsTakesItsCoreAndNoAuxiliaryThreadStartsBesideIt() throws Exception {
+        int cores = Runtime.getRuntime().availableProcessors();
+        AtomicBoolean failing = new AtomicBoolean();
+        ThreadFactory factory = r -> {
+            if (!TestSupport.isChecker(r) && failing.get()) {
+                throw new IllegalStateException("no thread for a worker while the backlog arrives");
+            }
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        };
+        for (int round = 0; round < 8; round++) {
+            GatlingExecutor e = cleanup.track(gatling("refill").coreThreads(cores).threadFactory(factory)
+                    .blockedThreshold(Duration.ofSeconds(1)).build());
+            TestSupport.get(e.submit(() -> { })); // the first core worker and the checker
+            int tasks = 3 * cores;
+            CountDownLatch done = new CountDownLatch(tasks);
+            failing.set(true);
+            for (int i = 0; i < tasks; i++) {
+                e.execute(() -> {
+                    TestSupport.spin(150_000);
+                    done.countDown();
+                });
+            }
+            failing.set(false); // the checker's next look, or the first worker once its task ends, fills the core
+            await(done, "CPU-bound tasks");
+            ExecutorStatistics s = e.statistics();
+            assertTrue(s.auxiliaryThreadsStarted() == 0 && s.peakThreads() <= cores,
+                    "an auxiliary thread started beside a refilled core worker for a CPU-bound backlog: " + s);
+            e.shutdown();
+        }
+    }
+
+    /**
      * Tasks that meet on a lock for microseconds wait on it now and then (BLOCKED for an instant): no reason for the
      * pool to run away (SPEC 6). The checker looks every 2 ms. A rule that counted every worker seen waiting as
      * blocked, even for a lock another worker holds, started 14 auxiliary threads here on two cores, and the tenth of
