@@ -215,6 +215,7 @@ final class Checker implements Runnable {
                 gate = null;
                 recheckOwed = true; // whoever found this thread published left termination to it
                 startFailed(new IllegalStateException("the thread factory's thread ended without running the checker"));
+                retryAt = now; // the grace was its backoff: whoever misses the checker starts it again at once
                 engine.pool.countStartFailure();
             } else if (!absent && t.getState() == Thread.State.TERMINATED) {
                 // Ended, within the grace: for up to a second more nobody drove the timer, and a delayed task whose
@@ -286,6 +287,19 @@ final class Checker implements Runnable {
         if (absent && System.nanoTime() - retryAt >= 0 && startLock.tryLock()) {
             try {
                 if (absent && System.nanoTime() - retryAt >= 0 && ensureStarted() != null) {
+                    engine.pool.countStartFailure();
+                }
+            } finally {
+                unlockStart();
+            }
+        }
+    }
+
+    /** As {@link #retryIfAbsent}, without waiting for the backoff (see {@link #nudge}). */
+    private void retryNow() {
+        if (absent && startLock.tryLock()) {
+            try {
+                if (absent && ensureStarted() != null) {
                     engine.pool.countStartFailure();
                 }
             } finally {
@@ -398,6 +412,17 @@ final class Checker implements Runnable {
         return absent;
     }
 
+    /**
+     * Whether a worker about to park should time its park by the timer's first task: the checker is {@link #absent},
+     * or its thread is not running its rounds. A published thread from the factory that ended without running this
+     * checker (or will end so: one that lives a while first) is only found by a look ({@link #reclaimIfNeverRan}); the
+     * worker that wakes for the due task makes that look, and dispatches the task itself. Before the checker's first
+     * round this costs a worker at most a timed park. Not read on a task's path.
+     */
+    boolean unattended() {
+        return absent || !running;
+    }
+
     /** Whether a checker thread is published (running, or about to start: see {@link #ensureStarted}). */
     boolean published() {
         return thread != null;
@@ -433,7 +458,18 @@ final class Checker implements Runnable {
      * submitter one volatile read, and one CAS plus a wake-up the first time after each inspection.
      */
     void nudge() {
-        retryIfAbsent(); // the look this asks for needs a thread to look (one read while the checker is present)
+        if (!running && thread != null) {
+            // A published thread that ended without running this checker never looks, and while tasks flow nothing
+            // else looks at it: the work queued behind a stuck worker waited for good.
+            reclaimIfNeverRan();
+        }
+        if (absent && !nudged) {
+            // The first nudge since the last look (or since the checker went): every worker is busy, and once its
+            // backoff is over nobody may come back to try the start again (a worker stuck, one submit behind it).
+            retryNow();
+        } else {
+            retryIfAbsent(); // the look this asks for needs a thread to look (one read while the checker is present)
+        }
         if (!nudged && NUDGED.compareAndSet(this, false, true)) {
             Thread t = thread;
             if (t != null) {

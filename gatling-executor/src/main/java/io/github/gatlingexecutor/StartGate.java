@@ -28,22 +28,18 @@ final class StartGate implements Runnable {
     private static final int REFUSED = 2;
 
     /**
-     * How long a started thread must have been seen ended, with the gate still open, before {@link #reclaimIfNeverRan}
-     * closes the gate. A factory may hand the gate to a thread of its own and let the thread it returned end at once:
-     * until that thread gets to the gate, the gate is open behind an ended thread, and a reclaim then refused a body
-     * that was about to run (in a test, every start of such a factory, for good, while the checker looked every few
-     * milliseconds behind waiting work). A handover slower than this loses its body, and the start is tried again.
+     * How long after its start a thread found ended, with the gate still open, is left before
+     * {@link #reclaimIfNeverRan} closes the gate. A factory may hand the gate to a thread of its own and let the thread
+     * it returned end at once: until that thread gets to the gate, the gate is open behind an ended thread, and a
+     * reclaim then refused a body that was about to run (in a test, every start of such a factory, for good, while the
+     * checker looked every few milliseconds behind waiting work). A handover slower than this loses its body, and the
+     * start is tried again. Counted from the start, not from the first look that found the thread ended: looks may be
+     * rare (a nudge from the one submitter behind a stuck worker), and one a grace after the first may never come.
      */
     static final long NEVER_RAN_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final Runnable body;
     private volatile int verdict = PENDING;
-    /**
-     * When the started thread was first seen ended with the gate still open (System.nanoTime, never 0; 0: not yet).
-     * Written by whoever looks ({@link #reclaimIfNeverRan}); a lost race between two first looks only moves it by
-     * the time between them.
-     */
-    private volatile long endSeenAt;
     /** The thread that runs this gate, once it waits: the factory may run it on another thread than it returned. */
     private volatile Thread waiter;
 
@@ -99,8 +95,12 @@ final class StartGate implements Runnable {
             decide(REFUSED, t);
             throw failure;
         }
+        openedAt = System.nanoTime(); // before the verdict (volatile): a reader that finds OPEN reads it after
         decide(OPEN, t);
     }
+
+    /** When {@link #start} opened the gate ({@code System.nanoTime}); see {@link #NEVER_RAN_GRACE_NANOS}. */
+    private volatile long openedAt;
 
     /** The thread from {@link #newThread} will not be started: whatever runs the gate runs nothing of ours. */
     void abandon() {
@@ -110,23 +110,16 @@ final class StartGate implements Runnable {
     /**
      * Whether {@code started}, the thread {@link #start} started, has ended without the body having run: a factory
      * whose thread never calls the runnable it was given (a wrapper that fails first, a thread made for another
-     * runnable). If it has been seen so for {@link #NEVER_RAN_GRACE_NANOS} at {@code now}, closes the gate for good, so
+     * runnable). If so, and {@link #NEVER_RAN_GRACE_NANOS} have passed since the start, closes the gate for good, so
      * that the body can never run, and returns true: the start failed after all, and its slot is to be given back. The
      * same CAS as {@link #run}'s claim decides, so a factory that runs the gate late on a thread of its own either has
      * the body run there (and this returns false) or runs nothing. Reads the thread's state only while nothing has
-     * claimed the body: cheap enough for a look every check period. The first look that finds the thread ended only
-     * starts the grace: a later look reclaims.
+     * claimed the body: cheap enough for a look every check period. A look within the grace after the start does
+     * nothing; the first look after it that finds the thread ended reclaims.
      */
     boolean reclaimIfNeverRan(Thread started, long now) {
-        if (verdict != OPEN || started.getState() != Thread.State.TERMINATED) {
-            return false;
-        }
-        long seen = endSeenAt;
-        if (seen == 0) {
-            endSeenAt = now == 0 ? 1 : now;
-            return false;
-        }
-        return now - seen >= NEVER_RAN_GRACE_NANOS && VERDICT.compareAndSet(this, OPEN, REFUSED);
+        return verdict == OPEN && now - openedAt >= NEVER_RAN_GRACE_NANOS
+                && started.getState() == Thread.State.TERMINATED && VERDICT.compareAndSet(this, OPEN, REFUSED);
     }
 
     private void decide(int v, Thread t) {

@@ -136,11 +136,11 @@ final class TaskTimer {
         }
         if (first) {
             // The checker may be parked until a later due time. Without it, a parked worker times its next park by
-            // this task (the hint is written before, and the worker reads it after registering as parked). Absent
-            // covers a checker thread still published but ended without running (Checker#reclaimIfNeverRan): waking
-            // it does nothing, and the workers drive the timer through its grace. The flag is read after the hint is
-            // written; a look that sets it afterwards wakes idle workers itself, and they read the hint.
-            if (!engine.checker.wake() || engine.checker.absent()) {
+            // this task (the hint is written before, and the worker reads it after registering as parked). So does a
+            // parked worker while the checker's published thread is not running its rounds (Checker#unattended): one
+            // from the factory may have ended, or end later, without running it, and waking it does nothing. The flags
+            // are read after the hint is written; a look that sets absent afterwards wakes idle workers itself.
+            if (!engine.checker.wake() || engine.checker.unattended()) {
                 engine.pool.wakeIdle();
             }
         }

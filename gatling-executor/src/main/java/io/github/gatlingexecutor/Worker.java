@@ -230,6 +230,11 @@ final class Worker implements Runnable {
                 if (++itemsSinceSweep >= SWEEP_EVERY) {
                     itemsSinceSweep = 0;
                     sweepIdle(false); // also refreshes the clock
+                    if (!engine.checker.running()) {
+                        // A published checker thread may have ended without running it: while tasks flow no other
+                        // look may come, and a look that finds it so leaves the timer to the workers (absent).
+                        engine.checker.reclaimIfNeverRan();
+                    }
                 }
                 if (engine.checker.absent()) {
                     // No checker thread: between items, the workers dispatch due scheduled tasks (see Checker#absent),

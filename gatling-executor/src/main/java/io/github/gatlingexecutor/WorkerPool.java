@@ -221,11 +221,13 @@ final class WorkerPool {
                 // all idled before we parked, so one timed park releases them all unless one was used again meanwhile.
                 // Not left to the checker: a thread factory may have refused to make it.
                 boolean sweepDue = w.idleCountOpaque() > 0;
-                // Without a checker the workers drive the timer: wake when its first task is due. Read after we
-                // registered as parked; a schedule call writes its task, then wakes an idle worker (Checker#absent).
-                long timerWait = engine.checker.absent() ? engine.timer.unattendedWait() : Long.MAX_VALUE;
+                // Without a checker running the workers drive the timer: wake when its first task is due. Read after we
+                // registered as parked; a schedule call writes its task, then wakes an idle worker (Checker#absent,
+                // Checker#unattended).
+                long timerWait = engine.checker.unattended() ? engine.timer.unattendedWait() : Long.MAX_VALUE;
                 if (timerWait <= 0) {
                     unregister(w);
+                    engine.checker.reclaimIfNeverRan(); // a published thread may have ended without running it
                     engine.timer.dispatchUnattended(); // due tasks go to their lanes; then we look for work again
                     continue OUTER;
                 }

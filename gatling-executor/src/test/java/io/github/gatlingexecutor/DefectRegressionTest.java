@@ -1086,6 +1086,7 @@ class DefectRegressionTest {
     @Timeout(20)
     void anErrorAtDispatchFailsThatTaskOnlyAndTheTimerLivesOn() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("dispatch-error").coreThreads(1).build());
+        startCheckerRunning(e); // the context throws on the checker's thread only
         ScheduledFuture<?> poisoned = e.schedule(new Seq(new PoisonContext(), NOOP), 1, TimeUnit.MILLISECONDS);
         ExecutionException failure = assertThrows(ExecutionException.class, () -> poisoned.get(5, TimeUnit.SECONDS));
         assertInstanceOf(AssertionError.class, failure.getCause());
@@ -1354,6 +1355,7 @@ class DefectRegressionTest {
     @Timeout(20)
     void aTaskDispatchedWhileShutdownNowDrainsIsReturned() throws Exception {
         GatlingExecutor e = cleanup.track(gatling("dispatch-vs-stop").coreThreads(1).build());
+        startCheckerRunning(e); // the context holds the dispatch on the checker's thread only
         DispatchHoldingContext context = new DispatchHoldingContext();
         AtomicBoolean ran = new AtomicBoolean();
         ScheduledFuture<?> task = e.schedule(new Seq(context, () -> ran.set(true)), 20, TimeUnit.MILLISECONDS);
@@ -1698,6 +1700,96 @@ class DefectRegressionTest {
         e.schedule(due::countDown, 10, TimeUnit.MILLISECONDS); // within the grace (1 s) on all but a stalled machine
         await(due, "the delayed task, its future never waited on");
         assertTerminatesAfterShutdown(e);
+    }
+
+    /**
+     * A delayed task scheduled while the checker's thread from the factory is still alive, due after that thread ended
+     * without running the checker: the workers left the timer to the published thread and parked without a timeout,
+     * and nothing looked at the thread again, so the task never ran (20 s here; 5 runs of 5 in a probe, with or without
+     * other tasks flowing). A worker now times its park by the timer while the checker is not running its rounds.
+     */
+    @Test
+    @Timeout(30)
+    void aDelayedTaskDueAfterTheCheckersThreadEndedWithoutRunningItRuns() throws Exception {
+        AtomicInteger checkerCalls = new AtomicInteger();
+        ThreadFactory factory = r -> TestSupport.isChecker(r) && checkerCalls.incrementAndGet() == 1
+                ? neverRuns(r, 300) : daemon(new Thread(r));
+        GatlingExecutor e = cleanup.track(gatling("checker-ends-later").coreThreads(1).threadFactory(factory).build());
+        TestSupport.get(e.submit(() -> { })); // the worker, and the checker's thread, alive for 300 ms
+        CountDownLatch due = new CountDownLatch(1);
+        e.schedule(due::countDown, 600, TimeUnit.MILLISECONDS);
+        await(due, "the delayed task, due after the checker's thread ended");
+        assertTerminatesAfterShutdown(e);
+    }
+
+    /**
+     * Work queued behind a stuck worker, with the checker's thread from the factory ended without running it: the
+     * submit that found every worker busy only unparked that ended thread, nothing else looked at it while tasks
+     * flowed, and the work waited for the stuck task to end (not within 20 s here; 5 runs of 5 in a probe). The submit
+     * now looks at the thread, takes it back once a second has passed since its start, and starts the checker again,
+     * which finds the stuck worker and starts a thread for the work.
+     */
+    @Test
+    @Timeout(30)
+    void workBehindAStuckWorkerMovesOnWhenTheCheckersThreadEndedWithoutRunningIt() throws Exception {
+        FirstCheckerNeverRuns factory = new FirstCheckerNeverRuns();
+        GatlingExecutor e = cleanup.track(gatling("checker-never-ran-stuck").coreThreads(1).threadFactory(factory)
+                .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(50)).build());
+        TestSupport.get(e.submit(() -> { })); // the worker, and the checker's thread that never runs it
+        factory.awaitEnded();
+        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(StartGate.NEVER_RAN_GRACE_NANOS) + 100); // its grace, from its start
+        CountDownLatch gate = cleanup.gate();
+        TestSupport.hold(e, gate);
+        CountDownLatch behind = new CountDownLatch(1);
+        e.execute(behind::countDown);
+        await(behind, "the task behind the stuck one");
+        assertEquals(2, factory.checkerCalls.get(), () -> e.statistics().toString());
+        gate.countDown();
+        assertTerminatesAfterShutdown(e);
+    }
+
+    /**
+     * After failed starts of the checker (a factory failing for a while), its retries wait up to a check period; the
+     * factory then works again. A task blocks, and the one submit behind it came within that wait: it tried nothing,
+     * and nobody came back once the wait was over, so the task behind waited for the blocked one (not within 20 s
+     * here; 3 runs of 3 in a probe). The first submit since the checker went that finds every worker busy now tries
+     * at once.
+     */
+    @Test
+    @Timeout(30)
+    void workBehindAStuckWorkerMovesOnWhenTheCheckersFactoryRecoversWithinItsBackoff() throws Exception {
+        AtomicBoolean failChecker = new AtomicBoolean(true);
+        ThreadFactory factory = r -> {
+            if (TestSupport.isChecker(r) && failChecker.get()) {
+                throw new IllegalStateException("no thread for the checker now");
+            }
+            return daemon(new Thread(r));
+        };
+        GatlingExecutor e = cleanup.track(gatling("checker-backoff").coreThreads(1).threadFactory(factory)
+                .checkPeriod(Duration.ofSeconds(5)).blockedThreshold(Duration.ofMillis(50)).build());
+        List<ScheduledFuture<?>> far = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            far.add(e.schedule(() -> { }, 1, TimeUnit.HOURS)); // each tries the checker: the waits grow to 5 s
+        }
+        far.forEach(f -> f.cancel(false));
+        assertTrue(e.statistics().threadStartFailures() >= 10, () -> e.statistics().toString());
+        failChecker.set(false);
+        CountDownLatch gate = cleanup.gate();
+        TestSupport.hold(e, gate);
+        CountDownLatch behind = new CountDownLatch(1);
+        e.execute(behind::countDown);
+        await(behind, "the task behind the stuck one");
+        gate.countDown();
+        assertTerminatesAfterShutdown(e);
+    }
+
+    /**
+     * Starts the threads and waits until the checker runs its rounds: until then the workers drive the timer too (a
+     * thread from the factory may never run the checker), and a due task may be dispatched on a worker.
+     */
+    private static void startCheckerRunning(GatlingExecutor e) throws Exception {
+        TestSupport.get(e.submit(() -> { }));
+        waitUntil("the checker to run its rounds", () -> e.engine().checker.running());
     }
 
     /** A factory whose first thread for the checker ends without running it; every other thread is a plain daemon. */
