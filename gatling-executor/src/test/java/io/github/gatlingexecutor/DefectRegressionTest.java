@@ -1660,11 +1660,7 @@ class DefectRegressionTest {
     @Timeout(30)
     void aDelayedTaskNobodyWaitsForRunsWhileTheCheckerThreadThatNeverRanIsInItsGrace() throws Exception {
         FirstCheckerNeverRuns factory = new FirstCheckerNeverRuns();
-        GatlingExecutor e = cleanup.track(gatling("schedule-in-grace").coreThreads(1).threadFactory(factory).build());
-        CountDownLatch workerRan = new CountDownLatch(1);
-        e.execute(workerRan::countDown); // the worker's start made the checker's thread
-        await(workerRan, "the first task");
-        factory.awaitEnded();
+        GatlingExecutor e = startedWithAnEndedChecker(gatling("schedule-in-grace"), factory);
         CountDownLatch due = new CountDownLatch(1);
         e.schedule(due::countDown, 20, TimeUnit.MILLISECONDS);
         await(due, "the delayed task, its future never waited on");
@@ -1686,12 +1682,7 @@ class DefectRegressionTest {
     @Timeout(30)
     void aDelayedTaskScheduledDuringTheCheckersGraceWakesAParkedWorker() throws Exception {
         FirstCheckerNeverRuns factory = new FirstCheckerNeverRuns();
-        GatlingExecutor e = cleanup.track(gatling("schedule-later-in-grace").coreThreads(1).threadFactory(factory)
-                .build());
-        CountDownLatch workerRan = new CountDownLatch(1);
-        e.execute(workerRan::countDown);
-        await(workerRan, "the first task");
-        factory.awaitEnded();
+        GatlingExecutor e = startedWithAnEndedChecker(gatling("schedule-later-in-grace"), factory);
         TestSupport.get(e.schedule(() -> { }, 1, TimeUnit.MILLISECONDS)); // its look begins the grace
         Thread worker = factory.workers.get(0);
         waitUntil("the worker to park with nothing in the timer", () -> worker.getState() == Thread.State.WAITING,
@@ -1733,10 +1724,8 @@ class DefectRegressionTest {
     @Timeout(30)
     void workBehindAStuckWorkerMovesOnWhenTheCheckersThreadEndedWithoutRunningIt() throws Exception {
         FirstCheckerNeverRuns factory = new FirstCheckerNeverRuns();
-        GatlingExecutor e = cleanup.track(gatling("checker-never-ran-stuck").coreThreads(1).threadFactory(factory)
-                .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(50)).build());
-        TestSupport.get(e.submit(() -> { })); // the worker, and the checker's thread that never runs it
-        factory.awaitEnded();
+        GatlingExecutor e = startedWithAnEndedChecker(gatling("checker-never-ran-stuck")
+                .checkPeriod(Duration.ofMillis(20)).blockedThreshold(Duration.ofMillis(50)), factory);
         Thread.sleep(TimeUnit.NANOSECONDS.toMillis(StartGate.NEVER_RAN_GRACE_NANOS) + 100); // its grace, from its start
         CountDownLatch gate = cleanup.gate();
         TestSupport.hold(e, gate);
@@ -1790,6 +1779,20 @@ class DefectRegressionTest {
     private static void startCheckerRunning(GatlingExecutor e) throws Exception {
         TestSupport.get(e.submit(() -> { }));
         waitUntil("the checker to run its rounds", () -> e.engine().checker.running());
+    }
+
+    /**
+     * An executor of one core worker from {@code factory}, its first task run (the worker's start made the checker's
+     * thread), once that thread has ended without running the checker. Nothing has waited on a future of it.
+     */
+    private GatlingExecutor startedWithAnEndedChecker(GatlingExecutor.Builder builder, FirstCheckerNeverRuns factory)
+            throws InterruptedException {
+        GatlingExecutor e = cleanup.track(builder.coreThreads(1).threadFactory(factory).build());
+        CountDownLatch workerRan = new CountDownLatch(1);
+        e.execute(workerRan::countDown);
+        await(workerRan, "the first task");
+        factory.awaitEnded();
+        return e;
     }
 
     /** A factory whose first thread for the checker ends without running it; every other thread is a plain daemon. */
