@@ -522,12 +522,15 @@ final class Admission {
         // submitter passes through this lock (a toString that took 2 s held every submit of the executor for 2 s).
         int refused = 0;
         lock.lock();
-        waitingCell.incrementAndGet(2 * PAD);
         // The checker ticks for waiters only once it has seen one: it may have read none and gone to sleep for want of
         // flow (or dozed) until its next look, a check period away. Counted first, then the wake-up; the checker
         // clears its request, reads the count, then parks only if no request came (and an unpark before its park
-        // leaves a permit): either it reads this waiter or it is woken to read again.
-        engine.checker.wake();
+        // leaves a permit): either it reads this waiter or it is woken to read again. Only the first waiter wakes it:
+        // while it reads any, it ticks every few milliseconds (a wake-up a waiter kept it from ever parking under
+        // sustained back-pressure, and each of its rounds takes this lock).
+        if (waitingCell.incrementAndGet(2 * PAD) == 1) {
+            engine.checker.wake();
+        }
         try {
             me.ticket = ++arrivals;
             me.last = why;

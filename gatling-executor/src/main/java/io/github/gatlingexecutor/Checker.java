@@ -21,7 +21,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *       looks again within a few milliseconds, so a pool whose tasks block briefly and often grows in a fraction of a
  *       second.</li>
  *   <li><b>The timer.</b> It dispatches due delayed and periodic tasks ({@link TaskTimer}); the workers do while its
- *       thread cannot be started ({@link #absent}).</li>
+ *       thread cannot be started ({@link #absent}), and time their parks by it while its thread does not run its
+ *       rounds ({@link #unattended}).</li>
  *   <li><b>Idle lanes of busy workers.</b> It releases the lanes that a worker busy in a long task left idle
  *       ({@link #sweepIdleLanes}).</li>
  *   <li><b>Lanes sent round empty.</b> It releases the emptied lanes that went round the ready queue once more when
@@ -191,13 +192,15 @@ final class Checker implements Runnable {
     /**
      * Takes back, as a failed start, a published thread from a configured factory that ended without running this
      * checker (see {@link StartGate#reclaimIfNeverRan}). Published, it was left termination (which it never claimed,
-     * so {@code close()} waited for good), and every delayed task and stuck worker waited for it too, since workers
-     * drive the timer only while the checker is {@link #absent}. Called where the checker is relied on, off every
-     * task's path: at each {@link #ensureStarted} (a worker's start, a {@code schedule}), by callers waiting on the
+     * so {@code close()} waited for good), and every delayed task and stuck worker waited for it too. Called where the
+     * checker is relied on, off every task's path: at each {@link #ensureStarted} (a worker's start, a
+     * {@code schedule}), by a submit that finds every worker busy once the thread has ended ({@link #nudge}), by the
+     * workers every few dozen items and when a due task ends a park they timed by the timer, by callers waiting on the
      * executor ({@link Engine#askingWait}: they ask again every check period while the thread has not begun, see
      * {@link Engine#startsFailed}), by a thread that finds no worker left after shutdown ({@link Engine#threadsChanged}),
-     * and by {@code isTerminated()} after shutdown. The first call that finds the thread ended starts a grace (see
-     * {@link StartGate#reclaimIfNeverRan}); a call after it reclaims. Never waits for a start another thread is making.
+     * and by {@code isTerminated()} after shutdown. A call within the grace after the start (see
+     * {@link StartGate#reclaimIfNeverRan}) that finds the thread ended leaves the timer to the workers until the grace
+     * ends; a call after it reclaims. Never waits for a start another thread is making.
      */
     void reclaimIfNeverRan() {
         Thread t = thread;
@@ -222,7 +225,7 @@ final class Checker implements Runnable {
                 // caller did not wait on it never ran, since nothing looked again after the grace. The workers drive
                 // it meanwhile, as after a failed start, and try the start again once the grace is over (which takes
                 // this thread back first). The flag is written, then idle workers are woken (see #absent).
-                retryAt = now + StartGate.NEVER_RAN_GRACE_NANOS;
+                retryAt = g.graceEndsAt();
                 absent = true;
                 engine.pool.wakeIdle();
                 if (running) {
@@ -266,6 +269,7 @@ final class Checker implements Runnable {
      */
     private Throwable startFailed(Throwable failure) {
         failedStarts++;
+        nudged = false; // the next submit behind busy workers tries again at once (see nudge)
         retryAt = System.nanoTime()
                 + Math.min(settings.checkPeriodNanos, RETRY_BACKOFF_NANOS << Math.min(failedStarts - 1, 30));
         absent = true;
@@ -403,10 +407,10 @@ final class Checker implements Runnable {
      * Whether the last start of the thread failed and none has succeeded. Meanwhile nothing dispatches due scheduled
      * tasks but the workers: each looks at the timer between items and times its parks by the next due task
      * ({@link TaskTimer#unattendedWait}), as the workers of {@code ScheduledThreadPoolExecutor} take delayed tasks from
-     * its queue. A task that becomes the timer's first while no checker is published wakes an idle worker
-     * ({@code TaskTimer#schedule}), and so does every failed start, after it sets the flag ({@link #startFailed}); a
-     * worker registers as parked, then reads this and the timer: one of them sees the other, so no worker parks untimed
-     * past a due task it should have dispatched.
+     * its queue. A task that becomes the timer's first while no checker runs its rounds wakes an idle worker
+     * ({@code TaskTimer#schedule}, {@link #unattended}), and so does every failed start, after it sets the flag
+     * ({@link #startFailed}); a worker registers as parked, then reads this and the timer: one of them sees the other,
+     * so no worker parks untimed past a due task it should have dispatched.
      */
     boolean absent() {
         return absent;
@@ -455,17 +459,20 @@ final class Checker implements Runnable {
 
     /**
      * Work was queued and no worker is idle: look at the workers soon rather than at the next period. Costs a
-     * submitter one volatile read, and one CAS plus a wake-up the first time after each inspection.
+     * submitter two volatile reads, and one CAS plus a wake-up the first time after each inspection.
      */
     void nudge() {
-        if (!running && thread != null) {
+        Thread published = thread;
+        if (!running && published != null && published.getState() == Thread.State.TERMINATED) {
             // A published thread that ended without running this checker never looks, and while tasks flow nothing
-            // else looks at it: the work queued behind a stuck worker waited for good.
+            // else looks at it: the work queued behind a stuck worker waited for good. (A thread still alive costs
+            // the read of its state only: the lock is taken once it has ended.)
             reclaimIfNeverRan();
         }
         if (absent && !nudged) {
-            // The first nudge since the last look (or since the checker went): every worker is busy, and once its
-            // backoff is over nobody may come back to try the start again (a worker stuck, one submit behind it).
+            // The first nudge since the last look or the last failed start: every worker is busy, and once the backoff
+            // is over nobody may come back to try the start again (a worker stuck, one submit behind it). A start that
+            // fails clears the flag, and the CAS below sets it again: one try per failure.
             retryNow();
         } else {
             retryIfAbsent(); // the look this asks for needs a thread to look (one read while the checker is present)

@@ -406,7 +406,7 @@ public final class GatlingExecutor implements ContextExecutor {
      * Starts an orderly shutdown: from now on every submission throws {@link RejectedExecutionException} and
      * {@link #offer} returns {@code false}. Every accepted task still runs: lanes drain, the last coalescing task of
      * each context runs, delayed one-shot tasks run when due; periodic tasks stop. Does not wait (see
-     * {@link #awaitTermination} and {@link #close()}). Calling it again does nothing.
+     * {@link #awaitTermination} and {@link #close()}). Calling it again has no additional effect.
      */
     @Override
     public void shutdown() {

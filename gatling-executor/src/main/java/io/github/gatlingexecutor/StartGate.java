@@ -102,6 +102,11 @@ final class StartGate implements Runnable {
     /** When {@link #start} opened the gate ({@code System.nanoTime}); see {@link #NEVER_RAN_GRACE_NANOS}. */
     private volatile long openedAt;
 
+    /** When a thread found ended without running the body may be taken back (for a gate {@link #start} opened). */
+    long graceEndsAt() {
+        return openedAt + NEVER_RAN_GRACE_NANOS;
+    }
+
     /** The thread from {@link #newThread} will not be started: whatever runs the gate runs nothing of ours. */
     void abandon() {
         decide(REFUSED, null);

@@ -14,8 +14,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * each run, so runs of one periodic task never overlap. A task due already when scheduled is submitted by the
  * scheduling call itself ({@link #scheduleNew}). While the thread factory cannot make the checker
  * ({@link Checker#absent}), the workers drive it: between items ({@link #dispatchUnattended}) and by timing their
- * parks ({@link #unattendedWait}); a scheduled task is accepted either way, as {@code ScheduledThreadPoolExecutor}
- * accepts one while it has no thread.
+ * parks ({@link #unattendedWait}); they time their parks by it, and look at it every few dozen items, while the
+ * checker's thread does not run its rounds either ({@link Checker#unattended}). A scheduled task is accepted either
+ * way, as {@code ScheduledThreadPoolExecutor} accepts one while it has no thread.
  *
  * <h2>One lock, and no user callback under it</h2>
  * Everything here is guarded by {@code lock}, and dispatching happens under it: a due task is therefore either still
@@ -104,7 +105,8 @@ final class TaskTimer {
      * that a periodic task whose pending run was replaced ({@code skipped}, see {@link Engine#reschedule}) is also
      * taken during {@code shutdownNow}, until {@link #drainAfterStop} hands it to the caller (the timer dispatches
      * nothing once STOP is written). Whoever dispatches due tasks is told: the checker, or, while it is
-     * {@linkplain Checker#absent absent}, an idle worker, so that its park is timed by the new first task.
+     * {@linkplain Checker#absent absent} or does not run its rounds ({@link Checker#unattended}), an idle worker, so
+     * that its park is timed by the new first task.
      */
     boolean schedule(ScheduledTask<?> task, boolean skipped) {
         boolean first;
@@ -232,8 +234,9 @@ final class TaskTimer {
     }
 
     /**
-     * Called by a worker between items while the checker is {@linkplain Checker#absent absent}: dispatches the due
-     * tasks, if the first one is due. Costs a volatile read and a clock read until then.
+     * Called by a worker between items while the checker is {@linkplain Checker#absent absent} (every few dozen items
+     * while it does not run its rounds), and when a park it timed by this timer ends: dispatches the due tasks, if the
+     * first one is due. Costs a volatile read and a clock read until then.
      */
     void dispatchUnattended() {
         Due first = firstDue;
@@ -246,8 +249,8 @@ final class TaskTimer {
     }
 
     /**
-     * For a worker about to park while the checker is {@linkplain Checker#absent absent}: nanoseconds until the first
-     * task is due (zero or less: due now), or {@link Long#MAX_VALUE} if none waits.
+     * For a worker about to park while the checker is {@linkplain Checker#unattended unattended}: nanoseconds until
+     * the first task is due (zero or less: due now), or {@link Long#MAX_VALUE} if none waits.
      */
     long unattendedWait() {
         Due first = firstDue;

@@ -231,9 +231,11 @@ final class Worker implements Runnable {
                     itemsSinceSweep = 0;
                     sweepIdle(false); // also refreshes the clock
                     if (!engine.checker.running()) {
-                        // A published checker thread may have ended without running it: while tasks flow no other
-                        // look may come, and a look that finds it so leaves the timer to the workers (absent).
+                        // A published checker thread may have ended, or live on, without running its rounds: while
+                        // tasks flow no other look may come. A look that finds it ended leaves the timer to the
+                        // workers (absent); until then they dispatch what is due every few dozen items.
                         engine.checker.reclaimIfNeverRan();
+                        engine.timer.dispatchUnattended();
                     }
                 }
                 if (engine.checker.absent()) {

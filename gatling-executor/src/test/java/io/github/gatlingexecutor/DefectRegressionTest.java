@@ -1741,8 +1741,9 @@ class DefectRegressionTest {
      * After failed starts of the checker (a factory failing for a while), its retries wait up to a check period; the
      * factory then works again. A task blocks, and the one submit behind it came within that wait: it tried nothing,
      * and nobody came back once the wait was over, so the task behind waited for the blocked one (not within 20 s
-     * here; 3 runs of 3 in a probe). The first submit since the checker went that finds every worker busy now tries
-     * at once.
+     * here; 3 runs of 3 in a probe). The first submit since the last failed start that finds every worker busy now
+     * tries at once. A submit behind a briefly held worker first tries (and fails) while the factory still fails: a
+     * try that counted once for the whole absence left this one to the backoff again.
      */
     @Test
     @Timeout(30)
@@ -1756,6 +1757,12 @@ class DefectRegressionTest {
         };
         GatlingExecutor e = cleanup.track(gatling("checker-backoff").coreThreads(1).threadFactory(factory)
                 .checkPeriod(Duration.ofSeconds(5)).blockedThreshold(Duration.ofMillis(50)).build());
+        CountDownLatch brief = cleanup.gate();
+        TestSupport.hold(e, brief);
+        CountDownLatch behindBrief = new CountDownLatch(1);
+        e.execute(behindBrief::countDown); // every worker busy: this submit tries the checker's start, which fails
+        brief.countDown();
+        await(behindBrief, "the task behind the briefly held one");
         List<ScheduledFuture<?>> far = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             far.add(e.schedule(() -> { }, 1, TimeUnit.HOURS)); // each tries the checker: the waits grow to 5 s
