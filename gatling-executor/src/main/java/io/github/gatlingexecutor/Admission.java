@@ -40,10 +40,10 @@ import java.util.function.IntSupplier;
  * worker one read when nobody waits, and the worker never takes the admission lock (it is never parked by it). Without
  * a fence on the worker's side, a waiter that registers just as a worker makes room can miss that worker's wake-up;
  * the checker's tick ({@link #poll}, every few milliseconds while a worker is awake or a submitter waits; the first
- * waiter wakes the checker as it registers) wakes the head of every queue whose limit has room, so such a wait ends within a
- * tick; with no checker thread (a factory that fails it), each waiter parks a tick at most and looks itself. Executor
- * waiters are woken by workers only once a few places are free, and the head then admits the waiters behind it while
- * room lasts.
+ * waiter wakes the checker as it registers) wakes the head of every queue whose limit has room, so such a wait ends
+ * within a tick; with no checker thread (a factory that fails it), each waiter parks a tick at most and looks itself.
+ * Executor waiters are woken by workers only once a few places are free, and the head then admits the waiters behind
+ * it while room lasts.
  */
 final class Admission {
     /** Outcomes of one attempt to accept a task. */
