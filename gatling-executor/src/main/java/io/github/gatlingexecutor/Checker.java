@@ -288,22 +288,14 @@ final class Checker implements Runnable {
      * thread is making.
      */
     void retryIfAbsent() {
-        if (absent && System.nanoTime() - retryAt >= 0 && startLock.tryLock()) {
-            try {
-                if (absent && System.nanoTime() - retryAt >= 0 && ensureStarted() != null) {
-                    engine.pool.countStartFailure();
-                }
-            } finally {
-                unlockStart();
-            }
-        }
+        retry(false);
     }
 
-    /** As {@link #retryIfAbsent}, without waiting for the backoff (see {@link #nudge}). */
-    private void retryNow() {
-        if (absent && startLock.tryLock()) {
+    /** As {@link #retryIfAbsent}; {@code now}: without waiting for the backoff (see {@link #nudge}). */
+    private void retry(boolean now) {
+        if (absent && (now || System.nanoTime() - retryAt >= 0) && startLock.tryLock()) {
             try {
-                if (absent && ensureStarted() != null) {
+                if (absent && (now || System.nanoTime() - retryAt >= 0) && ensureStarted() != null) {
                     engine.pool.countStartFailure();
                 }
             } finally {
@@ -469,14 +461,11 @@ final class Checker implements Runnable {
             // the read of its state only: the lock is taken once it has ended.)
             reclaimIfNeverRan();
         }
-        if (absent && !nudged) {
-            // The first nudge since the last look or the last failed start: every worker is busy, and once the backoff
-            // is over nobody may come back to try the start again (a worker stuck, one submit behind it). A start that
-            // fails clears the flag, and the CAS below sets it again: one try per failure.
-            retryNow();
-        } else {
-            retryIfAbsent(); // the look this asks for needs a thread to look (one read while the checker is present)
-        }
+        // The look this asks for needs a thread to look (one read while the checker is present). The first nudge since
+        // the last look or the last failed start tries at once: every worker is busy, and once the backoff is over
+        // nobody may come back to try the start again (a worker stuck, one submit behind it). A start that fails
+        // clears the flag, and the CAS below sets it again: one try per failure.
+        retry(!nudged);
         if (!nudged && NUDGED.compareAndSet(this, false, true)) {
             Thread t = thread;
             if (t != null) {
