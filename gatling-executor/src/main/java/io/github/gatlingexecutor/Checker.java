@@ -688,6 +688,7 @@ final class Checker implements Runnable {
                 long itemTaken = w.itemStampOpaque();
                 w.checkStartedAfter = itemTaken - previousInspection > 0 ? itemTaken : previousInspection;
                 w.checkReported = false;
+                w.inNativeSeen = false;
                 w.cpuAtCheckSince = sampleCpu(w, now); // the baselines for judging this task if it turns out stuck
             } else if (now - w.checkSince >= settings.blockedThresholdNanos) {
                 stuck = true;
@@ -891,9 +892,9 @@ final class Checker implements Runnable {
      * one, and the second would, on a core of its own, not be stuck yet. A new thread would only wait for a core too
      * (SPEC 6: a CPU-bound backlog on a saturated machine is no reason for more threads). Judged by the wall time
      * alone, tasks of 40% of the threshold's CPU, stretched past it by spinning threads on every core, started 4 to 8
-     * auxiliary threads on 2 cores. A stuck task that has computed for the threshold, or that waits in native code, is
-     * stuck. Looked at only for stuck workers, so the cost (a thread-info and a CPU-time read) stays off the common
-     * path.
+     * auxiliary threads on 2 cores. A stuck task that has computed for the threshold, or that has waited in native code
+     * through looks a quarter of the threshold apart, is stuck. Looked at only for stuck workers, so the cost (a
+     * thread-info and a CPU-time read) stays off the common path.
      */
     private boolean merelyDescheduled(Worker w, long now) {
         long previous = w.cpuSeen;
@@ -907,7 +908,21 @@ final class Checker implements Runnable {
         if (!starved && !shortOfTheThreshold) {
             return false; // it has computed for the threshold, and still does: stuck on the CPU
         }
-        return PROBE.inJavaCode(w.thread);
+        if (PROBE.inJavaCode(w.thread)) {
+            w.inNativeSeen = false;
+            return true;
+        }
+        // Outside Java code: blocked in native I/O, or only caught in a short native call (a clock read, a JNI call
+        // of its task) by a look that came while it waited for a core. Such a thread leaves native code as soon as it
+        // runs, so it counts as stuck once looks have found it there for a quarter of the threshold, none in Java
+        // code between (a look that finds it blocked counts it stuck anyway). Taken as stuck at the first look, a
+        // task that got a fifth of a core started an auxiliary thread on saturated cores about once in sixty runs:
+        // caught in its own CPU-clock read, its clock still since the look before.
+        if (!w.inNativeSeen) {
+            w.inNativeSeen = true;
+            w.nativeSince = now;
+        }
+        return now - w.nativeSince < settings.blockedThresholdNanos / 4;
     }
 
     /** Records the worker thread's CPU time as the baseline for the next look; returns it, or -1 if unknown. */

@@ -199,6 +199,12 @@ final class Worker implements Runnable {
     /** When the task the checker saw at {@link #checkSince} started, at the latest bound it has (see Checker). */
     long checkStartedAfter;
     boolean checkReported;
+    /**
+     * Whether every look at this task since {@link #nativeSince} found its thread stuck outside Java code (see
+     * Checker#merelyDescheduled).
+     */
+    boolean inNativeSeen;
+    long nativeSince;
 
     Worker(Engine engine, WorkerPool pool, boolean core, int id) {
         this.engine = engine;
