@@ -646,14 +646,14 @@ final class Checker implements Runnable {
      * <p>A busy worker counts as <em>running</em> unless one of these holds: its thread is blocked, waiting or sleeping
      * in its task for a reason the pool cannot serve itself (it leaves its CPU idle; see {@link #blockedOnItsOwn}); or
      * it is <em>stuck</em>, having run one task for {@code blockedThreshold} (SPEC point 7), whether blocked in I/O or
-     * computing. A stuck worker that is merely descheduled (it runs Java code, and got almost no CPU since the last
-     * look or has not yet computed for {@code blockedThreshold}: a saturated machine, not a slow task; see
-     * {@link #merelyDescheduled}) still counts as running, so an overloaded machine does not grow the pool. While
-     * work keeps backing up the checker looks again within a few milliseconds (it reads the ready queue at each tick,
-     * and submitters that find every worker busy nudge it), so a pool whose tasks block briefly and often grows within
-     * tens of milliseconds to about the size its blocking needs, not to one thread per waiting task; once the backlog
-     * is gone the extra workers idle and retire. Every stuck worker is counted once in
-     * {@code blockedDetections}.
+     * computing. A stuck worker that is merely descheduled (it got almost no CPU since the last look or has not yet
+     * computed for {@code blockedThreshold}: a saturated machine, not a slow task; and it runs Java code, or has not
+     * yet been found outside it at every look for a while; see {@link #merelyDescheduled}) still counts as running, so
+     * an overloaded machine does not grow the pool. While work keeps backing up the checker looks again within a few
+     * milliseconds (it reads the ready queue at each tick, and submitters that find every worker busy nudge it), so a
+     * pool whose tasks block briefly and often grows within tens of milliseconds to about the size its blocking needs,
+     * not to one thread per waiting task; once the backlog is gone the extra workers idle and retire. Every stuck
+     * worker is counted once in {@code blockedDetections}.
      */
     private boolean inspect(long now) {
         WorkerPool pool = engine.pool;
@@ -688,7 +688,7 @@ final class Checker implements Runnable {
                 long itemTaken = w.itemStampOpaque();
                 w.checkStartedAfter = itemTaken - previousInspection > 0 ? itemTaken : previousInspection;
                 w.checkReported = false;
-                w.inNativeSeen = false;
+                w.nativeLook = NO_LOOK;
                 w.cpuAtCheckSince = sampleCpu(w, now); // the baselines for judging this task if it turns out stuck
             } else if (now - w.checkSince >= settings.blockedThresholdNanos) {
                 stuck = true;
@@ -886,15 +886,15 @@ final class Checker implements Runnable {
 
     /**
      * Whether a worker stuck in one task is only slowed down by a saturated machine, not stuck on its own: its thread
-     * runs Java code (not native code, where a thread blocked in socket or native I/O reports RUNNABLE), and either it
-     * used under a tenth of the time since the last look on a CPU, or it has not computed for {@code blockedThreshold}
-     * in all the time the checker has watched its task. Either way other threads hold the cores: the first waits for
-     * one, and the second would, on a core of its own, not be stuck yet. A new thread would only wait for a core too
-     * (SPEC 6: a CPU-bound backlog on a saturated machine is no reason for more threads). Judged by the wall time
-     * alone, tasks of 40% of the threshold's CPU, stretched past it by spinning threads on every core, started 4 to 8
-     * auxiliary threads on 2 cores. A stuck task that has computed for the threshold, or that has waited in native code
-     * through looks a quarter of the threshold apart, is stuck. Looked at only for stuck workers, so the cost (a
-     * thread-info and a CPU-time read) stays off the common path.
+     * runs Java code (not native code, where a thread blocked in socket or native I/O reports RUNNABLE; or not yet for
+     * long, below), and either it used under a tenth of the time since the last look on a CPU, or it has not computed
+     * for {@code blockedThreshold} in all the time the checker has watched its task. Either way other threads hold the
+     * cores: the first waits for one, and the second would, on a core of its own, not be stuck yet. A new thread would
+     * only wait for a core too (SPEC 6: a CPU-bound backlog on a saturated machine is no reason for more threads).
+     * Judged by the wall time alone, tasks of 40% of the threshold's CPU, stretched past it by spinning threads on
+     * every core, started 4 to 8 auxiliary threads on 2 cores. A stuck task that has computed for the threshold is
+     * stuck, and so is one found outside Java code at every look for {@link #nativeWaitNanos} (below). Looked at only
+     * for stuck workers, so the cost (a thread-info and a CPU-time read) stays off the common path.
      */
     private boolean merelyDescheduled(Worker w, long now) {
         long previous = w.cpuSeen;
@@ -909,21 +909,38 @@ final class Checker implements Runnable {
             return false; // it has computed for the threshold, and still does: stuck on the CPU
         }
         if (PROBE.inJavaCode(w.thread)) {
-            w.inNativeSeen = false;
+            w.nativeLook = NO_LOOK;
             return true;
         }
-        // Outside Java code: blocked in native I/O, or only caught in a short native call (a clock read, a JNI call
-        // of its task) by a look that came while it waited for a core. Such a thread leaves native code as soon as it
-        // runs, so it counts as stuck once looks have found it there for a quarter of the threshold, none in Java
-        // code between (a look that finds it blocked counts it stuck anyway). Taken as stuck at the first look, a
-        // task that got a fifth of a core started an auxiliary thread on saturated cores about once in sixty runs:
-        // caught in its own CPU-clock read, its clock still since the look before.
-        if (!w.inNativeSeen) {
-            w.inNativeSeen = true;
+        // Outside Java code: blocked in native I/O, computing in native code (not told apart from I/O), or only
+        // caught in a short native call (a clock read, a JNI call of its task) by a look that came while it waited for
+        // a core. The last leaves native code as soon as it runs, so the thread counts as stuck only once every look
+        // for nativeWaitNanos has found it outside Java code; any other look (one that finds it in Java code, off the
+        // CPU, or not stuck) starts the wait again. Taken as stuck at the first such look, a task that got a fifth of
+        // a core started an auxiliary thread on saturated cores about once in sixty runs: caught in its own CPU-clock
+        // read, its clock still since the look before.
+        long look = inspections; // the looks finished before this one: this look's number
+        if (w.nativeLook != look - 1) {
             w.nativeSince = now;
         }
-        return now - w.nativeSince < settings.blockedThresholdNanos / 4;
+        w.nativeLook = look;
+        return now - w.nativeSince < nativeWaitNanos();
     }
+
+    /**
+     * How long looks must keep finding a stuck worker outside Java code before it counts as blocked there: a quarter
+     * of {@code blockedThreshold}, at most {@link #NATIVE_WAIT_MAX_NANOS}. What it waits out is a scheduler's delay,
+     * which does not grow with the threshold; while work waits behind the worker the checker looks every
+     * {@link #BACKLOG_RECHECK_NANOS}, so the wait spans several looks.
+     */
+    private long nativeWaitNanos() {
+        return Math.min(settings.blockedThresholdNanos / 4, NATIVE_WAIT_MAX_NANOS);
+    }
+
+    /** {@link Worker#nativeLook} when no run of looks has found the worker outside Java code. */
+    static final long NO_LOOK = Long.MIN_VALUE;
+
+    private static final long NATIVE_WAIT_MAX_NANOS = 50_000_000L;
 
     /** Records the worker thread's CPU time as the baseline for the next look; returns it, or -1 if unknown. */
     private static long sampleCpu(Worker w, long now) {

@@ -200,10 +200,11 @@ final class Worker implements Runnable {
     long checkStartedAfter;
     boolean checkReported;
     /**
-     * Whether every look at this task since {@link #nativeSince} found its thread stuck outside Java code (see
-     * Checker#merelyDescheduled).
+     * The number of the checker's last look that found this task stuck outside Java code, and when the run of
+     * consecutive such looks that it ends began (see Checker#merelyDescheduled); {@link Checker#NO_LOOK} if the last
+     * look that judged it found it in Java code, or it is a new task.
      */
-    boolean inNativeSeen;
+    long nativeLook = Checker.NO_LOOK;
     long nativeSince;
 
     Worker(Engine engine, WorkerPool pool, boolean core, int id) {

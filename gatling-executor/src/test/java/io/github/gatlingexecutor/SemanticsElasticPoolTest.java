@@ -185,8 +185,9 @@ class SemanticsElasticPoolTest {
      * Workers stuck in native I/O on every core: a thread blocked in a read of a pipe or a socket is {@code RUNNABLE}
      * and in native code, and uses no CPU. Until {@code blockedThreshold} each counts as running (the checker cannot
      * tell such a read from computing), so the pool starts nothing; once they are stuck, the low CPU use must not be
-     * taken for a worker merely descheduled on a saturated machine (that judgement holds for Java code only), or the
-     * work queued behind them waits for as long as the reads do. Every other stuck-worker test here leaves a core
+     * taken for a worker merely descheduled on a saturated machine (a judgement that holds for Java code, and for
+     * native code only until the checker's looks have found the thread there for a while), or the work queued behind
+     * them waits for as long as the reads do. Every other stuck-worker test here leaves a core
      * spare ({@code cores - running} is then positive either way), so the judgement, inverted, passed them all.
      */
     @Test
@@ -680,17 +681,19 @@ class SemanticsElasticPoolTest {
 
     /**
      * Tasks of 130 ms by the wall clock, on cores the test keeps busy with spinning threads of its own (four a core),
-     * run past the 100 ms {@code blockedThreshold} while each gets about a fifth of a core: a quarter of the threshold in
-     * CPU time. They are slowed down by a saturated machine, not stuck, and the pool must not grow for them (SPEC 6): a
-     * new thread would only share the cores too. Judged by the wall time alone, as before, the workers counted as stuck
-     * while they got a fifth of a core, above the tenth below which the checker took them for descheduled, and
-     * auxiliary threads started. The tasks spin on {@code System.nanoTime}, in Java code (a thread seen in native code
-     * could be one blocked in I/O), and a worker would need over three quarters of a core through a task to compute for
-     * the threshold. With tasks of 150 ms and three spinners a core (two thirds of a core would do), one auxiliary
-     * thread started in 1 of 23 rounds of the concurrency classes. In another round the tasks ran at full speed (the
-     * eight took 0.56 s on three threads): the spinners had been started, not yet run. They now each spin once before
-     * the tasks come, and the rule is checked as it stands: no thread starts unless some task got the threshold's
-     * worth of CPU (its thread's CPU clock read around it).
+     * run past the 100 ms {@code blockedThreshold} while each gets about a fifth of a core: a quarter of the threshold
+     * in CPU time. They are slowed down by a saturated machine, not stuck, and the pool must not grow for them (SPEC
+     * 6): a new thread would only share the cores too. Judged by the wall time alone, as before, the workers counted as
+     * stuck while they got a fifth of a core, above the tenth below which the checker took them for descheduled, and
+     * auxiliary threads started. The tasks spin on {@code System.nanoTime}, mostly in Java code (a thread seen in
+     * native code could be one blocked in I/O), and a worker would need over three quarters of a core through a task to
+     * compute for the threshold. With tasks of 150 ms and three spinners a core (two thirds of a core would do), one
+     * auxiliary thread started in 1 of 23 rounds of the concurrency classes. In another round the tasks ran at full
+     * speed (the eight took 0.56 s on three threads): the spinners had been started, not yet run. They now each spin
+     * once before the tasks come, and the rule is checked as it stands: no thread starts unless some task got the
+     * threshold's worth of CPU (its thread's CPU clock read around it). That read is a native call, and a look that
+     * caught a descheduled worker inside it counted the worker as blocked in native code: one start in about sixty
+     * runs, until a worker had to be found outside Java code at every look for a while.
      */
     @Test
     void tasksSlowedPastTheThresholdBySaturatedCoresStartNoThread() throws Exception {
