@@ -177,7 +177,8 @@ public final class ExecutorStatistics {
     /**
      * Times a thread (a worker or the checker) could not be started: the thread factory threw, returned
      * {@code null} or gave a thread it had already started (refused, as {@code ThreadPoolExecutor} refuses it), or
-     * {@code Thread.start} failed.
+     * {@code Thread.start} failed; or the thread it gave was found ended, a second or more after its start, without
+     * having run the worker or the checker it was made for.
      *
      * @return the count
      */
