@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -572,9 +573,7 @@ class FaultInjectionTest {
      */
     private static void assertIdleWorkersUseNoCpu(RecordingFactory factory) throws InterruptedException {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        if (!mx.isThreadCpuTimeSupported()) {
-            return;
-        }
+        assumeTrue(mx.isThreadCpuTimeSupported(), "no thread CPU time here");
         List<Thread> threads = new ArrayList<>(factory.made);
         long[] before = new long[threads.size()];
         for (int i = 0; i < before.length; i++) {
@@ -582,14 +581,17 @@ class FaultInjectionTest {
         }
         long window = TimeUnit.MILLISECONDS.toNanos(500);
         Thread.sleep(500); // a measurement window, not a wait for a result
+        int measured = 0;
         for (int i = 0; i < before.length; i++) {
             long after = mx.getThreadCpuTime(threads.get(i).getId());
             if (before[i] >= 0 && after >= 0) {
+                measured++;
                 long used = after - before[i];
                 assertTrue(used < window / 4, threads.get(i) + " used " + used / 1_000_000
                         + " ms of CPU in a 500 ms idle window after an interrupt: it spins");
             }
         }
+        assertTrue(measured > 0, "no thread of the executor alive through the window: nothing measured " + threads);
     }
 
     // ---- a task that never returns ----------------------------------------------------------------------------

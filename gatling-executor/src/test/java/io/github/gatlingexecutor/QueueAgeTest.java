@@ -66,6 +66,7 @@ class QueueAgeTest {
             ex.execute(ran::countDown);
             await(ran, "a first task");
             TestSupport.sleep(1_300 + 200 * round); // the worker parks; the checker makes a round and dozes
+            waitUntil("the checker to doze, every worker parked", () -> ex.engine().checker.isDozing());
             // Two tasks at once, before the woken worker is back (it marks the clock stale when it is): it runs one,
             // the other waits.
             CountDownLatch gate = v.gate();
@@ -211,6 +212,7 @@ class QueueAgeTest {
         ex.execute(() -> { });
         awaitQuiescent(ex);
         TestSupport.sleep(300); // every worker parks: nobody refreshes the coarse clock
+        waitUntil("the checker to doze, every worker parked", () -> ex.engine().checker.isDozing());
         CountDownLatch gate = v.gate();
         hold(ex, gate);
         long before = System.nanoTime();
@@ -233,6 +235,7 @@ class QueueAgeTest {
         ex.execute(() -> { });
         awaitQuiescent(ex);
         TestSupport.sleep(300); // the worker parks and the checker dozes: its last tick grows old
+        waitUntil("the checker to doze, every worker parked", () -> ex.engine().checker.isDozing());
         CountDownLatch gate = v.gate();
         hold(ex, gate); // the first item after the park
         TestSupport.sleep(300);

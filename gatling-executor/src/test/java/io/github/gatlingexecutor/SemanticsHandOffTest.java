@@ -6,6 +6,7 @@ import static io.github.gatlingexecutor.TestSupport.gatling;
 import static io.github.gatlingexecutor.TestSupport.get;
 import static io.github.gatlingexecutor.TestSupport.millisSince;
 import static io.github.gatlingexecutor.TestSupport.submitCallable;
+import static io.github.gatlingexecutor.TestSupport.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -52,8 +53,12 @@ class SemanticsHandOffTest {
         }
         await(done, "work before going idle");
         e.schedule(() -> { }, 1, TimeUnit.HOURS); // a pending timer must not keep anything spinning either
-        TestSupport.sleep(300); // let any spin-then-park phase end
         String prefix = e.name() + "-";
+        // Any spin-then-park phase over: every thread of the executor parked. A fixed pause here measured a phase that
+        // ran long on a loaded machine; waiting for the state cannot hide a thread that keeps spinning (it never parks).
+        waitUntil("every thread of the executor parked", () -> TestSupport.liveThreads(prefix).stream()
+                .allMatch(t -> t.getState() == Thread.State.WAITING || t.getState() == Thread.State.TIMED_WAITING),
+                () -> TestSupport.liveThreads(prefix).toString(), 5_000);
         long before = TestSupport.cpuNanosOfThreads(prefix);
         TestSupport.sleep(1000);
         long usedMillis = TimeUnit.NANOSECONDS.toMillis(TestSupport.cpuNanosOfThreads(prefix) - before);
@@ -77,7 +82,9 @@ class SemanticsHandOffTest {
             TestSupport.blockQuietly(gate);
         });
         await(waiting, "the waiting task");
-        TestSupport.sleep(300); // past the checker's first look at it
+        Checker looks = e.engine().checker;
+        long seen = looks.inspections();
+        waitUntil("the checker's first look at the waiting task", () -> looks.inspections() >= seen + 2);
         String checker = e.name() + "-checker";
         long before = TestSupport.cpuNanosOfThreads(checker);
         TestSupport.sleep(1000);

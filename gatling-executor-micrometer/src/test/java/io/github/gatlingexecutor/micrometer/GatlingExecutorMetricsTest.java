@@ -783,6 +783,7 @@ class GatlingExecutorMetricsTest {
              GatlingExecutor b = GatlingExecutor.builder().name("b").coreThreads(1).build()) {
             GatlingExecutorMetrics fromListener = new GatlingExecutorMetrics(b, Tags.empty());
             AtomicReference<Thread> binder = new AtomicReference<>();
+            AtomicBoolean binderWaited = new AtomicBoolean();
             CountDownLatch listening = new CountDownLatch(1);
             observed.config().onMeterAdded(m -> {
                 if (m.getId().getName().equals("app.trigger")) {
@@ -793,6 +794,7 @@ class GatlingExecutorMetricsTest {
                             && System.nanoTime() < deadline) {
                         Thread.onSpinWait();
                     }
+                    binderWaited.set(binder.get() != null && binder.get().getState() == Thread.State.BLOCKED);
                     fromListener.bindTo(other);
                 }
             });
@@ -807,6 +809,8 @@ class GatlingExecutorMetricsTest {
             t.join(TimeUnit.SECONDS.toMillis(15));
             app.join(TimeUnit.SECONDS.toMillis(1));
             assertFalse(t.isAlive() || app.isAlive(), "deadlocked: binder " + t.getState() + ", app " + app.getState());
+            // Otherwise the listener bound with nobody waiting for the registry, and the test tested nothing.
+            assertTrue(binderWaited.get(), "the binder never waited for the registry the listener held");
             assertEquals(METER_COUNT + 1, observed.getMeters().size());
             assertEquals(METER_COUNT, other.getMeters().size());
             fromListener.close();
