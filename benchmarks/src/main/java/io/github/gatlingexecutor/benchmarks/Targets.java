@@ -113,6 +113,8 @@ final class Targets {
                         "coalescing: updates/s >= the map + drain peer's (%.2fM vs %.2fM)", gu, mu)));
                 out.add(verdict(ga <= ma, String.format(Locale.ROOT,
                         "coalescing: age p99 no worse than the map + drain peer's (%.1f us vs %.1f us)", ga, ma)));
+            } else {
+                out.add("NOT MEASURED  coalescing targets (GatlingExecutor or the map + drain peer failed)");
             }
         }
         List<Summary> blocking = byId.get("blocking");
@@ -143,6 +145,8 @@ final class Targets {
                             "low load: %s no worse than ThreadPoolExecutor (%.1f us vs %.1f us)",
                             p.substring(0, 3), gp, tp)));
                 }
+            } else {
+                out.add("NOT MEASURED  low load targets (GatlingExecutor or ThreadPoolExecutor failed)");
             }
         }
         if (idleCpu != null) {
