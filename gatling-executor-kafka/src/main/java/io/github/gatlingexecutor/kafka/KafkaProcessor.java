@@ -81,7 +81,9 @@ import static io.github.gatlingexecutor.kafka.PartitionState.DeserializationFail
  * <h2>Rebalancing</h2>
  * A revoked partition takes no new records; the records already handed out (queued or running) get up to
  * {@code closeTimeout} to finish, the completed prefix is committed, and the rest is dropped without running (the
- * new owner reads it from the committed offset). Past that timeout the partition is let go anyway: a handler still
+ * new owner reads it from the committed offset). A record waiting for its next try is not complete either: its tries
+ * go on meanwhile, and a partition with one that stays failed makes its revocation (and a close) wait out the whole
+ * {@code closeTimeout}. Past that timeout the partition is let go anyway: a handler still
  * running then may overlap with the new owner's first records of that key, unless the new owner is this processor,
  * which first waits (up to {@code closeTimeout} again) for that handler. A record whose handler fails after its
  * partition was let go (the interrupt of {@code close()} past its timeout, say) is dropped, not retried or handed to
@@ -215,7 +217,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
     /**
      * A builder over a copy of {@code consumerProperties}. They pass to the {@link KafkaConsumer} unchanged, except
-     * that {@code enable.auto.commit} is set to {@code false} (the processor commits; {@code true} is an error).
+     * that {@code enable.auto.commit} is set to {@code false} (the processor commits; {@code true} is an error), and
+     * that the processor makes and configures the deserializers {@code key.deserializer} and
+     * {@code value.deserializer} name, as the consumer would, and hands them to it wrapped: an {@link Error} one throws
+     * becomes a {@link RecordDeserializationException}, so that its record reaches the {@link FailureHandler}.
      *
      * @param <K> key type
      * @param <V> value type
@@ -396,12 +401,18 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
     /**
      * Stops polling, gives the records already handed out up to {@code closeTimeout} to finish, commits the completed
-     * prefix of every partition, closes the consumer (leaving the group), and closes the executor if the processor
-     * made it (interrupting handlers still running past the timeout). Waits for all that; no thread of the processor
-     * is left afterwards, unless a handler ignores the interrupt: the wait for the executor's end then gives up after
-     * {@code closeTimeout} (at least a second) with a warning, and that handler's thread runs on until it returns.
-     * Idempotent, and a call made while another is under way (started from outside or from a handler) waits as that
-     * one does; a processor never started just becomes closed.
+     * prefix of every partition, closes the consumer (which leaves the group, unless {@code group.instance.id} makes
+     * it a static member: the group then keeps its partitions for it until {@code session.timeout.ms} has passed), and
+     * closes the executor if the processor made it (interrupting handlers still running past the timeout). Waits for
+     * all that; no thread of the processor is left afterwards, unless a handler ignores the interrupt: the wait for the
+     * executor's end then gives up after {@code closeTimeout} (at least a second) with a warning, and that handler's
+     * thread runs on until it returns. An executor given to the builder is neither interrupted nor waited for past the
+     * drain: a handler still running on it then returns after this call did, its record not committed and whatever
+     * it throws dropped (the partition's next owner processes that record again). Each step has its own bound, so a
+     * close can take several times {@code closeTimeout}: the drain, the commit (tried twice, each within
+     * {@code closeTimeout}, or 5 s when it is zero), the consumer's close, and the wait for the processor's own
+     * executor. Idempotent, and a call made while another is under way (started from outside or from a handler) waits
+     * as that one does; a processor never started just becomes closed.
      *
      * <p>Called from a handler or failure handler of this processor (to stop on a fatal error, say), it cannot wait
      * for that handler, which is still running: it starts the close (polling stops, no new record is handed out) and
@@ -1384,10 +1395,11 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
         /**
          * How long records already handed out may take to finish when their partition is revoked or the processor
-         * closes; 30 s by default; zero means not at all; must not be negative. The waits of one rebalance happen
-         * inside one {@code poll}: the revocation's, its commit's (bounded by the same timeout), and, for a partition
-         * let go past the timeout and assigned back, one more for its old records. Keep it well under a third of
-         * {@code max.poll.interval.ms} (300 s by default), or a rebalance makes the member leave the group.
+         * closes; 30 s by default; zero means not at all (the records get no time, but a commit still gets up to 5 s,
+         * and the wait for the processor's own executor at least a second); must not be negative. The waits of one
+         * rebalance happen inside one {@code poll}: the revocation's, its commit's (bounded by the same timeout), and,
+         * for a partition let go past the timeout and assigned back, one more for its old records. Keep it well under
+         * a third of {@code max.poll.interval.ms} (300 s by default), or a rebalance makes the member leave the group.
          *
          * @param closeTimeout the time records handed out get to finish
          * @return this builder
@@ -1399,7 +1411,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         }
 
         /**
-         * A key deserializer instance, instead of the {@code key.deserializer} property.
+         * A key deserializer instance, instead of the {@code key.deserializer} property. Used as it is: as a
+         * {@link KafkaConsumer} given an instance, the processor does not {@code configure} it; it closes it when its
+         * consumer closes (in {@link KafkaProcessor#close()}, or in a {@link KafkaProcessor#start()} that fails to
+         * make its consumer or its polling thread), so an instance serves one processor.
          *
          * @param keyDeserializer the key deserializer
          * @return this builder
@@ -1411,7 +1426,10 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         }
 
         /**
-         * A value deserializer instance, instead of the {@code value.deserializer} property.
+         * A value deserializer instance, instead of the {@code value.deserializer} property. Used as it is: as a
+         * {@link KafkaConsumer} given an instance, the processor does not {@code configure} it; it closes it when its
+         * consumer closes (in {@link KafkaProcessor#close()}, or in a {@link KafkaProcessor#start()} that fails to
+         * make its consumer or its polling thread), so an instance serves one processor.
          *
          * @param valueDeserializer the value deserializer
          * @return this builder

@@ -57,7 +57,12 @@ import java.util.stream.Collectors;
  * A closed binder cannot be bound again: make a new one.
  *
  * <p>Thread-safe: {@code bindTo} and {@code close} may be called from any thread, concurrently, and from meter
- * filters and listeners: no lock of this class is held while Micrometer runs.
+ * filters and listeners: no lock of this class is held while Micrometer runs. One binder's {@code bindTo} calls do
+ * not overlap, though: one made while another of the same binder runs is refused ({@link IllegalStateException}).
+ *
+ * <p>The meters count the executor's tasks. An executor shared with other code counts theirs too, and one that runs
+ * a {@code KafkaProcessor}'s handlers counts its tasks, not records (a task may handle a batch of records): the
+ * processor's own statistics count records.
  *
  * <pre>{@code
  * GatlingExecutor executor = GatlingExecutor.builder().name("orders").build();
@@ -149,13 +154,14 @@ public final class GatlingExecutorMetrics implements MeterBinder, AutoCloseable 
      *
      * @param executor the executor to observe
      * @param tags extra tags for every meter; the binder adds {@code name}, the executor's name
-     * @throws NullPointerException if {@code executor} or {@code tags} is null
+     * @throws NullPointerException if {@code executor} or {@code tags} is null, or if {@code executor.name()} returns
+     *         null (a {@code ContextExecutor} of another implementation: every meter is tagged with it)
      * @throws IllegalArgumentException if {@code tags} has a {@code name} tag: the executor's name would silently
      *         replace it (name the executor instead, or use another key)
      */
     public GatlingExecutorMetrics(ContextExecutor executor, Iterable<Tag> tags) {
         this.executor = new AtomicReference<>(Objects.requireNonNull(executor, "executor"));
-        this.executorName = executor.name();
+        this.executorName = Objects.requireNonNull(executor.name(), "executor.name()");
         Tags extra = Tags.of(Objects.requireNonNull(tags, "tags"));
         extra.stream().filter(t -> t.getKey().equals("name")).findFirst().ifPresent(t -> {
             throw new IllegalArgumentException("tags must not have a 'name' tag (was name=" + t.getValue()

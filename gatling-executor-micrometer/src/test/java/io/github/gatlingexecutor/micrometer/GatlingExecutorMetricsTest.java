@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.github.gatlingexecutor.ContextExecutor;
 import io.github.gatlingexecutor.ExecutorStatistics;
 import io.github.gatlingexecutor.GatlingExecutor;
 import io.github.gatlingexecutor.Overflow;
@@ -23,6 +24,7 @@ import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.lang.ref.WeakReference;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -320,6 +322,17 @@ class GatlingExecutorMetricsTest {
             assertThrows(NullPointerException.class, () -> new GatlingExecutorMetrics(e, null));
             assertThrows(NullPointerException.class, () -> new GatlingExecutorMetrics(e, Tags.empty()).bindTo(null));
         }
+        // Another implementation of the interface may answer a null name; it is refused here, named, not at bindTo.
+        ContextExecutor nameless = (ContextExecutor) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {ContextExecutor.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("name")) {
+                        return null;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+        NullPointerException thrown = assertThrows(NullPointerException.class,
+                () -> new GatlingExecutorMetrics(nameless, Tags.empty()));
+        assertTrue(thrown.getMessage().contains("name()"), thrown.getMessage());
     }
 
     /** A caller's own {@code name} tag was silently replaced by the executor's name; it is now refused at once. */
