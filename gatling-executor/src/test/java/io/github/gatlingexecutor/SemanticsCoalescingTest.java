@@ -312,7 +312,6 @@ class SemanticsCoalescingTest {
         long phase = (System.nanoTime() - start) % period;
         TestSupport.sleep(TimeUnit.NANOSECONDS.toMillis(period - phase) + 20); // just past a time of the schedule
         e.execute(new Coal("k", () -> ran.add("U"))); // replaces the waiting run: the next is ~380 ms away
-        TestSupport.sleep(30);
         gate.countDown();
         waitUntil("the update to run", () -> ran.contains("U") || ran.contains("P"));
         periodic.cancel(false);
