@@ -220,7 +220,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
      * that {@code enable.auto.commit} is set to {@code false} (the processor commits; {@code true} is an error), and
      * that the processor makes and configures the deserializers {@code key.deserializer} and
      * {@code value.deserializer} name, as the consumer would, and hands them to it wrapped: an {@link Error} one throws
-     * becomes a {@link RecordDeserializationException}, so that its record reaches the {@link FailureHandler}.
+     * becomes a {@link RecordDeserializationException}, so that its record reaches the {@link FailureHandler} (an
+     * {@code OutOfMemoryError} only after the record was read again {@code retries} times).
      *
      * @param <K> key type
      * @param <V> value type
@@ -401,18 +402,21 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
     /**
      * Stops polling, gives the records already handed out up to {@code closeTimeout} to finish, commits the completed
-     * prefix of every partition, closes the consumer (which leaves the group, unless {@code group.instance.id} makes
-     * it a static member: the group then keeps its partitions for it until {@code session.timeout.ms} has passed), and
-     * closes the executor if the processor made it (interrupting handlers still running past the timeout). Waits for
-     * all that; no thread of the processor is left afterwards, unless a handler ignores the interrupt: the wait for the
-     * executor's end then gives up after {@code closeTimeout} (at least a second) with a warning, and that handler's
-     * thread runs on until it returns. An executor given to the builder is neither interrupted nor waited for past the
-     * drain: a handler still running on it then returns after this call did, its record not committed and whatever
-     * it throws dropped (the partition's next owner processes that record again). Each step has its own bound, so a
-     * close can take several times {@code closeTimeout}: the drain, the commit (tried twice, each within
-     * {@code closeTimeout}, or 5 s when it is zero), the consumer's close, and the wait for the processor's own
-     * executor. Idempotent, and a call made while another is under way (started from outside or from a handler) waits
-     * as that one does; a processor never started just becomes closed.
+     * prefix of every partition, closes the consumer (which leaves the group, unless {@code group.instance.id} makes it
+     * a static member: the group then keeps its partitions for it until its session times out, after
+     * {@code session.timeout.ms} under the classic protocol, the broker's {@code group.consumer.session.timeout.ms}
+     * under the consumer protocol), and closes the executor if the processor made it (interrupting handlers still
+     * running past the timeout). Waits for all that; no thread of the processor is left afterwards, unless a handler
+     * ignores the interrupt: the wait for the executor's end then gives up after {@code closeTimeout} (at least a
+     * second) with a warning, and that handler's thread runs on until it returns. An executor given to the builder is
+     * neither interrupted nor waited for past the drain: a handler still running on it then returns after this call
+     * did, its record not committed and whatever it throws dropped (the partition's next owner processes that record
+     * again). Each step has its own bound, so a close can take several times {@code closeTimeout}: the drain, the
+     * commit (each try within {@code closeTimeout}, or 5 s when it is zero; tried again after a wake-up or an
+     * interrupt), the consumer's close, and the wait for the processor's own executor; before them, a rebalance under
+     * way in the last poll ends with its own waits, and a poll that failed during the close looks up the group's
+     * committed offsets for up to 5 s. Idempotent, and a call made while another is under way (started from outside or
+     * from a handler) waits as that one does; a processor never started just becomes closed.
      *
      * <p>Called from a handler or failure handler of this processor (to stop on a fatal error, say), it cannot wait
      * for that handler, which is still running: it starts the close (polling stops, no new record is handed out) and
@@ -1395,11 +1399,13 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
 
         /**
          * How long records already handed out may take to finish when their partition is revoked or the processor
-         * closes; 30 s by default; zero means not at all (the records get no time, but a commit still gets up to 5 s,
-         * and the wait for the processor's own executor at least a second); must not be negative. The waits of one
-         * rebalance happen inside one {@code poll}: the revocation's, its commit's (bounded by the same timeout), and,
-         * for a partition let go past the timeout and assigned back, one more for its old records. Keep it well under
-         * a third of {@code max.poll.interval.ms} (300 s by default), or a rebalance makes the member leave the group.
+         * closes; 30 s by default; zero means not at all (the records get no time, but a commit still gets up to 5 s a
+         * try, and the wait for the processor's own executor at least a second; the consumer's close gets none, so a
+         * close may not leave the group, which then waits for the session to time out); must not be negative. The waits
+         * of one rebalance happen inside one {@code poll}: the revocation's, its commit's (bounded by the same
+         * timeout), and, for a partition let go past the timeout and assigned back, one more for its old records. Keep
+         * it well under a third of {@code max.poll.interval.ms} (300 s by default), or a rebalance makes the member
+         * leave the group.
          *
          * @param closeTimeout the time records handed out get to finish
          * @return this builder
@@ -1413,8 +1419,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         /**
          * A key deserializer instance, instead of the {@code key.deserializer} property. Used as it is: as a
          * {@link KafkaConsumer} given an instance, the processor does not {@code configure} it; it closes it when its
-         * consumer closes (in {@link KafkaProcessor#close()}, or in a {@link KafkaProcessor#start()} that fails to
-         * make its consumer or its polling thread), so an instance serves one processor.
+         * consumer closes, or when a {@link KafkaProcessor#start()} fails once it has made the key deserializer. A
+         * processor closed before a successful start leaves it open. An instance serves one processor.
          *
          * @param keyDeserializer the key deserializer
          * @return this builder
@@ -1428,8 +1434,8 @@ public final class KafkaProcessor<K, V> implements AutoCloseable {
         /**
          * A value deserializer instance, instead of the {@code value.deserializer} property. Used as it is: as a
          * {@link KafkaConsumer} given an instance, the processor does not {@code configure} it; it closes it when its
-         * consumer closes (in {@link KafkaProcessor#close()}, or in a {@link KafkaProcessor#start()} that fails to
-         * make its consumer or its polling thread), so an instance serves one processor.
+         * consumer closes, or when a {@link KafkaProcessor#start()} fails once it has made the key deserializer. A
+         * processor closed before a successful start leaves it open. An instance serves one processor.
          *
          * @param valueDeserializer the value deserializer
          * @return this builder

@@ -7,9 +7,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * Processes one record. Called on a thread of the processor's executor, never on the polling thread, and never for
  * two records of one key at once under {@link Ordering#KEY} or {@link Ordering#KEY_LATEST} (one partition at once
  * under {@link Ordering#PARTITION}). Everything the previous call for the same key (or partition) did is visible to
- * the next one. One exception, across a rebalance: a call that outlasts {@code closeTimeout} after its partition was
- * revoked may overlap with the calls of the partition's next owner (with this processor's own only past a second
- * {@code closeTimeout}; see {@link KafkaProcessor}, "Rebalancing").
+ * the next one. One exception, across a rebalance: a call still running when its partition is lost, or past
+ * {@code closeTimeout} after it was revoked, may overlap with the calls of the partition's next owner; if that owner
+ * is this processor, only after a further {@code closeTimeout}, and under {@link Ordering#KEY} and
+ * {@link Ordering#KEY_LATEST} not for the same key at all (see {@link KafkaProcessor}, "Rebalancing").
  *
  * <p>Returning normally completes the record. Throwing anything (checked or not, {@link Error}s included) fails this
  * attempt: the record is retried with backoff and, once the retries are used up, handed to the

@@ -61,8 +61,9 @@ import java.util.stream.Collectors;
  * not overlap, though: one made while another of the same binder runs is refused ({@link IllegalStateException}).
  *
  * <p>The meters count the executor's tasks. An executor shared with other code counts theirs too, and one that runs
- * a {@code KafkaProcessor}'s handlers counts its tasks, not records (a task may handle a batch of records): the
- * processor's own statistics count records.
+ * a {@code KafkaProcessor}'s handlers counts its tasks, not records (a task may handle a batch of records, and
+ * catches what a handler throws, so {@code executor.failed} never counts a failed record): the processor's own
+ * statistics count records.
  *
  * <pre>{@code
  * GatlingExecutor executor = GatlingExecutor.builder().name("orders").build();
