@@ -312,6 +312,11 @@ class SemanticsCoalescingTest {
         long phase = (System.nanoTime() - start) % period;
         TestSupport.sleep(TimeUnit.NANOSECONDS.toMillis(period - phase) + 20); // just past a time of the schedule
         e.execute(new Coal("k", () -> ran.add("U"))); // replaces the waiting run: the next is ~380 ms away
+        // The checker drives the timer: after two of its looks, a run put back with a time already past (the defect
+        // this guards against) has been dispatched into the lane, where it replaced the update.
+        Checker checker = e.engine().checker;
+        long seen = checker.inspections();
+        waitUntil("two more looks of the checker", () -> checker.inspections() >= seen + 2);
         gate.countDown();
         waitUntil("the update to run", () -> ran.contains("U") || ran.contains("P"));
         periodic.cancel(false);
