@@ -311,7 +311,8 @@ public final class GatlingExecutor implements ContextExecutor {
      * lane (if it is a {@link SequentialRunnable} or {@link CoalescingRunnable}) and runs on a worker, never on the
      * checker. Until due it counts in {@link ExecutorStatistics#delayed()}; from then on it counts toward the capacity
      * limits, over them if need be: a scheduled task never waits for room. A delayed task still runs when due after
-     * {@link #shutdown()}.
+     * {@link #shutdown()}. A delay longer than about 73 years ({@code Long.MAX_VALUE / 4} nanoseconds) counts as that
+     * long, so two such tasks are due at the same time and run in the order they were scheduled.
      *
      * @param command the task; its kind and context are kept
      * @param delay the delay from now
@@ -351,7 +352,8 @@ public final class GatlingExecutor implements ContextExecutor {
      * Runs {@code command} first after {@code initialDelay}, then every {@code period} from that first time, until its
      * future is cancelled, a run throws (the future then completes with that failure), or the executor shuts down.
      * Each run enters the task's lane when due. Runs never overlap: a run that is late makes the next one start
-     * late, as in {@code ScheduledThreadPoolExecutor}. Periodic tasks stop at shutdown.
+     * late, as in {@code ScheduledThreadPoolExecutor}. Periodic tasks stop at shutdown. A delay or period longer than
+     * about 73 years counts as that long.
      *
      * <p>A {@link CoalescingRunnable} whose run, waiting in its lane, is replaced by a newer task of its context skips
      * that run (it counts in {@code coalesced()}) and stays scheduled: its future is not cancelled, since the runs of
@@ -381,7 +383,8 @@ public final class GatlingExecutor implements ContextExecutor {
      * Each run enters the task's lane when due. Periodic
      * tasks stop at shutdown. A {@link CoalescingRunnable} whose run is replaced in its lane by a newer task skips
      * that run (it counts in {@code coalesced()}) and stays scheduled, its next run one delay after the replacement;
-     * its future is not cancelled (see {@link #scheduleAtFixedRate}).
+     * its future is not cancelled (see {@link #scheduleAtFixedRate}). A delay longer than about 73 years counts as
+     * that long.
      *
      * @param command the task; its kind and context are kept
      * @param initialDelay the delay of the first run from now
@@ -405,8 +408,12 @@ public final class GatlingExecutor implements ContextExecutor {
     /**
      * Starts an orderly shutdown: from now on every submission throws {@link RejectedExecutionException} and
      * {@link #offer} returns {@code false}. Every accepted task still runs: lanes drain, the last coalescing task of
-     * each context runs, delayed one-shot tasks run when due; periodic tasks stop. Does not wait (see
-     * {@link #awaitTermination} and {@link #close()}). Calling it again has no additional effect.
+     * each context runs, delayed one-shot tasks run when due; periodic tasks stop, as in
+     * {@code ScheduledThreadPoolExecutor}: their futures are cancelled at once, or, for a run in progress, when that
+     * run ends. A run already due and waiting in its lane is cancelled too; in a coalescing lane it may have replaced
+     * a task submitted before it, which then does not run either (cancel the periodic task before shutting down if
+     * that task must run). Does not wait (see {@link #awaitTermination} and {@link #close()}). Calling it again has no
+     * additional effect.
      */
     @Override
     public void shutdown() {
@@ -421,7 +428,10 @@ public final class GatlingExecutor implements ContextExecutor {
      * neither done nor cancelled. A periodic task already cancelled (by {@link #shutdown} or its caller) is not
      * returned, nor is a delayed task cancelled before it was due (the cancel took it out of the timer); a task
      * cancelled once it waits in a queue (a {@code submit} future, a scheduled one-shot already due) is returned, its
-     * future cancelled, as {@code ThreadPoolExecutor} returns it. No task is both returned and run.
+     * future cancelled, as {@code ThreadPoolExecutor} returns it. No task is both returned and run by the executor;
+     * a returned one-shot future runs its task if the caller runs it (on the caller's thread, completing the future),
+     * as {@code ThreadPoolExecutor}'s returned futures do ({@code ScheduledThreadPoolExecutor}'s cancel themselves
+     * instead); a returned periodic task run by the caller cancels itself without running.
      *
      * @return the accepted tasks that never started, in no particular order
      */
