@@ -314,9 +314,7 @@ class SemanticsCoalescingTest {
         e.execute(new Coal("k", () -> ran.add("U"))); // replaces the waiting run: the next is ~380 ms away
         // The checker drives the timer: after two of its looks, a run put back with a time already past (the defect
         // this guards against) has been dispatched into the lane, where it replaced the update.
-        Checker checker = e.engine().checker;
-        long seen = checker.inspections();
-        waitUntil("two more looks of the checker", () -> checker.inspections() >= seen + 2);
+        TestSupport.awaitTwoCheckerLooks(e, "two more looks of the checker");
         gate.countDown();
         waitUntil("the update to run", () -> ran.contains("U") || ran.contains("P"));
         periodic.cancel(false);

@@ -274,9 +274,7 @@ class SemanticsElasticPoolTest {
             CountDownLatch ran = new CountDownLatch(1);
             e.execute(new Seq("behind", ran::countDown));
             waitUntil("the checker to find every worker stuck", () -> e.statistics().blockedDetections() >= cores);
-            Checker checker = e.engine().checker;
-            long seen = checker.inspections();
-            waitUntil("two more looks of the checker", () -> checker.inspections() >= seen + 2);
+            TestSupport.awaitTwoCheckerLooks(e, "two more looks of the checker");
             ExecutorStatistics s = e.statistics();
             boolean grew = s.auxiliaryThreadsStarted() > 0 || s.threads() > cores || ran.getCount() == 0;
             System.out.println(grew ? "child: the pool grew: " + s : NO_GROWTH);
@@ -351,9 +349,7 @@ class SemanticsElasticPoolTest {
         }
         // The checker must see the blocker and then look again, and still not run A's queued tasks elsewhere.
         waitUntil("the checker to see the blocked worker", () -> e.statistics().blockedDetections() >= 1);
-        Checker checker = e.engine().checker;
-        long looked = checker.inspections();
-        waitUntil("two more looks of the checker", () -> checker.inspections() >= looked + 2);
+        TestSupport.awaitTwoCheckerLooks(e, "two more looks of the checker");
         gate.countDown();
         await(done, "the blocked context's tasks");
         assertEquals(0, ranWhileBlocked.get(), "tasks of a blocked context ran before it was unblocked");

@@ -82,9 +82,7 @@ class SemanticsHandOffTest {
             TestSupport.blockQuietly(gate);
         });
         await(waiting, "the waiting task");
-        Checker looks = e.engine().checker;
-        long seen = looks.inspections();
-        waitUntil("the checker's first look at the waiting task", () -> looks.inspections() >= seen + 2);
+        TestSupport.awaitTwoCheckerLooks(e, "the checker's first look at the waiting task");
         String checker = e.name() + "-checker";
         long before = TestSupport.cpuNanosOfThreads(checker);
         TestSupport.sleep(1000);

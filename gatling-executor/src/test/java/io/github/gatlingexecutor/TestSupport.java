@@ -274,6 +274,16 @@ final class TestSupport {
         }
     }
 
+    /**
+     * Waits until the checker of {@code e} has finished two more looks than when called: the second began after this
+     * call, so whatever the caller did before it (a task queued, a timer entry put back) has been seen by a whole look.
+     */
+    static void awaitTwoCheckerLooks(GatlingExecutor e, String what) {
+        Checker checker = e.engine().checker;
+        long seen = checker.inspections();
+        waitUntil(what, () -> checker.inspections() >= seen + 2);
+    }
+
     static void waitUntil(String what, BooleanSupplier condition) {
         waitUntil(what, condition, () -> "", TIMEOUT_SECONDS * 1000);
     }
