@@ -108,23 +108,15 @@ final class SequentialLane extends Lane {
      */
     static final long ROUND_LIMIT_NANOS = 2_000_000L;
 
-    /**
-     * A lingering worker looks at the lane's next slot once per this many waits (a power of two). Each look takes the
-     * slot's line from the producer's core, which is filling it. A worker that has caught up with one hot context finds
-     * a task or two per look, so its looks come about once per task, and its producer's appends then cost two to three
-     * times their CPU; the slower producer lets the worker catch up more often, so a run that falls into this stays
-     * there. Looking per wait against every 8 waits: a median 32 against 37 M tasks/s (8 JVMs each, an AMD host). Every
-     * 8 against every 64, beside the other peers: 12.5 against 24.7, the producer at 78 against 39 ns a task (4 JVMs
-     * each, an Intel host; docs/hand-off-experiments.md, fifty-third set), as the worker read the slot ten times less.
-     */
-    private static final int LINGER_LOOK = 64;
+    /** Spins a worker may wait on an emptied lane for its next task while nothing else is queued (a few µs). */
+    private static final int LINGER = 48;
 
     /**
-     * Waits a worker may spend on an emptied lane for its next task while nothing else is queued: six looks. A wait is
-     * a spin hint (one in {@code Waiting.YIELD_EVERY} a yield), whose length depends on the CPU, so a linger lasts from
-     * a few µs to a few tens of µs.
+     * A lingering worker looks at the lane's next slot once per this many waits (a power of two). Looking per wait,
+     * a worker that had caught up with a hot context read each line while its producer was filling it: one hot key
+     * ran at a median 32 M tasks/s against 37 looking every 8 waits (8 JVMs each, 2 cores).
      */
-    private static final int LINGER = 6 * LINGER_LOOK;
+    private static final int LINGER_LOOK = 8;
 
     private static final VarHandle STATE;
     private static final VarHandle TAKEN_SEQ;
