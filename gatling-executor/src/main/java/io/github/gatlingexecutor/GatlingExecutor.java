@@ -515,6 +515,8 @@ public final class GatlingExecutor implements ContextExecutor {
         private int maxQueuedPerContext;
         private int maxQueued;
         private Overflow overflow = Overflow.reject();
+        private int lingerWaits = SequentialLane.LINGER;
+        private int lingerLook = SequentialLane.LINGER_LOOK;
 
         private Builder() {
         }
@@ -768,6 +770,20 @@ public final class GatlingExecutor implements ContextExecutor {
             return new GatlingExecutor(settings());
         }
 
+        /**
+         * Not an option: the model checks' linger (see {@code SequentialLane.LINGER}). Lincheck reads a long spin
+         * that only reads shared memory as a livelock, and explores switches only where the spin looks at the lane,
+         * so a model check needs a short linger with frequent looks, where production wants a long one with rare looks.
+         */
+        Builder linger(int waits, int lookEvery) {
+            if (waits < 0 || lookEvery < 1 || Integer.bitCount(lookEvery) != 1) {
+                throw new IllegalArgumentException("linger of " + waits + " waits looking every " + lookEvery);
+            }
+            this.lingerWaits = waits;
+            this.lingerLook = lookEvery;
+            return this;
+        }
+
         Settings settings() {
             // A default core size gives way to an explicit cap: the machine's size is not the caller's mistake.
             int core = coreThreads > 0 ? coreThreads : Math.max(1, Runtime.getRuntime().availableProcessors());
@@ -781,7 +797,7 @@ public final class GatlingExecutor implements ContextExecutor {
             }
             return new Settings(name, core, max, nanos(auxiliaryKeepAlive), nanos(checkPeriod),
                     nanos(blockedThreshold), coreBumpThreshold, batchSize, nanos(minTurn), threadFactory,
-                    uncaughtExceptionHandler, maxQueuedPerContext, maxQueued, overflow);
+                    uncaughtExceptionHandler, maxQueuedPerContext, maxQueued, overflow, lingerWaits, lingerLook);
         }
 
         private static Duration positive(String setting, Duration value) {

@@ -108,15 +108,24 @@ final class SequentialLane extends Lane {
      */
     static final long ROUND_LIMIT_NANOS = 2_000_000L;
 
-    /** Spins a worker may wait on an emptied lane for its next task while nothing else is queued (a few µs). */
-    private static final int LINGER = 48;
+    /**
+     * A lingering worker looks at the lane's next slot once per this many waits (a power of two). Each look takes the
+     * slot's line from the producer's core, which is filling it. A worker that has caught up with one hot context finds
+     * a task or two per look, so its looks come about once per task, and its producer's appends then cost two to three
+     * times their CPU; the slower producer lets the worker catch up more often, so a run that falls into this stays
+     * there. Looking per wait against every 8 waits: a median 32 against 37 M tasks/s (8 JVMs each, an AMD host). Every
+     * 8 against every 64, beside the other peers: 12.5 against 24.7, the producer at 78 against 39 ns a task (4 JVMs
+     * each, an Intel host; docs/hand-off-experiments.md, fifty-third set), as the worker read the slot ten times less.
+     * The model checks set their own, shorter linger with a look every 8 waits ({@code Builder.linger}).
+     */
+    static final int LINGER_LOOK = 64;
 
     /**
-     * A lingering worker looks at the lane's next slot once per this many waits (a power of two). Looking per wait,
-     * a worker that had caught up with a hot context read each line while its producer was filling it: one hot key
-     * ran at a median 32 M tasks/s against 37 looking every 8 waits (8 JVMs each, 2 cores).
+     * Waits a worker may spend on an emptied lane for its next task while nothing else is queued: six looks. A wait is
+     * a spin hint (one in {@code Waiting.YIELD_EVERY} a yield), whose length depends on the CPU, so a linger lasts from
+     * a few µs to a few tens of µs.
      */
-    private static final int LINGER_LOOK = 8;
+    static final int LINGER = 6 * LINGER_LOOK;
 
     private static final VarHandle STATE;
     private static final VarHandle TAKEN_SEQ;
@@ -299,6 +308,8 @@ final class SequentialLane extends Lane {
     private int runBatch(Worker worker, int budget, Chunk c, long h) {
         int ran = 0;
         int waits = 0;
+        int linger = engine.settings.lingerWaits;  // LINGER and LINGER_LOOK but in the model checks
+        int lookMask = engine.settings.lingerLook - 1;
         // Touch the tasks ahead only while other work waits: then other contexts' tasks were most likely allocated
         // between this lane's, which is when the touch pays (see touchAhead). Alone, a lane's tasks lie in a row.
         long touched = engine.readyQueue.isEmpty() ? Long.MAX_VALUE : h;
@@ -318,7 +329,7 @@ final class SequentialLane extends Lane {
                 }
             }
             if (slot == null) {
-                if (waits < LINGER && !worker.stopping()
+                if (waits < linger && !worker.stopping()
                         && ((waits & (Waiting.YIELD_EVERY - 1)) != 0 || engine.readyQueue.isEmpty())) {
                     // Nothing to take yet, and nothing else waits: a worker with nothing to do would spin anyway, so
                     // spin here, on the lane. A hot context's next task then just appends to an active lane, with no
@@ -332,7 +343,7 @@ final class SequentialLane extends Lane {
                     // samples were in that look).
                     if (waits == 0) {
                         if (!worker.pool.policy.lingerPays(worker)) {
-                            waits = LINGER; // parked workers serve better now: give the lane up at once
+                            waits = linger; // parked workers serve better now: give the lane up at once
                             continue;
                         }
                         worker.spinMark = System.nanoTime();
@@ -342,11 +353,11 @@ final class SequentialLane extends Lane {
                     // fills the rest of the line undisturbed, and the worker then runs those tasks in a row.
                     do {
                         waits = Waiting.pauseUnlessPreempted(waits, worker);
-                    } while (waits != Waiting.PREEMPTED && (waits & (LINGER_LOOK - 1)) != 0 && waits < LINGER);
+                    } while (waits != Waiting.PREEMPTED && (waits & lookMask) != 0 && waits < linger);
                     if (waits != Waiting.PREEMPTED) {
                         continue;
                     }
-                    waits = LINGER; // the CPU is wanted elsewhere: give the lane up now
+                    waits = linger; // the CPU is wanted elsewhere: give the lane up now
                     continue; // one more look at the slot before the state
                 }
                 long s = state;

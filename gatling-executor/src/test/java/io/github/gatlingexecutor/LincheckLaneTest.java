@@ -35,8 +35,19 @@ class LincheckLaneTest {
     static final int INVOCATIONS = Integer.getInteger("lincheck.invocations", 50);
     private static final int BROKEN_INVOCATIONS = Integer.getInteger("lincheck.brokenInvocations", 3_000);
 
+    /**
+     * The builder of every engine the model checks make. Its linger is 48 waits with a look every 8, not the
+     * production six looks every 64 waits: Lincheck 3.7 takes a bounded spin of a few hundred waits that only reads
+     * shared memory for a livelock once the other threads have finished, and it can switch threads only at the
+     * linger's looks, so with six of them the ring scenario's broken variant went unfound in 30,000 invocations
+     * (docs/hand-off-experiments.md, fifty-third set).
+     */
+    static GatlingExecutor.Builder modelCheckBuilder() {
+        return GatlingExecutor.builder().name("lincheck").linger(48, 8);
+    }
+
     static Engine engine() {
-        Engine e = new Engine(GatlingExecutor.builder().name("lincheck").coreThreads(1).maxThreads(1).settings());
+        Engine e = new Engine(modelCheckBuilder().coreThreads(1).maxThreads(1).settings());
         set(e.pool, "threads", e.pool.coreTarget());  // signalWork must never start a real thread here
         return e;
     }
@@ -182,8 +193,8 @@ class LincheckLaneTest {
     }
 
     /**
-     * A plain task left waiting in the ready queue. The owner of an emptied sequential lane lingers (a bounded spin of
-     * {@code SequentialLane.LINGER} rounds) before it gives the lane up, but only while the ready queue is empty;
+     * A plain task left waiting in the ready queue. The owner of an emptied sequential lane lingers (a bounded spin, see
+     * {@link #modelCheckBuilder}) before it gives the lane up, but only while the ready queue is empty;
      * Lincheck 3.7 takes a spin that only reads shared memory for a livelock once the other threads have finished
      * ("All unfinished threads are in livelock"), although the spin is bounded by a local counter. With other work
      * waiting, the owner gives the lane up at once, which is the transition these scenarios are about.

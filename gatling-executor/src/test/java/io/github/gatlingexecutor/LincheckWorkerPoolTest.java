@@ -7,6 +7,7 @@ import static io.github.gatlingexecutor.LincheckLaneTest.check;
 import static io.github.gatlingexecutor.LincheckLaneTest.engine;
 import static io.github.gatlingexecutor.LincheckLaneTest.get;
 import static io.github.gatlingexecutor.LincheckLaneTest.join;
+import static io.github.gatlingexecutor.LincheckLaneTest.modelCheckBuilder;
 import static io.github.gatlingexecutor.LincheckLaneTest.runBoth;
 import static io.github.gatlingexecutor.LincheckLaneTest.set;
 import static io.github.gatlingexecutor.LincheckLaneTest.startAll;
@@ -360,7 +361,7 @@ class LincheckWorkerPoolTest {
             Object[] got = new Object[2]; // the core worker's, the auxiliary worker's
             List<Object> left = new ArrayList<>();
             if (real) {
-                Engine e = new Engine(GatlingExecutor.builder().name("lincheck").coreThreads(1).maxThreads(2)
+                Engine e = new Engine(modelCheckBuilder().coreThreads(1).maxThreads(2)
                         .settings());
                 set(e.pool, "threads", 2); // one core worker and one auxiliary one: no real thread is started
                 set(e.settings, "auxiliaryKeepAliveNanos", 0L); // retires at its first look at the deadline
