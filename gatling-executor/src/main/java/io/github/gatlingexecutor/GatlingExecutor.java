@@ -770,11 +770,7 @@ public final class GatlingExecutor implements ContextExecutor {
             return new GatlingExecutor(settings());
         }
 
-        /**
-         * Not an option: the model checks' linger (see {@code SequentialLane.LINGER}). Lincheck reads a long spin
-         * that only reads shared memory as a livelock, and explores switches only where the spin looks at the lane,
-         * so a model check needs a short linger with frequent looks, where production wants a long one with rare looks.
-         */
+        /** Not an option: the model checks' shorter linger ({@code LincheckLaneTest.modelCheckBuilder} says why). */
         Builder linger(int waits, int lookEvery) {
             if (waits < 0 || lookEvery < 1 || Integer.bitCount(lookEvery) != 1) {
                 throw new IllegalArgumentException("linger of " + waits + " waits looking every " + lookEvery);

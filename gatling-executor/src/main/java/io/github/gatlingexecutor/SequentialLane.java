@@ -116,7 +116,6 @@ final class SequentialLane extends Lane {
      * there. Looking per wait against every 8 waits: a median 32 against 37 M tasks/s (8 JVMs each, an AMD host). Every
      * 8 against every 64, beside the other peers: 12.5 against 24.7, the producer at 78 against 39 ns a task (4 JVMs
      * each, an Intel host; docs/hand-off-experiments.md, fifty-third set), as the worker read the slot ten times less.
-     * The model checks set their own, shorter linger with a look every 8 waits ({@code Builder.linger}).
      */
     static final int LINGER_LOOK = 64;
 
@@ -308,7 +307,7 @@ final class SequentialLane extends Lane {
     private int runBatch(Worker worker, int budget, Chunk c, long h) {
         int ran = 0;
         int waits = 0;
-        int linger = engine.settings.lingerWaits;  // LINGER and LINGER_LOOK but in the model checks
+        int linger = engine.settings.lingerWaits; // read once a batch: the model checks set a shorter linger
         int lookMask = engine.settings.lingerLook - 1;
         // Touch the tasks ahead only while other work waits: then other contexts' tasks were most likely allocated
         // between this lane's, which is when the touch pays (see touchAhead). Alone, a lane's tasks lie in a row.
@@ -338,9 +337,9 @@ final class SequentialLane extends Lane {
                     // read of the state per spin took its line from the producer each time, and a worker that had
                     // caught up with one hot context cost that producer a miss per task. Whether the lane is empty or
                     // a submitter is between its claim and its store makes no difference to waiting; the state is read
-                    // once the linger is over. The ready queue is looked at once per yield, not per spin: its head is
-                    // a line every worker and submitter writes (with 8 producers on 8 contexts, half the workers'
-                    // samples were in that look).
+                    // once the linger is over. The ready queue is looked at only at a look of the slot that falls
+                    // on a yield (every look in production), not per spin: its head is a line every worker and
+                    // submitter writes (with 8 producers on 8 contexts, half the workers' samples were in that look).
                     if (waits == 0) {
                         if (!worker.pool.policy.lingerPays(worker)) {
                             waits = linger; // parked workers serve better now: give the lane up at once
@@ -348,7 +347,7 @@ final class SequentialLane extends Lane {
                         }
                         worker.spinMark = System.nanoTime();
                     }
-                    // The slot is looked at once per LINGER_LOOK waits, not per wait: the submitter's stores go to
+                    // The slot is looked at once per lingerLook waits, not per wait: the submitter's stores go to
                     // that line, and each look takes it back from the producer's core. Between looks the producer
                     // fills the rest of the line undisturbed, and the worker then runs those tasks in a row.
                     do {

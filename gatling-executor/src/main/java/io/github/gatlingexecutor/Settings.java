@@ -25,8 +25,8 @@ final class Settings {
     final int maxQueuedPerContext;                   // 0: unbounded
     final int maxQueued;                             // 0: unbounded
     final Overflow overflow;
-    final int lingerWaits;                           // SequentialLane.LINGER but in the model checks
-    final int lingerLook;                            // SequentialLane.LINGER_LOOK but in the model checks
+    final int lingerWaits;                           // settings only so that the model checks can shorten them
+    final int lingerLook;                            // (Builder.linger); otherwise SequentialLane's constants
     /** The context class loader of the thread that built the executor, given to every thread of the executor's own. */
     private final ClassLoader builderClassLoader;
 

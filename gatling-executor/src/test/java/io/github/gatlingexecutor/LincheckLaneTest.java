@@ -36,11 +36,12 @@ class LincheckLaneTest {
     private static final int BROKEN_INVOCATIONS = Integer.getInteger("lincheck.brokenInvocations", 3_000);
 
     /**
-     * The builder of every engine the model checks make. Its linger is 48 waits with a look every 8, not the
-     * production six looks every 64 waits: Lincheck 3.7 takes a bounded spin of a few hundred waits that only reads
-     * shared memory for a livelock once the other threads have finished, and it can switch threads only at the
-     * linger's looks, so with six of them the ring scenario's broken variant went unfound in 30,000 invocations
-     * (docs/hand-off-experiments.md, fifty-third set).
+     * The builder of every engine the model checks make. Its linger is 48 waits with a look every 8, not production's
+     * 384 looking every 64. With production's, Lincheck 3.7 reported five of this class's scenarios and the ring
+     * scenario of {@link LincheckWorkerPoolTest} as hung, and the ring's broken variant showed only that hang; with 48
+     * waits looking every 32 or 64 the lane scenarios passed, but the broken ring variant went unfound in 30,000
+     * invocations: its failing interleaving switches threads at the linger's looks (docs/hand-off-experiments.md,
+     * fifty-third set).
      */
     static GatlingExecutor.Builder modelCheckBuilder() {
         return GatlingExecutor.builder().name("lincheck").linger(48, 8);
@@ -193,8 +194,8 @@ class LincheckLaneTest {
     }
 
     /**
-     * A plain task left waiting in the ready queue. The owner of an emptied sequential lane lingers (a bounded spin, see
-     * {@link #modelCheckBuilder}) before it gives the lane up, but only while the ready queue is empty;
+     * A plain task left waiting in the ready queue. The owner of an emptied sequential lane lingers (a bounded spin,
+     * see {@link #modelCheckBuilder}) before it gives the lane up, but only while the ready queue is empty;
      * Lincheck 3.7 takes a spin that only reads shared memory for a livelock once the other threads have finished
      * ("All unfinished threads are in livelock"), although the spin is bounded by a local counter. With other work
      * waiting, the owner gives the lane up at once, which is the transition these scenarios are about.

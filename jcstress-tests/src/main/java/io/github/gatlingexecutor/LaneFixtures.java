@@ -17,11 +17,14 @@ final class LaneFixtures {
 
     /**
      * An engine whose visits of a lane end after {@code batchSize} tasks exactly: no minimum turn, which would keep a
-     * visit of tasks shorter than it going (then a test's hand-back after one task happened in 2 runs of 1,000).
+     * visit of tasks shorter than it going (then a test's hand-back after one task happened in 2 runs of 1,000). Its
+     * linger is the model checks' (48 waits), as these tests had it until production's grew to 384: with an owner
+     * that lingers eight times as long, more of the offers it races with land in its linger, and fewer race with its
+     * going idle, which is what these tests are about.
      */
     static Engine engine(int batchSize) {
         return new Engine(GatlingExecutor.builder().name("jcstress").coreThreads(1).maxThreads(1)
-                .batchSize(batchSize).minTurn(java.time.Duration.ZERO).settings());
+                .batchSize(batchSize).minTurn(java.time.Duration.ZERO).linger(48, 8).settings());
     }
 
     /** A core worker not started by the pool; {@code thread} stands in for the thread that plays it. */
