@@ -515,7 +515,6 @@ public final class GatlingExecutor implements ContextExecutor {
         private int maxQueuedPerContext;
         private int maxQueued;
         private Overflow overflow = Overflow.reject();
-        private int lingerWaits = SequentialLane.LINGER;
         private int lingerLook = SequentialLane.LINGER_LOOK;
 
         private Builder() {
@@ -770,12 +769,14 @@ public final class GatlingExecutor implements ContextExecutor {
             return new GatlingExecutor(settings());
         }
 
-        /** Not an option: the model checks' shorter linger ({@code LincheckLaneTest.modelCheckBuilder} says why). */
-        Builder linger(int waits, int lookEvery) {
-            if (waits < 0 || lookEvery < 1 || Integer.bitCount(lookEvery) != 1) {
-                throw new IllegalArgumentException("linger of " + waits + " waits looking every " + lookEvery);
+        /**
+         * Not an option: the model checks' shorter linger, {@code SequentialLane.LINGER_LOOKS} looks every
+         * {@code lookEvery} waits ({@code LincheckLaneTest.modelCheckBuilder} says why).
+         */
+        Builder linger(int lookEvery) {
+            if (lookEvery < 1 || Integer.bitCount(lookEvery) != 1) {
+                throw new IllegalArgumentException("linger looking every " + lookEvery + " waits: not a power of two");
             }
-            this.lingerWaits = waits;
             this.lingerLook = lookEvery;
             return this;
         }
@@ -793,7 +794,7 @@ public final class GatlingExecutor implements ContextExecutor {
             }
             return new Settings(name, core, max, nanos(auxiliaryKeepAlive), nanos(checkPeriod),
                     nanos(blockedThreshold), coreBumpThreshold, batchSize, nanos(minTurn), threadFactory,
-                    uncaughtExceptionHandler, maxQueuedPerContext, maxQueued, overflow, lingerWaits, lingerLook);
+                    uncaughtExceptionHandler, maxQueuedPerContext, maxQueued, overflow, lingerLook);
         }
 
         private static Duration positive(String setting, Duration value) {

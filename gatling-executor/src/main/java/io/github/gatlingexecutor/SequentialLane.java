@@ -120,11 +120,11 @@ final class SequentialLane extends Lane {
     static final int LINGER_LOOK = 64;
 
     /**
-     * Waits a worker may spend on an emptied lane for its next task while nothing else is queued: six looks. A wait is
-     * a spin hint (one in {@code Waiting.YIELD_EVERY} a yield), whose length depends on the CPU, so a linger lasts from
-     * a few µs to a few tens of µs.
+     * Looks a worker may spend on an emptied lane for its next task while nothing else is queued: 384 waits at
+     * {@link #LINGER_LOOK}. A wait is a spin hint (one in {@code Waiting.YIELD_EVERY} a yield), whose length depends on
+     * the CPU, so a linger lasts from a few µs to a few tens of µs.
      */
-    static final int LINGER = 6 * LINGER_LOOK;
+    static final int LINGER_LOOKS = 6;
 
     private static final VarHandle STATE;
     private static final VarHandle TAKEN_SEQ;
@@ -307,8 +307,9 @@ final class SequentialLane extends Lane {
     private int runBatch(Worker worker, int budget, Chunk c, long h) {
         int ran = 0;
         int waits = 0;
-        int linger = engine.settings.lingerWaits; // read once a batch: the model checks set a shorter linger
-        int lookMask = engine.settings.lingerLook - 1;
+        int look = engine.settings.lingerLook; // read once a batch: the model checks set a shorter linger
+        int lookMask = look - 1;
+        int linger = LINGER_LOOKS * look;
         // Touch the tasks ahead only while other work waits: then other contexts' tasks were most likely allocated
         // between this lane's, which is when the touch pays (see touchAhead). Alone, a lane's tasks lie in a row.
         long touched = engine.readyQueue.isEmpty() ? Long.MAX_VALUE : h;

@@ -25,15 +25,14 @@ final class Settings {
     final int maxQueuedPerContext;                   // 0: unbounded
     final int maxQueued;                             // 0: unbounded
     final Overflow overflow;
-    final int lingerWaits;                           // settings only so that the model checks can shorten them
-    final int lingerLook;                            // (Builder.linger); otherwise SequentialLane's constants
+    final int lingerLook;                            // SequentialLane.LINGER_LOOK but in the model checks
     /** The context class loader of the thread that built the executor, given to every thread of the executor's own. */
     private final ClassLoader builderClassLoader;
 
     Settings(String name, int coreThreads, int maxThreads, long auxiliaryKeepAliveNanos, long checkPeriodNanos,
              long blockedThresholdNanos, int coreBumpThreshold, int batchSize, long minTurnNanos,
              ThreadFactory threadFactory, UncaughtExceptionHandler exceptionHandler, int maxQueuedPerContext,
-             int maxQueued, Overflow overflow, int lingerWaits, int lingerLook) {
+             int maxQueued, Overflow overflow, int lingerLook) {
         this.name = name;
         this.coreThreads = coreThreads;
         this.maxThreads = maxThreads;
@@ -48,7 +47,6 @@ final class Settings {
         this.maxQueuedPerContext = maxQueuedPerContext;
         this.maxQueued = maxQueued;
         this.overflow = overflow;
-        this.lingerWaits = lingerWaits;
         this.lingerLook = lingerLook;
         this.builderClassLoader = Thread.currentThread().getContextClassLoader();
     }

@@ -44,7 +44,7 @@ class LincheckLaneTest {
      * fifty-third set).
      */
     static GatlingExecutor.Builder modelCheckBuilder() {
-        return GatlingExecutor.builder().name("lincheck").linger(48, 8);
+        return GatlingExecutor.builder().name("lincheck").linger(8);
     }
 
     static Engine engine() {

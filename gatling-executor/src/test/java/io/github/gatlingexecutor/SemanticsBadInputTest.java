@@ -291,8 +291,7 @@ class SemanticsBadInputTest {
         assertEquals(0, d.maxQueuedPerContext, "maxQueuedPerContext: unbounded");
         assertNull(d.threadFactory, "threadFactory: the executor's own");
         assertNull(d.exceptionHandler, "uncaughtExceptionHandler: the worker thread's own");
-        assertEquals(SequentialLane.LINGER, d.lingerWaits, "linger: production's, not the model checks'");
-        assertEquals(SequentialLane.LINGER_LOOK, d.lingerLook, "linger's look");
+        assertEquals(SequentialLane.LINGER_LOOK, d.lingerLook, "linger: production's, not the model checks'");
         GatlingExecutor big = cleanup.track(GatlingExecutor.builder().name(TestSupport.uniqueName("bad"))
                 .coreThreads(300).build());
         assertEquals(300, big.statistics().coreThreads()); // maxThreads default max(256, core) accepts 300

@@ -24,7 +24,7 @@ final class LaneFixtures {
      */
     static Engine engine(int batchSize) {
         return new Engine(GatlingExecutor.builder().name("jcstress").coreThreads(1).maxThreads(1)
-                .batchSize(batchSize).minTurn(java.time.Duration.ZERO).linger(48, 8).settings());
+                .batchSize(batchSize).minTurn(java.time.Duration.ZERO).linger(8).settings());
     }
 
     /** A core worker not started by the pool; {@code thread} stands in for the thread that plays it. */
