@@ -886,15 +886,16 @@ final class Checker implements Runnable {
 
     /**
      * Whether a worker stuck in one task is only slowed down by a saturated machine, not stuck on its own: its thread
-     * runs Java code (not native code, where a thread blocked in socket or native I/O reports RUNNABLE; or not yet for
-     * long, below), and either it used under a tenth of the time since the last look on a CPU, or it has not computed
+     * runs Java code, or native code while the kernel has it runnable (a thread blocked in socket or native I/O reports
+     * RUNNABLE to Java too; where the kernel's view is unknown, not yet for long, below), and either it used under a tenth of the time since the last look on a CPU, or it has not computed
      * for {@code blockedThreshold} in all the time the checker has watched its task. Either way other threads hold the
      * cores: the first waits for one, and the second would, on a core of its own, not be stuck yet. A new thread would
      * only wait for a core too (SPEC 6: a CPU-bound backlog on a saturated machine is no reason for more threads).
      * Judged by the wall time alone, tasks of 40% of the threshold's CPU, stretched past it by spinning threads on
      * every core, started 4 to 8 auxiliary threads on 2 cores. A stuck task that has computed for the threshold is
-     * stuck, and so is one found outside Java code at every look for {@link #nativeWaitNanos} (below). Looked at only
-     * for stuck workers, so the cost (a thread-info and a CPU-time read) stays off the common path.
+     * stuck, and so is one found outside Java code and not runnable at every look for {@link #nativeWaitNanos}
+     * (below). Looked at only for stuck workers, so the cost (a thread-info and a CPU-time read, and for a thread in
+     * native code a read of its kernel state, {@link OsThreads}) stays off the common path.
      */
     private boolean merelyDescheduled(Worker w, long now) {
         long previous = w.cpuSeen;
@@ -908,17 +909,22 @@ final class Checker implements Runnable {
         if (!starved && !shortOfTheThreshold) {
             return false; // it has computed for the threshold, and still does: stuck on the CPU
         }
-        if (PROBE.inJavaCode(w.thread)) {
+        if (PROBE.inJavaCode(w.thread) || OsThreads.state(w.osThreadId) == OsThreads.RUNNABLE) {
+            // In Java code, or outside it but runnable by the kernel: on a core or waiting for one, not blocked. A
+            // thread computing in native code is runnable too, and the CPU-time checks above tell when it is stuck.
             w.nativeLook = NO_LOOK;
             return true;
         }
-        // Outside Java code: blocked in native I/O, computing in native code (not told apart from I/O), or only
-        // caught in a short native call (a clock read, a JNI call of its task) by a look that came while it waited for
-        // a core. The last leaves native code as soon as it runs, so the thread counts as stuck only once every look
-        // for nativeWaitNanos has found it outside Java code; any other look (one that finds it in Java code, off the
-        // CPU, or not stuck) starts the wait again. Taken as stuck at the first such look, a task that got a fifth of
-        // a core started an auxiliary thread on saturated cores about once in sixty runs: caught in its own CPU-clock
-        // read, its clock still since the look before.
+        // Outside Java code and asleep in the kernel (blocked in native I/O), or where the kernel's view is unknown
+        // (not Linux, a virtual thread): blocked, computing in native code, or only caught in a short native call (a
+        // clock read, a JNI call of its task) by a look that came while it waited for a core. The last leaves native
+        // code as soon as it runs, so the thread counts as stuck only once every look for nativeWaitNanos has found it
+        // outside Java code; any other look (one that finds it in Java code, runnable, off the CPU, or not stuck)
+        // starts the wait again. Taken as stuck at the first such look, a task that got a fifth of a core started an
+        // auxiliary thread on saturated cores about once in sixty runs: caught in its own CPU-clock read, its clock
+        // still since the look before. The wait alone still let a wait for a core longer than nativeWaitNanos, four
+        // spinners a core beside the task, start one about once in fifty rounds; the kernel's runnable state is what
+        // tells such a thread from a blocked one, where it can be read.
         long look = inspections; // the looks finished before this one: this look's number
         if (w.nativeLook != look - 1) {
             w.nativeSince = now;

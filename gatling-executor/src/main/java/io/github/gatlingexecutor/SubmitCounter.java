@@ -300,7 +300,11 @@ final class SubmitCounter {
         return c;
     }
 
-    private static boolean isVirtual(Thread t) {
+    /** Whether {@code t} is a virtual thread (JDK 21+); false before JDK 21, which has none. */
+    static boolean isVirtual(Thread t) {
+        if (IS_VIRTUAL == null) {
+            return false;
+        }
         try {
             return (boolean) IS_VIRTUAL.invokeExact(t);
         } catch (Throwable unexpected) {

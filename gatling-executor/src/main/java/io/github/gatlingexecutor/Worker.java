@@ -206,6 +206,12 @@ final class Worker implements Runnable {
      */
     long nativeLook = Checker.NO_LOOK;
     long nativeSince;
+    /**
+     * The thread's id in the kernel ({@link OsThreads#currentId}), or 0 if unknown. Written once by the worker as it
+     * starts, read by the checker: a plain int, since a stale read can only give 0, which the checker takes as
+     * unknown, and it reads this only for a worker it has seen in a task, long after the write.
+     */
+    int osThreadId;
 
     Worker(Engine engine, WorkerPool pool, boolean core, int id) {
         this.engine = engine;
@@ -223,6 +229,7 @@ final class Worker implements Runnable {
     public void run() {
         thread = Thread.currentThread(); // before anything that can park it: whoever wakes it reads this first
         CURRENT.set(this);
+        osThreadId = OsThreads.currentId();
         try {
             pool.running(this); // inside: if its JFR event throws, exited() still gives the slot back
             // Recorded here, not by the thread that started it: that one went on after the start, and a worker that

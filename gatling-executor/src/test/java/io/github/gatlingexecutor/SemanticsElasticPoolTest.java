@@ -693,6 +693,36 @@ class SemanticsElasticPoolTest {
      */
     @Test
     void tasksSlowedPastTheThresholdBySaturatedCoresStartNoThread() throws Exception {
+        onSaturatedCores(() -> TestSupport.spin(130_000));
+    }
+
+    /**
+     * As above, but each task spends most of its time in short native calls (a file's attributes, read again and
+     * again): a worker taken off its core is then most often caught outside Java code, where to the JVM it looks like
+     * a thread blocked in native I/O, and its CPU clock stands still as a blocked one's does. The checker asks the
+     * kernel, which has it runnable, not asleep (OsThreads). Without that, every look for a quarter of the threshold
+     * that found the worker in native code counted it as blocked there, and an auxiliary thread started.
+     */
+    @Test
+    void tasksInShortNativeCallsSlowedBySaturatedCoresStartNoThread() throws Exception {
+        assumeTrue(OsThreads.currentId() > 0, "the kernel's view of a thread is read through /proc (Linux)");
+        java.io.File file = new java.io.File(System.getProperty("java.io.tmpdir"));
+        onSaturatedCores(() -> {
+            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+            while (System.nanoTime() - end < 0) {
+                for (int i = 0; i < 100; i++) {
+                    assertTrue(file.exists());
+                }
+            }
+        });
+    }
+
+    /**
+     * Runs {@code task} as four tasks a core, each of a context of its own, on cores the test keeps busy with four
+     * spinning threads a core, and checks that no thread started beyond the core workers unless some task got the
+     * blocked threshold's worth of CPU (its thread's CPU clock read around it).
+     */
+    private void onSaturatedCores(Runnable task) throws Exception {
         int cores = Runtime.getRuntime().availableProcessors();
         AtomicBoolean stop = new AtomicBoolean();
         List<Thread> spinners = new ArrayList<>();
@@ -719,7 +749,7 @@ class SemanticsElasticPoolTest {
             for (int i = 0; i < tasks; i++) {
                 e.execute(new Seq("cpu-" + i, () -> {
                     long cpu = mx.getCurrentThreadCpuTime();
-                    TestSupport.spin(130_000);
+                    task.run();
                     mostCpu.accumulateAndGet(mx.getCurrentThreadCpuTime() - cpu, Math::max);
                     done.countDown();
                 }));
