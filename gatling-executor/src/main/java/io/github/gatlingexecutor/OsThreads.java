@@ -34,7 +34,7 @@ final class OsThreads {
     /**
      * The calling thread's id in the kernel, or 0 if it cannot be known here: not Linux (no {@code /proc/thread-self},
      * Linux 3.17+), no access, or a virtual thread (the id would be its carrier's of the moment). Called once by each
-     * worker as it starts: two system calls.
+     * worker as it starts: one system call (a readlink).
      */
     static int currentId() {
         if (SubmitCounter.isVirtual(Thread.currentThread())) {
@@ -50,8 +50,9 @@ final class OsThreads {
     }
 
     /**
-     * The kernel's state of the thread with id {@code tid} of this process (from {@link #currentId}): {@link #RUNNABLE},
-     * {@link #ASLEEP} or {@link #UNKNOWN}. One read of its {@code stat} file; racy, as any look at another thread is.
+     * The kernel's state of the thread with id {@code tid} of this process (from {@link #currentId}):
+     * {@link #RUNNABLE}, {@link #ASLEEP} or {@link #UNKNOWN}. One read of its {@code stat} file; racy, as any look at
+     * another thread is.
      */
     static int state(int tid) {
         if (tid <= 0) {
