@@ -647,8 +647,9 @@ final class Checker implements Runnable {
      * in its task for a reason the pool cannot serve itself (it leaves its CPU idle; see {@link #blockedOnItsOwn}); or
      * it is <em>stuck</em>, having run one task for {@code blockedThreshold} (SPEC point 7), whether blocked in I/O or
      * computing. A stuck worker that is merely descheduled (it got almost no CPU since the last look or has not yet
-     * computed for {@code blockedThreshold}: a saturated machine, not a slow task; and it runs Java code, or has not
-     * yet been found outside it at every look for a while; see {@link #merelyDescheduled}) still counts as running, so
+     * computed for {@code blockedThreshold}: a saturated machine, not a slow task; and it runs Java code, or is
+     * runnable in the kernel, or has not yet been found outside Java code at every look for a while; see
+     * {@link #merelyDescheduled}) still counts as running, so
      * an overloaded machine does not grow the pool. While work keeps backing up the checker looks again within a few
      * milliseconds (it reads the ready queue at each tick, and submitters that find every worker busy nudge it), so a
      * pool whose tasks block briefly and often grows within tens of milliseconds to about the size its blocking needs,
@@ -887,7 +888,7 @@ final class Checker implements Runnable {
     /**
      * Whether a worker stuck in one task is only slowed down by a saturated machine, not stuck on its own: its thread
      * runs Java code, or native code while the kernel has it runnable (a thread blocked in socket or native I/O reports
-     * RUNNABLE to Java too; where the kernel's view is unknown, not yet for long, below), and either it used under a
+     * RUNNABLE to Java too), or native code not yet for long (below), and either it used under a
      * tenth of the time since the last look on a CPU, or it has not computed for {@code blockedThreshold} in all the
      * time the checker has watched its task. Either way other threads hold the cores: the first waits for one, and
      * the second would, on a core of its own, not be stuck yet. A new thread would only wait for a core too (SPEC 6: a
@@ -910,27 +911,32 @@ final class Checker implements Runnable {
         if (!starved && !shortOfTheThreshold) {
             return false; // it has computed for the threshold, and still does: stuck on the CPU
         }
-        if (PROBE.inJavaCode(w.thread) || OsThreads.state(w.osThreadId) == OsThreads.RUNNABLE) {
-            // In Java code, or outside it but runnable by the kernel: on a core or waiting for one, not blocked. A
-            // thread computing in native code is runnable too, and the CPU-time checks above tell when it is stuck.
+        if (PROBE.inJavaCode(w.thread)) {
             w.nativeLook = NO_LOOK;
             return true;
         }
-        // Outside Java code and asleep in the kernel (blocked in native I/O), or where the kernel's view is unknown
-        // (not Linux, a virtual thread): blocked, computing in native code, or only caught in a short native call (a
+        // Outside Java code: blocked in native I/O, computing in native code, or only caught in a short native call (a
         // clock read, a JNI call of its task) by a look that came while it waited for a core. The last leaves native
         // code as soon as it runs, so the thread counts as stuck only once every look for nativeWaitNanos has found it
-        // outside Java code; any other look (one that finds it in Java code, runnable, off the CPU, or not stuck)
-        // starts the wait again. Taken as stuck at the first such look, a task that got a fifth of a core started an
-        // auxiliary thread on saturated cores about once in sixty runs: caught in its own CPU-clock read, its clock
-        // still since the look before. The wait alone still let a wait for a core longer than nativeWaitNanos, four
-        // spinners a core beside the task, start one about once in fifty rounds; the kernel's runnable state is what
-        // tells such a thread from a blocked one, where it can be read.
+        // outside Java code; any other look (one that finds it in Java code, off the CPU, or not stuck) starts the
+        // wait again. Taken as stuck at the first such look, a task that got a fifth of a core started an auxiliary
+        // thread on saturated cores about once in sixty runs: caught in its own CPU-clock read, its clock still since
+        // the look before.
         long look = inspections; // the looks finished before this one: this look's number
         if (w.nativeLook != look - 1) {
             w.nativeSince = now;
         }
         w.nativeLook = look;
+        if (OsThreads.state(w.osThreadId) == OsThreads.RUNNABLE) {
+            // Runnable in the kernel: on a core or waiting for one, so not blocked at this look, however long the run
+            // of looks in native code. The wait alone let a wait for a core longer than nativeWaitNanos, four spinners
+            // a core beside the task, start a thread about once in fifty rounds. The run goes on all the same: a
+            // thread blocked in a native poll that wakes often is runnable between its sleeps, and a look that found
+            // it so must not start the wait again, or on saturated cores the pool might not grow behind it for long.
+            // Computing in native code is runnable too; the CPU-time checks above tell when that is stuck.
+            return true;
+        }
+        // Asleep in the kernel, or its view unknown (not Linux, no access to /proc): the wait decides.
         return now - w.nativeSince < nativeWaitNanos();
     }
 

@@ -16,8 +16,9 @@ import java.nio.file.Paths;
  * runnable ({@code R}). Counted as blocked, the second started an auxiliary thread on saturated cores, against SPEC 6.
  *
  * <p>Read only for a worker the checker already finds stuck in one task and outside Java code, so the file read stays
- * off every common path. Anything that fails (no {@code /proc}, a security manager, a virtual thread, whose carrier
- * changes) makes the answer unknown, and the checker then judges as it does without it.
+ * off every common path. Anything that fails (no {@code /proc}, a security manager) makes the answer unknown, and the
+ * checker then judges as it does without it. A virtual-thread worker gets no id (its carrier changes), but never needs
+ * one: it has no CPU clock, so the checker counts it as stuck at the threshold before it would ask.
  */
 final class OsThreads {
 

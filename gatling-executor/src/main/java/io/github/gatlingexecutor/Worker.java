@@ -229,9 +229,9 @@ final class Worker implements Runnable {
     public void run() {
         thread = Thread.currentThread(); // before anything that can park it: whoever wakes it reads this first
         CURRENT.set(this);
-        osThreadId = OsThreads.currentId();
         try {
             pool.running(this); // inside: if its JFR event throws, exited() still gives the slot back
+            osThreadId = OsThreads.currentId(); // inside too: an Error from the file system must not leak the slot
             // Recorded here, not by the thread that started it: that one went on after the start, and a worker that
             // ran and retired before it did was recorded as retired, then as started.
             Jfr.threadStarted(engine, this, core ? "below the core size"
