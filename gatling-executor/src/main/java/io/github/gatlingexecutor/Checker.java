@@ -649,12 +649,11 @@ final class Checker implements Runnable {
      * computing. A stuck worker that is merely descheduled (it got almost no CPU since the last look or has not yet
      * computed for {@code blockedThreshold}: a saturated machine, not a slow task; and it runs Java code, or is
      * runnable in the kernel, or has not yet been found outside Java code at every look for a while; see
-     * {@link #merelyDescheduled}) still counts as running, so
-     * an overloaded machine does not grow the pool. While work keeps backing up the checker looks again within a few
-     * milliseconds (it reads the ready queue at each tick, and submitters that find every worker busy nudge it), so a
-     * pool whose tasks block briefly and often grows within tens of milliseconds to about the size its blocking needs,
-     * not to one thread per waiting task; once the backlog is gone the extra workers idle and retire. Every stuck
-     * worker is counted once in {@code blockedDetections}.
+     * {@link #merelyDescheduled}) still counts as running, so an overloaded machine does not grow the pool. While work keeps
+     * backing up the checker looks again within a few milliseconds (it reads the ready queue at each tick, and
+     * submitters that find every worker busy nudge it), so a pool whose tasks block briefly and often grows within tens
+     * of milliseconds to about the size its blocking needs, not to one thread per waiting task; once the backlog is
+     * gone the extra workers idle and retire. Every stuck worker is counted once in {@code blockedDetections}.
      */
     private boolean inspect(long now) {
         WorkerPool pool = engine.pool;
@@ -888,16 +887,16 @@ final class Checker implements Runnable {
     /**
      * Whether a worker stuck in one task is only slowed down by a saturated machine, not stuck on its own: its thread
      * runs Java code, or native code while the kernel has it runnable (a thread blocked in socket or native I/O reports
-     * RUNNABLE to Java too), or native code not yet for long (below), and either it used under a
-     * tenth of the time since the last look on a CPU, or it has not computed for {@code blockedThreshold} in all the
-     * time the checker has watched its task. Either way other threads hold the cores: the first waits for one, and
-     * the second would, on a core of its own, not be stuck yet. A new thread would only wait for a core too (SPEC 6: a
-     * CPU-bound backlog on a saturated machine is no reason for more threads). Judged by the wall time alone, tasks of
-     * 40% of the threshold's CPU, stretched past it by spinning threads on every core, started 4 to 8 auxiliary
-     * threads on 2 cores. A stuck task that has computed for the threshold is stuck, and so is one found outside Java
-     * code and not runnable at every look for {@link #nativeWaitNanos} (below). Looked at only for stuck workers, so
-     * the cost (a thread-info and a CPU-time read, and for a thread in native code a read of its kernel state,
-     * {@link OsThreads}) stays off the common path.
+     * RUNNABLE to Java too), or native code not yet for long (below), and either it used under a tenth of the time
+     * since the last look on a CPU, or it has not computed for {@code blockedThreshold} in all the time the checker has
+     * watched its task. Either way other threads hold the cores: the first waits for one, and the second would, on a
+     * core of its own, not be stuck yet. A new thread would only wait for a core too (SPEC 6: a CPU-bound backlog on a
+     * saturated machine is no reason for more threads). Judged by the wall time alone, tasks of 40% of the threshold's
+     * CPU, stretched past it by spinning threads on every core, started 4 to 8 auxiliary threads on 2 cores. A stuck
+     * task that has computed for the threshold is stuck, and so is one found outside Java code and not runnable at
+     * every look for {@link #nativeWaitNanos} (below). Looked at only for stuck workers, so the cost (a thread-info and
+     * a CPU-time read, and for a thread in native code a read of its kernel state, {@link OsThreads}) stays off the
+     * common path.
      */
     private boolean merelyDescheduled(Worker w, long now) {
         long previous = w.cpuSeen;
