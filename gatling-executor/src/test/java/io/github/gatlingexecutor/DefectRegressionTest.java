@@ -2502,20 +2502,15 @@ class DefectRegressionTest {
         Engine engine = engineOf(e);
         TestSupport.get(e.submit(() -> { })); // the worker first: a thread's start counted in a's trip
         Lane[] held = new Lane[1];
-        CountDownLatch gate = null;
-        for (int attempt = 0; held[0] == null; attempt++) {
+        CountDownLatch gate;
+        for (int attempt = 0; ; attempt++) {
             // Lane a empties while the plain task waits: it goes round the ready queue once more, and the only
             // worker then runs the plain task, which blocks. A lane goes round only after a short trip by the coarse
             // clock (SequentialLane.ROUND_LIMIT_NANOS), so lane a is queued by a task on the worker, which takes it
             // next. Even so, a worker that loses its core for a millisecond between the two reads a long trip, and
             // the lane goes idle instead: that round is tried again with a new context.
             assertTrue(attempt < 20, "a lane emptied while the plain task waited never went round the queue");
-            if (gate != null) {
-                gate.countDown();
-                TestSupport.awaitQuiescent(e);
-            }
-            gate = cleanup.gate();
-            CountDownLatch thisGate = gate;
+            CountDownLatch thisGate = cleanup.gate();
             CountDownLatch blocking = new CountDownLatch(1);
             String a = "a" + attempt;
             e.execute(() -> e.execute(new Seq(a, () -> e.execute(() -> {
@@ -2524,6 +2519,12 @@ class DefectRegressionTest {
             }))));
             await(blocking, "the plain task");
             engine.readyQueue.takeEmptyRounds(lane -> held[0] = lane);
+            if (held[0] != null) {
+                gate = thisGate;
+                break;
+            }
+            thisGate.countDown(); // lane a went idle: this round is let go
+            TestSupport.awaitQuiescent(e);
         }
         e.shutdown();
         gate.countDown();

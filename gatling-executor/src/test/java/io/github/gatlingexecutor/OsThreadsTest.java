@@ -11,7 +11,6 @@ import java.net.ServerSocket;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.IntPredicate;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,66 +37,65 @@ class OsThreadsTest {
         assertEquals(OsThreads.RUNNABLE, OsThreads.state(OsThreads.currentId()), "the reading thread itself runs");
 
         AtomicBoolean stop = new AtomicBoolean();
-        Thread spinner = thread("spinning (R) x", id -> {
+        Started spinner = start("spinning (R) x", () -> {
             while (!stop.get()) {
                 Thread.onSpinWait();
             }
-            return true;
         });
         // Waited for, not read once: until it spins, the new thread may still sleep a moment (a class to load).
         TestSupport.waitUntil("the spinning thread to read as runnable",
-                () -> OsThreads.state(idOf(spinner)) == OsThreads.RUNNABLE);
+                () -> OsThreads.state(spinner.id) == OsThreads.RUNNABLE);
         stop.set(true);
-        spinner.join();
+        spinner.thread.join();
 
         try (ServerSocket server = new ServerSocket()) {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-            Thread accepting = thread("accepting", id -> {
+            Started accepting = start("accepting", () -> {
                 try {
                     server.accept().close();
                 } catch (IOException closed) {
                     // the socket is closed at the end of the test
                 }
-                return true;
             });
-            TestSupport.waitUntil("the thread to block in accept", () -> OsThreads.state(idOf(accepting))
-                    == OsThreads.ASLEEP);
+            TestSupport.waitUntil("the thread to block in accept",
+                    () -> OsThreads.state(accepting.id) == OsThreads.ASLEEP);
             server.close();
-            accepting.join();
+            accepting.thread.join();
         }
 
         CountDownLatch gate = new CountDownLatch(1);
-        Thread parked = thread("parked", id -> {
-            TestSupport.blockQuietly(gate);
-            return true;
-        });
+        Started parked = start("parked", () -> TestSupport.blockQuietly(gate));
         // Java reads WAITING a moment before the thread sleeps in the kernel: waited for, as the other two.
         TestSupport.waitUntil("the parked thread to read as asleep",
-                () -> OsThreads.state(idOf(parked)) == OsThreads.ASLEEP);
+                () -> OsThreads.state(parked.id) == OsThreads.ASLEEP);
         gate.countDown();
-        parked.join();
+        parked.thread.join();
     }
 
-    private final java.util.Map<Thread, AtomicInteger> ids = new java.util.concurrent.ConcurrentHashMap<>();
+    /** A thread started by {@link #start}, with its kernel id. */
+    private static final class Started {
+        final Thread thread;
+        final int id;
+
+        Started(Thread thread, int id) {
+            this.thread = thread;
+            this.id = id;
+        }
+    }
 
     /** Starts a thread that records its kernel id, then runs {@code body}; returns once the id is known. */
-    private Thread thread(String name, IntPredicate body) throws InterruptedException {
+    private static Started start(String name, Runnable body) throws InterruptedException {
         AtomicInteger id = new AtomicInteger();
         CountDownLatch known = new CountDownLatch(1);
         Thread t = new Thread(() -> {
             id.set(OsThreads.currentId());
             known.countDown();
-            body.test(id.get());
+            body.run();
         }, name);
-        ids.put(t, id);
         t.setDaemon(true);
         t.start();
         known.await();
         assertTrue(id.get() > 0, "the thread's id: " + id.get());
-        return t;
-    }
-
-    private int idOf(Thread t) {
-        return ids.get(t).get();
+        return new Started(t, id.get());
     }
 }

@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.github.gatlingexecutor.TestSupport.Seq;
+import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.Pipe;
@@ -707,7 +708,7 @@ class SemanticsElasticPoolTest {
     @Test
     void tasksInShortNativeCallsSlowedBySaturatedCoresStartNoThread() throws Exception {
         assumeTrue(OsThreads.currentId() > 0, "the kernel's view of a thread is read through /proc (Linux)");
-        java.io.File file = new java.io.File("/"); // not the temporary directory: a stat there might sleep (NFS)
+        File file = new File("/"); // not the temporary directory: a stat there might sleep (NFS)
         onSaturatedCores(() -> {
             long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
             while (System.nanoTime() - end < 0) {
